@@ -1,0 +1,95 @@
+"""The service application factory: error handlers, edge middleware, health, readiness and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from common.asgi import EdgeMiddleware
+from common.handlers import install_error_handlers
+
+log = logging.getLogger("common.app")
+
+ReadinessCheck = Callable[[], Awaitable[None]]
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
+
+
+def create_service_app(
+    *,
+    service: str,
+    title: str,
+    lifespan: Lifespan,
+    routers: Sequence[APIRouter],
+    max_body_bytes: int = 1024 * 1024,
+    version: str = "1.0.0",
+) -> FastAPI:
+    app = FastAPI(title=title, version=version, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.service = service
+    app.state.readiness_checks = []
+    install_error_handlers(app)
+    app.add_middleware(EdgeMiddleware, service=service, max_body_bytes=max_body_bytes)
+    app.include_router(operational_router())
+    for router in routers:
+        app.include_router(router)
+    return app
+
+
+def operational_router() -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @router.get("/readyz")
+    async def readyz(request: Request) -> JSONResponse:
+        checks: list[tuple[str, ReadinessCheck]] = getattr(request.app.state, "readiness_checks", [])
+        failures: dict[str, str] = {}
+        for name, check in checks:
+            try:
+                await asyncio.wait_for(check(), timeout=2.0)
+            except Exception as exc:
+                failures[name] = f"{type(exc).__name__}: {exc}"[:200]
+        if failures:
+            detail = "; ".join(f"{k}: {v}" for k, v in failures.items())
+            return JSONResponse(
+                {"code": "unavailable", "message": f"Not ready: {detail}"},
+                status_code=503,
+                headers={"Retry-After": "1"},
+            )
+        return JSONResponse({"status": "ready"})
+
+    @router.get("/metrics")
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return router
+
+
+def broker_check(bootstrap: str) -> ReadinessCheck:
+    """Readiness of the Kafka bootstrap: at least one listed broker accepts a TCP connection."""
+
+    async def check() -> None:
+        errors = []
+        for server in bootstrap.split(","):
+            parsed = urlsplit("//" + server.strip())
+            try:
+                _, writer = await asyncio.wait_for(
+                    asyncio.open_connection(parsed.hostname, parsed.port or 9092), timeout=1.0
+                )
+                writer.close()
+                await writer.wait_closed()
+                return
+            except (OSError, TimeoutError) as exc:
+                errors.append(f"{server}: {exc}")
+        raise ConnectionError("; ".join(errors))
+
+    return check

@@ -1,0 +1,165 @@
+"""One pure-ASGI middleware for the edge of every service: request id, body limit, tracing span,
+metrics by route template, JSON access log, and a last-resort ``{code, message}`` 500.
+
+Pure ASGI rather than ``BaseHTTPMiddleware`` because it sits on every request's hot path and must not
+buffer streaming bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from common.context import request_id_var
+from common.errors import PayloadTooLarge
+from common.metrics import HTTP_IN_FLIGHT, HTTP_REQUEST_DURATION
+from common.tracing import context_from_http_headers
+
+access_log = logging.getLogger("access")
+log = logging.getLogger("common.asgi")
+
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_UNLOGGED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def route_template(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return str(path) if path else "unmatched"
+
+
+class EdgeMiddleware:
+    def __init__(self, app: ASGIApp, *, service: str, max_body_bytes: int = 1024 * 1024) -> None:
+        self.app = app
+        self.service = service
+        self.max_body_bytes = max_body_bytes
+        self.tracer = trace.get_tracer(f"{service}.http")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+
+        incoming = _header(scope, b"x-request-id")
+        request_id = incoming if incoming and _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
+        request_id_var.set(request_id)
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        parent = context_from_http_headers(headers)
+        token = otel_context.attach(parent)
+        try:
+            if scope["type"] == "websocket":
+                await self.app(scope, receive, send)
+                return
+            await self._http(scope, receive, send, request_id)
+        finally:
+            otel_context.detach(token)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send, request_id: str) -> None:
+        method = scope["method"]
+        started = time.perf_counter()
+        status = 500
+        response_started = False
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._send_error(send, 413, PayloadTooLarge().body(), request_id)
+            self._observe(scope, method, 413, started)
+            return
+
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    raise _BodyTooLarge
+            return message
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                response_started = True
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        HTTP_IN_FLIGHT.labels(self.service).inc()
+        with self.tracer.start_as_current_span(f"{method} {scope['path']}", kind=SpanKind.SERVER) as span:
+            try:
+                await self.app(scope, limited_receive, send_wrapper)
+            except _BodyTooLarge:
+                status = 413
+                if not response_started:
+                    await self._send_error(send, 413, PayloadTooLarge().body(), request_id)
+            except Exception:
+                status = 500
+                log.exception("unhandled error escaped the app")
+                if not response_started:
+                    body = {"code": "internal", "message": f"Internal error; request id {request_id}."}
+                    await self._send_error(send, 500, body, request_id)
+            finally:
+                HTTP_IN_FLIGHT.labels(self.service).dec()
+                route = route_template(scope)
+                span.update_name(f"{method} {route}")
+                span.set_attribute("http.request.method", method)
+                span.set_attribute("http.route", route)
+                span.set_attribute("http.response.status_code", status)
+                self._observe(scope, method, status, started)
+
+    def _observe(self, scope: Scope, method: str, status: int, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        route = route_template(scope)
+        HTTP_REQUEST_DURATION.labels(self.service, method, route, str(status)).observe(elapsed)
+        if scope["path"] in _UNLOGGED_PATHS:
+            return
+        state: dict[str, Any] = scope.get("state", {})
+        access_log.info(
+            "request",
+            extra={
+                "method": method,
+                "path": scope["path"],
+                "route": route,
+                "status": status,
+                "duration_ms": round(elapsed * 1000, 2),
+                "user_id": state.get("user_id"),
+            },
+        )
+
+    @staticmethod
+    async def _send_error(send: Send, status: int, body: dict[str, str], request_id: str) -> None:
+        payload = json.dumps(body).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                    (b"x-request-id", request_id.encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})

@@ -1,0 +1,57 @@
+"""Access-token verification for services (the gateway verifies too; services do not trust it blindly)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from common.errors import Unauthorized
+from common.jwt import JwksClient, TokenError, verify_jwt
+
+ACCESS_TOKEN_ALGORITHMS = ("RS256", "EdDSA")
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    user_id: uuid.UUID
+    token_id: str
+    expires_at: int
+
+
+class AccessTokenVerifier:
+    def __init__(self, *, jwks: JwksClient, issuer: str, audience: str) -> None:
+        self.jwks = jwks
+        self.issuer = issuer
+        self.audience = audience
+
+    async def verify(self, token: str) -> Principal:
+        try:
+            claims = await verify_jwt(
+                token,
+                jwks=self.jwks,
+                issuer=self.issuer,
+                audience=self.audience,
+                algorithms=ACCESS_TOKEN_ALGORITHMS,
+                required_claims=("exp", "iat", "sub", "jti", "iss", "aud"),
+            )
+            return Principal(user_id=uuid.UUID(str(claims["sub"])), token_id=str(claims["jti"]),
+                             expires_at=int(claims["exp"]))
+        except (TokenError, ValueError) as exc:
+            raise Unauthorized("The access token is invalid or expired.") from exc
+
+    async def from_request(self, request: Request) -> Principal:
+        token = bearer_token(request.headers.get("authorization"))
+        principal = await self.verify(token)
+        request.state.user_id = str(principal.user_id)
+        return principal
+
+
+def bearer_token(header: str | None) -> str:
+    if not header:
+        raise Unauthorized("Missing Authorization: Bearer header.")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Authorization header must be 'Bearer <token>'.")
+    return token.strip()

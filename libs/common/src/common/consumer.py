@@ -1,0 +1,185 @@
+"""Consumer runner (ARCHITECTURE rule 2): idempotent handlers, offsets committed after the effect.
+
+For each message: parse the contract, then in ONE transaction insert the event id into
+``processed_events`` and run the handler; a redelivered event finds its id and is skipped. The Kafka
+offset is committed only after that transaction. A handler that keeps failing is retried with backoff
+and after ``max_attempts`` parked in ``dead_letters`` (metric ``events_dead_lettered_total``) so the
+partition moves on; a message that does not parse is parked at once (retrying cannot fix it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+from pydantic import ValidationError
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from common.db import SessionFactory
+from common.events import AnyEvent, parse_event
+from common.metrics import CONSUMER_LAG, EVENTS_DEAD_LETTERED, EVENTS_PROCESSED
+from common.outbox import start_with_retry
+from common.tracing import context_from_kafka_headers
+
+log = logging.getLogger("common.consumer")
+
+Handler = Callable[[AsyncSession, Any], Awaitable[None]]
+
+
+class ConsumerRunner:
+    def __init__(
+        self,
+        *,
+        service: str,
+        bootstrap: str,
+        sessions: SessionFactory,
+        handlers: Mapping[str, Handler],
+        group_id: str | None = None,
+        max_attempts: int = 5,
+        retry_base_seconds: float = 0.2,
+    ) -> None:
+        self.service = service
+        self.bootstrap = bootstrap
+        self.sessions = sessions
+        self.handlers = dict(handlers)
+        self.group_id = group_id or service
+        self.max_attempts = max_attempts
+        self.retry_base_seconds = retry_base_seconds
+        self.tracer = trace.get_tracer(f"{service}.consumer")
+        self.started = asyncio.Event()
+
+    async def run(self) -> None:
+        delay = 0.5
+        while True:
+            consumer = AIOKafkaConsumer(
+                *self.handlers,
+                bootstrap_servers=self.bootstrap,
+                group_id=self.group_id,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                max_poll_records=200,
+            )
+            try:
+                await start_with_retry(consumer, f"{self.service} consumer")
+                self.started.set()
+                await self._consume(consumer)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("consumer restarting after error: %s", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+            finally:
+                try:
+                    await consumer.stop()
+                except Exception:  # noqa: S110 - stopping a broken consumer; nothing more to do
+                    pass
+
+    async def _consume(self, consumer: AIOKafkaConsumer) -> None:
+        while True:
+            batches = await consumer.getmany(timeout_ms=1000, max_records=200)
+            for tp, records in batches.items():
+                for record in records:
+                    await self.process(record)
+                    await consumer.commit({tp: record.offset + 1})
+            await self._report_lag(consumer)
+
+    async def _report_lag(self, consumer: AIOKafkaConsumer) -> None:
+        for tp in consumer.assignment():
+            highwater = consumer.highwater(tp)
+            if highwater is None:
+                continue
+            try:
+                position = await consumer.position(tp)
+            except Exception:  # noqa: S112 - partition revoked mid-loop; report it next round
+                continue
+            CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(max(0, highwater - position))
+
+    async def process(self, record: ConsumerRecord[bytes, bytes]) -> None:
+        """Apply one record exactly once (in effect), or park it."""
+        topic = record.topic
+        raw = record.value or b""
+        try:
+            event = parse_event(raw)
+        except ValidationError as exc:
+            await self._park(record, f"unparseable event: {exc}", attempts=1)
+            return
+        handler = self.handlers.get(topic)
+        if handler is None:
+            return
+        parent = context_from_kafka_headers(record.headers)
+        token = otel_context.attach(parent)
+        try:
+            with self.tracer.start_as_current_span(f"consume {topic}", kind=SpanKind.CONSUMER) as span:
+                span.set_attribute("messaging.destination.name", topic)
+                span.set_attribute("messaging.message.id", str(event.eventId))
+                await self._apply_with_retries(record, event, handler)
+        finally:
+            otel_context.detach(token)
+
+    async def _apply_with_retries(
+        self, record: ConsumerRecord[bytes, bytes], event: AnyEvent, handler: Handler
+    ) -> None:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                outcome = await self._apply(event, handler)
+                EVENTS_PROCESSED.labels(self.service, record.topic, outcome).inc()
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                EVENTS_PROCESSED.labels(self.service, record.topic, "failed").inc()
+                log.warning(
+                    "handler failed",
+                    extra={"topic": record.topic, "event_id": str(event.eventId), "attempt": attempt},
+                    exc_info=exc,
+                )
+                if attempt >= self.max_attempts:
+                    await self._park(record, f"{type(exc).__name__}: {exc}", attempts=attempt)
+                    return
+                await asyncio.sleep(self.retry_base_seconds * 2 ** (attempt - 1))
+
+    async def _apply(self, event: AnyEvent, handler: Handler) -> str:
+        async with self.sessions() as session, session.begin():
+            inserted = await session.execute(
+                text(
+                    "INSERT INTO processed_events (event_id, topic) VALUES (:id, :topic) "
+                    "ON CONFLICT DO NOTHING RETURNING event_id"
+                ),
+                {"id": event.eventId, "topic": event.type},
+            )
+            if inserted.first() is None:
+                return "duplicate"
+            await handler(session, event)
+        return "applied"
+
+    async def _park(self, record: ConsumerRecord[bytes, bytes], error: str, *, attempts: int) -> None:
+        EVENTS_DEAD_LETTERED.labels(self.service, record.topic).inc()
+        log.error("event parked in dead_letters", extra={"topic": record.topic, "offset": record.offset})
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                text(
+                    "INSERT INTO dead_letters (topic, partition, \"offset\", key, payload, error, attempts) "
+                    "VALUES (:topic, :partition, :offset, :key, :payload, :error, :attempts)"
+                ),
+                {
+                    "topic": record.topic,
+                    "partition": record.partition,
+                    "offset": record.offset,
+                    "key": record.key.decode(errors="replace") if record.key else None,
+                    "payload": (record.value or b"").decode(errors="replace"),
+                    "error": error[:4000],
+                    "attempts": attempts,
+                },
+            )
+
+

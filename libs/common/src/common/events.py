@@ -1,0 +1,166 @@
+"""Versioned event contracts shared by every service (decisions.md §9).
+
+Every event is JSON on a topic of the same name as its ``type``, keyed by ``userId`` so that all events
+of one user land on one partition and keep their order. A consumer parses a message with
+:func:`parse_event`; unknown fields are ignored so producers can add optional fields without a new
+``version``. A breaking change gets a new ``version`` value and consumers branch on it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+TOPIC_BOOKMARK_SAVED = "bookmark.saved"
+TOPIC_BOOKMARK_DELETED = "bookmark.deleted"
+TOPIC_ENRICHMENT_COMPLETED = "enrichment.completed"
+TOPIC_ENRICHMENT_FAILED = "enrichment.failed"
+TOPIC_USER_UPDATED = "user.updated"
+TOPIC_USER_DELETED = "user.deleted"
+TOPIC_USER_MERGED = "user.merged"
+
+TOPICS: tuple[str, ...] = (
+    TOPIC_BOOKMARK_SAVED,
+    TOPIC_BOOKMARK_DELETED,
+    TOPIC_ENRICHMENT_COMPLETED,
+    TOPIC_ENRICHMENT_FAILED,
+    TOPIC_USER_UPDATED,
+    TOPIC_USER_DELETED,
+    TOPIC_USER_MERGED,
+)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Event(BaseModel):
+    """Fields every event carries."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    eventId: uuid.UUID = Field(default_factory=uuid.uuid4)
+    type: str
+    version: int = 1
+    occurredAt: datetime = Field(default_factory=_now)
+    userId: uuid.UUID
+
+    @property
+    def topic(self) -> str:
+        return self.type
+
+    @property
+    def key(self) -> str:
+        return str(self.userId)
+
+
+class BookmarkSaved(Event):
+    """A bookmark was created, changed, revived, enriched or merged: anything a delta reader would see."""
+
+    type: Literal["bookmark.saved"] = "bookmark.saved"
+    clientBookmarkId: str
+    url: str
+    normalizedUrl: str
+    domain: str
+    updatedAt: datetime
+    created: bool = False
+    urlChanged: bool = False
+    enrichmentStatus: str = "pending"
+
+
+class BookmarkDeleted(Event):
+    type: Literal["bookmark.deleted"] = "bookmark.deleted"
+    clientBookmarkId: str
+    normalizedUrl: str | None = None
+    deletedAt: datetime
+
+
+class EnrichmentResult(BaseModel):
+    """What enrichment produced for one normalized URL (the cacheable part)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    normalizedUrl: str
+    domain: str
+    title: str | None = None
+    description: str | None = None
+    thumbnailUrl: str | None = None
+    summary: str | None = None
+    saveWhy: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    snapshotStatus: str = "ready"
+    language: str | None = None
+
+
+class EnrichmentCompleted(Event):
+    """Enrichment finished (or a cached result was applied) for one user's bookmark."""
+
+    type: Literal["enrichment.completed"] = "enrichment.completed"
+    clientBookmarkId: str
+    normalizedUrl: str
+    result: EnrichmentResult
+    enrichedAt: datetime = Field(default_factory=_now)
+    cacheHit: bool = False
+
+
+class EnrichmentFailed(Event):
+    """An attempt failed: ``status`` is ``retrying`` (another attempt is scheduled) or ``failed`` (final)."""
+
+    type: Literal["enrichment.failed"] = "enrichment.failed"
+    clientBookmarkId: str
+    normalizedUrl: str
+    status: Literal["retrying", "failed"]
+    errorCode: str
+
+
+class UserUpdated(Event):
+    """Profile, plan or consent of a user changed (also emitted when a user is created)."""
+
+    type: Literal["user.updated"] = "user.updated"
+    isAnonymous: bool
+    isPro: bool
+    useAi: bool
+
+
+class UserDeleted(Event):
+    """The account and all its data must be purged everywhere."""
+
+    type: Literal["user.deleted"] = "user.deleted"
+
+
+class UserMerged(Event):
+    """``sourceUserId`` (anonymous) was merged into ``userId`` and must then be purged everywhere.
+
+    Keyed by the target so it is ordered with the target's other events. Consumers move what the
+    source owned (later ``updatedAt`` wins per ``clientBookmarkId``), then delete the source. No
+    separate ``user.deleted`` is sent for the source: on another partition it could overtake the merge.
+    """
+
+    type: Literal["user.merged"] = "user.merged"
+    sourceUserId: uuid.UUID
+
+
+AnyEvent = Annotated[
+    BookmarkSaved
+    | BookmarkDeleted
+    | EnrichmentCompleted
+    | EnrichmentFailed
+    | UserUpdated
+    | UserDeleted
+    | UserMerged,
+    Field(discriminator="type"),
+]
+
+_any_event: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+
+
+def parse_event(raw: bytes | str) -> AnyEvent:
+    """Parse a message value into its contract model (raises ``pydantic.ValidationError``)."""
+    return _any_event.validate_json(raw)
+
+
+def serialize_event(event: Event) -> bytes:
+    return event.model_dump_json().encode()

@@ -1,0 +1,77 @@
+"""Maps every failure to ``{"code", "message"}`` (decisions.md §1), installed once per app."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from common.context import request_id_var
+from common.errors import AppError, error_for_status
+
+log = logging.getLogger("common.errors")
+
+
+def error_response(err: AppError) -> JSONResponse:
+    return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
+
+
+def describe_validation_errors(errors: list[dict[str, Any]]) -> str:
+    """One human sentence naming the offending field(s)."""
+    if not errors:
+        return "The request is invalid."
+    first = errors[0]
+    if first.get("type") == "json_invalid":
+        return "The request body is not valid JSON."
+    field = _field_name(tuple(first.get("loc", ())))
+    if first.get("type") == "missing":
+        message = f"Field '{field}' is required."
+    else:
+        message = f"Field '{field}': {first.get('msg', 'is invalid')}."
+    if len(errors) > 1:
+        message += f" ({len(errors) - 1} more problem(s))"
+    return message
+
+
+async def _app_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    return error_response(exc)
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [dict(e) for e in exc.errors()]
+    return JSONResponse({"code": "invalid-request", "message": describe_validation_errors(errors)}, 400)
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    err = error_for_status(exc.status_code)
+    if exc.status_code not in (404, 405) and isinstance(exc.detail, str):
+        err.message = exc.detail
+    headers = {**err.headers, **(exc.headers or {})}
+    return JSONResponse(err.body(), status_code=exc.status_code, headers=headers)
+
+
+async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    request_id = request_id_var.get() or "unknown"
+    log.exception("unhandled error", exc_info=exc)
+    return JSONResponse(
+        {"code": "internal", "message": f"Internal error; request id {request_id}."}, status_code=500
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,216 @@
+"""Transactional outbox (ARCHITECTURE rule 1): events are rows written with the state change, and a
+relay publishes them to Kafka.
+
+The relay runs in every API process but only one per database publishes at a time: it holds a
+PostgreSQL advisory lock on its LISTEN connection. One publisher reading rows in ``id`` order is what
+keeps the events of one key (user) in order; if it dies the lock goes with its connection and a standby
+takes over. It is woken by ``NOTIFY outbox`` (a trigger on insert) and polls as a fallback, keeps
+retrying while the broker is down, and marks rows published only after the broker acknowledged them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import asyncpg
+from aiokafka import AIOKafkaProducer
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from common.db import asyncpg_dsn
+from common.events import Event
+from common.metrics import OUTBOX_OLDEST_AGE, OUTBOX_PENDING, OUTBOX_PUBLISHED
+from common.tracing import current_trace_headers, kafka_headers
+
+log = logging.getLogger("common.outbox")
+
+NOTIFY_CHANNEL = "outbox"
+# Arbitrary constant: one advisory-lock id for "the outbox relay of this database".
+RELAY_LOCK_ID = 7_311_500_001
+
+_INSERT = text(
+    "INSERT INTO outbox (topic, key, payload, headers) "
+    "VALUES (:topic, :key, CAST(:payload AS jsonb), CAST(:headers AS jsonb))"
+)
+
+
+async def add_event(session: AsyncSession, event: Event) -> None:
+    """Write ``event`` to the outbox inside the caller's transaction (never publish directly)."""
+    await add_events(session, [event])
+
+
+async def add_events(session: AsyncSession, events: list[Event]) -> None:
+    if not events:
+        return
+    headers = json.dumps(current_trace_headers())
+    await session.execute(
+        _INSERT,
+        [
+            {"topic": e.topic, "key": e.key, "payload": e.model_dump_json(), "headers": headers}
+            for e in events
+        ],
+    )
+
+
+def create_producer(bootstrap: str) -> AIOKafkaProducer:
+    # Tansu (local broker) does not support the idempotent producer; ordering per key comes from the
+    # single relay sending in id order and marking only an acknowledged prefix.
+    return AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=False,
+        linger_ms=2,
+        request_timeout_ms=10_000,
+        retry_backoff_ms=200,
+    )
+
+
+async def start_with_retry(client: Any, what: str, stop: asyncio.Event | None = None) -> None:
+    """Start an aiokafka client, retrying with capped backoff while the broker is unreachable."""
+    delay = 0.2
+    while True:
+        try:
+            await client.start()
+            return
+        except Exception as exc:  # broker down: keep trying, the outbox keeps the events safe
+            log.warning("%s cannot reach the broker yet: %s", what, exc)
+            try:
+                await client.stop()
+            except Exception:  # noqa: S110 - a half-started client may fail to stop; nothing to do
+                pass
+            if stop is not None and stop.is_set():
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+class OutboxRelay:
+    def __init__(
+        self,
+        *,
+        service: str,
+        engine: AsyncEngine,
+        database_url: str,
+        bootstrap: str,
+        batch_size: int = 500,
+        poll_interval: float = 1.0,
+        retention_seconds: int = 3600,
+    ) -> None:
+        self.service = service
+        self.engine = engine
+        self.dsn = asyncpg_dsn(database_url)
+        self.bootstrap = bootstrap
+        self.batch_size = batch_size
+        self.poll_interval = poll_interval
+        self.retention_seconds = retention_seconds
+        self._wake = asyncio.Event()
+        self.is_leader = False
+
+    async def run(self) -> None:
+        """Publish forever (until cancelled); survives database and broker outages."""
+        delay = 0.5
+        while True:
+            try:
+                await self._lead()
+                delay = 0.5
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("outbox relay restarting after error: %s", exc)
+                self.is_leader = False
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+
+    async def _lead(self) -> None:
+        conn: asyncpg.Connection = await asyncpg.connect(self.dsn)
+        producer: AIOKafkaProducer | None = None
+        try:
+            # Standby replicas poll for the lock; there is no event to wait on across processes.
+            while not await conn.fetchval("SELECT pg_try_advisory_lock($1)", RELAY_LOCK_ID):  # noqa: ASYNC110
+                await asyncio.sleep(2.0)
+            self.is_leader = True
+            await conn.add_listener(NOTIFY_CHANNEL, lambda *_: self._wake.set())
+            producer = create_producer(self.bootstrap)
+            await start_with_retry(producer, f"{self.service} outbox relay")
+            last_cleanup = 0.0
+            loop = asyncio.get_running_loop()
+            while True:
+                self._wake.clear()
+                await self._drain(conn, producer)
+                if loop.time() - last_cleanup > 60:
+                    await conn.execute(
+                        "DELETE FROM outbox WHERE published_at < now() - make_interval(secs => $1)",
+                        float(self.retention_seconds),
+                    )
+                    last_cleanup = loop.time()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+                except TimeoutError:
+                    pass
+        finally:
+            self.is_leader = False
+            if producer is not None:
+                await producer.stop()
+            await conn.close()
+
+    async def _drain(self, conn: asyncpg.Connection, producer: AIOKafkaProducer) -> None:
+        backoff = 0.2
+        while True:
+            rows = await conn.fetch(
+                "SELECT id, topic, key, payload::text AS payload, headers::text AS headers "
+                "FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1",
+                self.batch_size,
+            )
+            await self._update_gauges(conn)
+            if not rows:
+                return
+            delivered = await self._publish(producer, rows)
+            if delivered:
+                await conn.execute(
+                    "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])",
+                    [r["id"] for r in rows[:delivered]],
+                )
+            if delivered < len(rows):
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+            else:
+                backoff = 0.2
+
+    async def _publish(self, producer: AIOKafkaProducer, rows: list[asyncpg.Record]) -> int:
+        """Send rows in order; return how many leading rows the broker acknowledged."""
+        futures = []
+        try:
+            for row in rows:
+                carrier = json.loads(row["headers"])
+                futures.append(
+                    await producer.send(
+                        row["topic"],
+                        value=row["payload"].encode(),
+                        key=row["key"].encode(),
+                        headers=kafka_headers(carrier),
+                    )
+                )
+        except Exception as exc:
+            log.warning("outbox publish failed to enqueue: %s", exc)
+        results = await asyncio.gather(*futures, return_exceptions=True)
+        delivered = 0
+        for row, result in zip(rows, results, strict=False):
+            if isinstance(result, BaseException):
+                log.warning("outbox publish of %s failed: %s", row["topic"], result)
+                break
+            OUTBOX_PUBLISHED.labels(self.service, row["topic"]).inc()
+            delivered += 1
+        return delivered
+
+    async def _update_gauges(self, conn: asyncpg.Connection) -> None:
+        stats = await conn.fetchrow(
+            "SELECT count(*) AS pending, "
+            "COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0) AS age "
+            "FROM outbox WHERE published_at IS NULL"
+        )
+        if stats is not None:
+            OUTBOX_PENDING.labels(self.service).set(stats["pending"])
+            OUTBOX_OLDEST_AGE.labels(self.service).set(float(stats["age"]))

@@ -1,0 +1,32 @@
+"""Settings base: configuration comes only from the environment (decisions.md §2)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_KAFKA_BOOTSTRAP = "127.0.0.1:19092"
+
+
+def default_database_url(db: str) -> str:
+    """The embedded PostgreSQL that `make run` starts (devstack's default port)."""
+    return f"postgresql+asyncpg://postgres@127.0.0.1:5442/{db}"
+
+
+class CommonSettings(BaseSettings):
+    """Variables every process reads. Subclasses add their own, named exactly as documented."""
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=False, populate_by_name=True)
+
+    kafka_bootstrap_servers: str = Field(DEFAULT_KAFKA_BOOTSTRAP, validation_alias="KAFKA_BOOTSTRAP_SERVERS")
+    otel_exporter_otlp_endpoint: str | None = Field(None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    log_level: str = Field("INFO", validation_alias="LOG_LEVEL")
+    auth_url: str = Field("http://127.0.0.1:8081", validation_alias="AUTH_URL")
+    jwt_issuer: str = Field("bookmarks-auth", validation_alias="JWT_ISSUER")
+    jwt_audience: str = Field("bookmarks-api", validation_alias="JWT_AUDIENCE")
+    db_pool_size: int = Field(10, validation_alias="DB_POOL_SIZE")
+    max_body_bytes: int = Field(1024 * 1024, validation_alias="MAX_BODY_BYTES")
+
+    @property
+    def jwks_url(self) -> str:
+        return self.auth_url.rstrip("/") + "/v1/auth/jwks"

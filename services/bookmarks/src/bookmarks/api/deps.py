@@ -1,0 +1,34 @@
+"""FastAPI dependencies as ``Annotated`` aliases."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Path, Request
+
+from bookmarks.settings import Settings
+from common.auth import Principal
+from common.db import SessionFactory
+
+
+async def _principal(request: Request) -> Principal:
+    principal: Principal = await request.app.state.verifier.from_request(request)
+    return principal
+
+
+def _sessions(request: Request) -> SessionFactory:
+    sessions: SessionFactory = request.app.state.sessions
+    return sessions
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+CurrentUser = Annotated[Principal, Depends(_principal)]
+Sessions = Annotated[SessionFactory, Depends(_sessions)]
+AppSettings = Annotated[Settings, Depends(_settings)]
+ClientBookmarkId = Annotated[
+    str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated bookmark id.")
+]

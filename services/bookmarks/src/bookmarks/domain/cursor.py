@@ -1,0 +1,63 @@
+"""Opaque delta cursors: a stream position signed for one user (decisions.md §4.4).
+
+The cursor is ``base64url(position) . base64url(hmac)``; the MAC covers the owner too, so a cursor
+altered in any way, truncated, or presented by another user is rejected as ``invalid-cursor``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from common.errors import InvalidCursor
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_VERSION = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamPosition:
+    updated_at: datetime
+    client_bookmark_id: str
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _micros(ts: datetime) -> int:
+    delta = ts - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _mac(secret: bytes, owner: uuid.UUID, body: str) -> bytes:
+    return hmac.new(secret, f"{owner}|{body}".encode(), hashlib.sha256).digest()[:16]
+
+
+def encode_cursor(position: StreamPosition, *, owner: uuid.UUID, secret: str) -> str:
+    body = f"{_VERSION}|{_micros(position.updated_at)}|{position.client_bookmark_id}"
+    return f"{_b64(body.encode())}.{_b64(_mac(secret.encode(), owner, body))}"
+
+
+def decode_cursor(cursor: str, *, owner: uuid.UUID, secret: str) -> StreamPosition:
+    try:
+        body_part, mac_part = cursor.split(".")
+        body = _unb64(body_part).decode()
+        mac = _unb64(mac_part)
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise InvalidCursor() from exc
+    if not hmac.compare_digest(mac, _mac(secret.encode(), owner, body)):
+        raise InvalidCursor()
+    version, micros, client_bookmark_id = body.split("|", 2)
+    if version != _VERSION:
+        raise InvalidCursor()
+    return StreamPosition(_EPOCH + timedelta(microseconds=int(micros)), client_bookmark_id)

@@ -1,0 +1,13 @@
+"""Bookmark domain errors (mapped to responses by common.handlers)."""
+
+from __future__ import annotations
+
+from common.errors import NotFound, Unauthorized
+
+
+class BookmarkNotFound(NotFound):
+    default_message = "No bookmark with this clientBookmarkId."
+
+
+class UserGone(Unauthorized):
+    default_message = "This account was deleted or merged into another account."

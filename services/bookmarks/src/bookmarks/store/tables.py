@@ -1,0 +1,81 @@
+"""Tables of the bookmarks database."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Text, text
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlmodel import Field, SQLModel
+
+
+def _ts(nullable: bool = True) -> Any:
+    return Column(DateTime(timezone=True), nullable=nullable)
+
+
+class BookmarkRow(SQLModel, table=True):
+    """One bookmark of one user; a soft-deleted row is a tombstone whose position is its deletion time."""
+
+    __tablename__ = "bookmarks"
+    __table_args__ = (
+        # The delta stream's keyset: WHERE owner = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id.
+        Index("ix_bookmarks_stream", "owner_uid", "updated_at", "client_bookmark_id", unique=True),
+    )
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    url: str = Field(sa_column=Column(Text, nullable=False))
+    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
+    domain: str = Field(sa_column=Column(Text, nullable=False))
+    title: str | None = Field(default=None, sa_column=Column(Text))
+    description: str | None = Field(default=None, sa_column=Column(Text))
+    thumbnail_url: str | None = Field(default=None, sa_column=Column(Text))
+    summary: str | None = Field(default=None, sa_column=Column(Text))
+    save_why: str | None = Field(default=None, sa_column=Column(Text))
+    tags: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
+    enrichment_status: str = Field(sa_column=Column(Text, nullable=False, server_default="pending"))
+    snapshot_status: str = Field(sa_column=Column(Text, nullable=False, server_default="pending"))
+    last_error_code: str | None = Field(default=None, sa_column=Column(Text))
+    is_favorite: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    collection_ids: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
+    notes: str | None = Field(default=None, sa_column=Column(Text))
+    client_saved_at: datetime | None = Field(default=None, sa_column=_ts())
+    last_opened_at: datetime | None = Field(default=None, sa_column=_ts())
+    created_at: datetime = Field(sa_column=_ts(nullable=False))
+    updated_at: datetime = Field(sa_column=_ts(nullable=False))
+    enriched_at: datetime | None = Field(default=None, sa_column=_ts())
+    deleted_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class UserStreamRow(SQLModel, table=True):
+    """Per-user stream head. Locking it serializes one user's writes so positions follow commit order."""
+
+    __tablename__ = "user_streams"
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    last_position: datetime = Field(sa_column=_ts(nullable=False))
+    is_pro: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+
+
+class DeletedUserRow(SQLModel, table=True):
+    """Users deleted or merged away: their late writes are refused rather than resurrecting data."""
+
+    __tablename__ = "deleted_users"
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    deleted_at: datetime = Field(sa_column=_ts(nullable=False))
+
+
+class PendingEnrichmentRow(SQLModel, table=True):
+    """An enrichment result that arrived before its bookmark (decisions.md §6.2); applied on create."""
+
+    __tablename__ = "pending_enrichments"
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
+    event: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    received_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False,
+                                                   server_default=text("now()")))

@@ -1,0 +1,174 @@
+"""Delta sync: order, paging, cursors, tombstones, and the never-skip guarantee under concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import random
+from typing import Any
+
+import httpx
+from sqlalchemy import text
+
+from bookmarks.store import repository
+
+
+async def delta(http: httpx.AsyncClient, user: Any, **params: Any) -> httpx.Response:
+    return await http.get("/v1/bookmarks/delta", params=params, headers=user.headers)
+
+
+async def test_initial_sync_of_empty_stream(http: httpx.AsyncClient, user: Any) -> None:
+    response = await delta(http, user)
+    assert response.status_code == 200
+    assert response.json() == {"data": {"cursor": None, "nextCursor": None, "upserts": [], "tombstones": []}}
+
+
+async def test_pages_are_ordered_and_interleave_tombstones(http: httpx.AsyncClient, user: Any) -> None:
+    for i in range(5):
+        await http.put(f"/v1/bookmarks/p{i}", json={"url": f"https://p{i}.example/"}, headers=user.headers)
+    await http.delete("/v1/bookmarks/p1", headers=user.headers)
+    await http.put("/v1/bookmarks/p0", json={"url": "https://p0.example/", "title": "again"}, headers=user.headers)
+
+    seen: list[tuple[str, str, str]] = []
+    cursor = None
+    pages = 0
+    while True:
+        params = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+        data = (await delta(http, user, **params)).json()["data"]
+        assert data["cursor"] == cursor
+        assert len(data["upserts"]) + len(data["tombstones"]) <= 2
+        page = [("u", r["clientBookmarkId"], r["updatedAt"]) for r in data["upserts"]]
+        page += [("t", t["clientBookmarkId"], t["deletedAt"]) for t in data["tombstones"]]
+        seen += sorted(page, key=lambda x: (x[2], x[1]))
+        pages += 1
+        if data["nextCursor"] is None:
+            break
+        cursor = data["nextCursor"]
+    assert [s[1] for s in seen] == ["p2", "p3", "p4", "p1", "p0"]
+    assert seen[3][0] == "t"
+    positions = [(s[2], s[1]) for s in seen]
+    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    assert pages == 3
+
+
+async def test_same_cursor_same_page_and_resume_replays_last_page(http: httpx.AsyncClient, user: Any) -> None:
+    for i in range(3):
+        await http.put(f"/v1/bookmarks/s{i}", json={"url": f"https://s{i}.example/"}, headers=user.headers)
+    first = (await delta(http, user, limit=2)).json()["data"]
+    cursor = first["nextCursor"]
+    a = (await delta(http, user, limit=2, cursor=cursor)).json()["data"]
+    b = (await delta(http, user, limit=2, cursor=cursor)).json()["data"]
+    assert a == b and a["nextCursor"] is None
+    assert [r["clientBookmarkId"] for r in a["upserts"]] == ["s2"]
+    # Resume from the last request's cursor: replays s2 and then anything newer.
+    await http.put("/v1/bookmarks/s3", json={"url": "https://s3.example/"}, headers=user.headers)
+    c = (await delta(http, user, limit=10, cursor=cursor)).json()["data"]
+    assert [r["clientBookmarkId"] for r in c["upserts"]] == ["s2", "s3"]
+
+
+async def test_tampered_truncated_and_foreign_cursors_are_rejected(
+    http: httpx.AsyncClient, make_user: Any
+) -> None:
+    alice, bob = make_user(), make_user()
+    for i in range(2):
+        await http.put(f"/v1/bookmarks/t{i}", json={"url": f"https://t{i}.example/"}, headers=alice.headers)
+    cursor = (await delta(http, alice, limit=1)).json()["data"]["nextCursor"]
+    body, mac = cursor.split(".")
+    decoded = base64.urlsafe_b64decode(body + "==").decode()
+    forged_body = base64.urlsafe_b64encode(decoded.replace("t0", "t1").encode()).rstrip(b"=").decode()
+    for bad in [cursor[:-3], cursor + "A", f"{forged_body}.{mac}", "garbage", "a.b.c", "...."]:
+        response = await delta(http, alice, cursor=bad)
+        assert response.status_code == 400, bad
+        assert response.json()["code"] == "invalid-cursor"
+    response = await delta(http, bob, cursor=cursor)
+    assert response.status_code == 400 and response.json()["code"] == "invalid-cursor"
+
+
+async def test_a_write_blocked_behind_an_open_transaction_is_not_skipped(
+    http: httpx.AsyncClient, user: Any, bookmarks_app: Any, sync: Any
+) -> None:
+    """The race a naive ORDER BY updated_at loses: an early-stamped write committing after a reader passed.
+
+    A transaction takes a position and stays open; a concurrent PUT for the same user must queue behind
+    it and get a later position; a reader in between sees neither, and its cursor still yields both.
+    """
+    await http.put("/v1/bookmarks/base", json={"url": "https://base.example/"}, headers=user.headers)
+    _, _, cursor = await sync(user)
+    _, _, cursor_before = await sync(user, cursor)
+
+    sessions = bookmarks_app.state.sessions
+    async with sessions() as session:
+        await session.begin()
+        position, _ = await repository.allocate_positions(session, user.id)
+        await repository.insert_bookmark(session, {
+            "owner_uid": user.id, "client_bookmark_id": "slow", "url": "https://slow.example/",
+            "normalized_url": "https://slow.example/", "domain": "slow.example", "tags": [],
+            "collection_ids": [], "is_favorite": False, "created_at": position, "updated_at": position,
+        })
+        fast = asyncio.create_task(
+            http.put("/v1/bookmarks/fast", json={"url": "https://fast.example/"}, headers=user.headers)
+        )
+        await asyncio.sleep(0.3)
+        assert not fast.done()  # serialized behind the open transaction
+        live, _, _ = await sync(user, cursor_before)
+        assert "slow" not in live and "fast" not in live
+        await session.commit()
+    assert (await fast).status_code == 200
+    live, _, _ = await sync(user, cursor_before)
+    assert {"slow", "fast"} <= set(live)
+    assert live["slow"]["updatedAt"] < live["fast"]["updatedAt"]
+
+
+async def test_concurrent_writers_and_cursor_following_readers_converge(
+    http: httpx.AsyncClient, user: Any, bookmarks_app: Any, sync: Any
+) -> None:
+    """Stress: 6 writers race puts/deletes on 25 ids while 3 readers follow cursors; every reader ends
+    with exactly the server's final state (no skipped record, no lost delete)."""
+    ids = [f"k{i}" for i in range(25)]
+    writers_done = asyncio.Event()
+
+    async def writer(seed: int) -> None:
+        rng = random.Random(seed)
+        for n in range(40):
+            bid = rng.choice(ids)
+            if rng.random() < 0.3:
+                response = await http.delete(f"/v1/bookmarks/{bid}", headers=user.headers)
+                assert response.status_code == 204
+            else:
+                body = {"url": f"https://{bid}.example/", "title": f"w{seed}-{n}", "isFavorite": rng.random() < .5}
+                response = await http.put(f"/v1/bookmarks/{bid}", json=body, headers=user.headers)
+                assert response.status_code == 200
+
+    async def reader() -> tuple[dict[str, Any], set[str]]:
+        live: dict[str, Any] = {}
+        dead: set[str] = set()
+        cursor: str | None = None
+        while True:
+            finishing = writers_done.is_set()
+            page_live, page_dead, last_cursor = await sync(user, cursor, limit=7)
+            for bid, record in page_live.items():
+                live[bid] = record
+                dead.discard(bid)
+            for bid in page_dead:
+                live.pop(bid, None)
+                dead.add(bid)
+            cursor = last_cursor
+            if finishing:
+                return live, dead
+            await asyncio.sleep(0)
+
+    readers = [asyncio.create_task(reader()) for _ in range(3)]
+    await asyncio.gather(*(writer(seed) for seed in range(6)))
+    writers_done.set()
+    results = await asyncio.gather(*readers)
+
+    async with bookmarks_app.state.sessions() as session:
+        rows = (await session.execute(
+            text("SELECT client_bookmark_id, title, deleted_at, updated_at FROM bookmarks WHERE owner_uid = :o"),
+            {"o": user.id},
+        )).all()
+    server_live = {r.client_bookmark_id: r.title for r in rows if r.deleted_at is None}
+    server_dead = {r.client_bookmark_id for r in rows if r.deleted_at is not None}
+    for live, dead in results:
+        assert {bid: rec["title"] for bid, rec in live.items()} == server_live
+        assert dead == server_dead

@@ -1,0 +1,83 @@
+"""Bad input gets a clear {code, message} naming the field, and writes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+LONG = "x" * 10_001
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "field"),
+    [
+        ({"url": "ftp://example.com/file"}, "invalid-url", None),
+        ({"url": "javascript:alert(1)"}, "invalid-url", None),
+        ({"url": "https://"}, "invalid-url", None),
+        ({"url": "https://e.com/" + "a" * 2048}, "invalid-request", "url"),
+        ({}, "invalid-request", "url"),
+        ({"url": 42}, "invalid-request", "url"),
+        ({"url": "https://e.com/", "title": "t" * 1001}, "invalid-request", "title"),
+        ({"url": "https://e.com/", "notes": LONG}, "invalid-request", "notes"),
+        ({"url": "https://e.com/", "isFavorite": "yes"}, "invalid-request", "isFavorite"),
+        ({"url": "https://e.com/", "clientSavedAt": "yesterday"}, "invalid-request", "clientSavedAt"),
+        ({"url": "https://e.com/", "clientSavedAt": 1700000000}, "invalid-request", "clientSavedAt"),
+        ({"url": "https://e.com/", "lastOpenedAt": "2026-13-45T00:00:00Z"}, "invalid-request", "lastOpenedAt"),
+        ({"url": "https://e.com/", "collectionIds": "c1"}, "invalid-request", "collectionIds"),
+        ({"url": "https://e.com/", "collectionIds": [1, 2]}, "invalid-request", "collectionIds"),
+        ({"url": "https://e.com/", "collectionIds": [""]}, "invalid-request", "collectionIds"),
+    ],
+)
+async def test_bad_bodies(http: httpx.AsyncClient, user: Any, sync: Any, body: Any, code: str,
+                          field: str | None) -> None:
+    response = await http.put("/v1/bookmarks/v1", json=body, headers=user.headers)
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert set(error) == {"code", "message"} and error["code"] == code
+    if field:
+        assert field in error["message"]
+    live, dead, _ = await sync(user)
+    assert not live and not dead
+
+
+async def test_malformed_json_and_non_object_bodies(http: httpx.AsyncClient, user: Any) -> None:
+    headers = {**user.headers, "content-type": "application/json"}
+    response = await http.put("/v1/bookmarks/j1", content=b'{"url": "https://e.com/",', headers=headers)
+    assert response.status_code == 400
+    assert response.json() == {"code": "invalid-request", "message": "The request body is not valid JSON."}
+    response = await http.put("/v1/bookmarks/j1", content=b'["https://e.com/"]', headers=headers)
+    assert response.status_code == 400 and response.json()["code"] == "invalid-request"
+
+
+@pytest.mark.parametrize("bad_id", ["has space", "a" * 129, "semi;colon", "%2E%2E", "ümlaut"])
+async def test_bad_client_bookmark_ids(http: httpx.AsyncClient, user: Any, bad_id: str) -> None:
+    response = await http.put(f"/v1/bookmarks/{bad_id}", json={"url": "https://e.com/"}, headers=user.headers)
+    assert response.status_code in (400, 404)
+    body = response.json()
+    assert set(body) == {"code", "message"}
+    if response.status_code == 400:
+        assert body["code"] == "invalid-request" and "clientBookmarkId" in body["message"]
+
+
+@pytest.mark.parametrize("limit", ["0", "1001", "-1", "abc", "1.5"])
+async def test_bad_limits(http: httpx.AsyncClient, user: Any, limit: str) -> None:
+    response = await http.get("/v1/bookmarks/delta", params={"limit": limit}, headers=user.headers)
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid-request" and "limit" in response.json()["message"]
+
+
+async def test_body_over_one_mib_is_413(http: httpx.AsyncClient, user: Any) -> None:
+    body = b'{"url": "https://e.com/", "notes": "' + b"x" * (1024 * 1024) + b'"}'
+    response = await http.put("/v1/bookmarks/big", content=body,
+                              headers={**user.headers, "content-type": "application/json"})
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload-too-large"
+
+
+async def test_unknown_route_and_method(http: httpx.AsyncClient, user: Any) -> None:
+    response = await http.get("/v1/bookmarks/x/y/z", headers=user.headers)
+    assert response.status_code == 404 and response.json()["code"] == "not-found"
+    response = await http.post("/v1/bookmarks/delta", headers=user.headers)
+    assert response.status_code == 405 and response.json()["code"] == "method-not-allowed"
