@@ -17,6 +17,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from common.context import request_id_var
@@ -31,8 +32,12 @@ _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _UNLOGGED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
-class _BodyTooLarge(Exception):
-    pass
+class _BodyTooLarge(StarletteHTTPException):
+    """Raised from ``receive``. An HTTPException because FastAPI re-raises those from body parsing
+    (any other exception there becomes a 400); the app's handlers then answer 413."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=413)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
