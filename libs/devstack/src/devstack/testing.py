@@ -1,0 +1,139 @@
+"""Test helpers for the outside world and for running our apps on real ports inside a test's loop.
+
+- :class:`LocalJwksServer` plays an identity provider: it generates keys, serves them as JWKS on
+  127.0.0.1 and mints ID tokens shaped like a provider's.
+- :func:`serve_app` runs an ASGI app (one of our services) under uvicorn on a free port, so services
+  under test can call each other over real HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LocalJwksServer:
+    """A JWKS endpoint on loopback with an RSA and an EC key; tokens are minted with either."""
+
+    def __init__(self, *, issuer: str = "https://idp.test", audience: str = "test-client") -> None:
+        self.issuer = issuer
+        self.audience = audience
+        self.rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.ec_key = ec.generate_private_key(ec.SECP256R1())
+        self.rsa_kid = f"rsa-{uuid.uuid4().hex[:8]}"
+        self.ec_kid = f"ec-{uuid.uuid4().hex[:8]}"
+        self._server: ThreadingHTTPServer | None = None
+        self.port = 0
+
+    def jwks(self) -> dict[str, Any]:
+        rsa_jwk = json.loads(RSAAlgorithm.to_jwk(self.rsa_key.public_key()))
+        rsa_jwk.update(kid=self.rsa_kid, alg="RS256", use="sig")
+        ec_jwk = json.loads(ECAlgorithm.to_jwk(self.ec_key.public_key()))
+        ec_jwk.update(kid=self.ec_kid, alg="ES256", use="sig")
+        return {"keys": [rsa_jwk, ec_jwk]}
+
+    @property
+    def jwks_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/jwks"
+
+    def start(self) -> LocalJwksServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's API
+                body = json.dumps(owner.jwks()).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = int(self._server.server_address[1])
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def mint(
+        self,
+        *,
+        sub: str | None = None,
+        claims: dict[str, Any] | None = None,
+        algorithm: str = "RS256",
+        expires_in: int = 600,
+        headers: dict[str, Any] | None = None,
+    ) -> str:
+        now = int(time.time())
+        payload: dict[str, Any] = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "sub": sub or uuid.uuid4().hex,
+            "iat": now,
+            "exp": now + expires_in,
+            **(claims or {}),
+        }
+        if algorithm == "ES256":
+            return jwt.encode(payload, self.ec_key, algorithm="ES256", headers={"kid": self.ec_kid, **(headers or {})})
+        return jwt.encode(payload, self.rsa_key, algorithm="RS256", headers={"kid": self.rsa_kid, **(headers or {})})
+
+
+@contextlib.asynccontextmanager
+async def serve_app(app: Any, *, port: int | None = None, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """Serve ``app`` (lifespan included) on ``host:port`` in the current loop; yields its base URL."""
+    import uvicorn
+
+    port = port or free_port()
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+            raise RuntimeError("server exited before starting")
+        await asyncio.sleep(0.02)
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:
+    """Poll the async ``check`` until it returns a truthy value; fail after ``timeout`` seconds.
+
+    For effects that travel through Kafka: the test waits for the outcome, it never asserts a duration.
+    """
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await check()
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s (last value: {last!r})")
