@@ -1,0 +1,93 @@
+"""Request and response models of the auth API (field names exactly as the spec writes them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+
+from auth.domain.model import Entitlements, IssuedSession, User
+
+
+class _Body(BaseModel):
+    # Unknown fields are ignored: older and newer clients send what they know.
+    model_config = ConfigDict(extra="ignore")
+
+
+class IdpASignIn(_Body):
+    idToken: StrictStr
+    link: StrictBool | None = None
+
+
+class IdpBSignIn(_Body):
+    identityToken: StrictStr
+    # Accepted and ignored: no code-exchange endpoint is configured (decisions.md §3.4).
+    authorizationCode: StrictStr | None = None
+    link: StrictBool | None = None
+
+
+class RefreshRequest(_Body):
+    refreshToken: StrictStr
+
+
+class LogoutRequest(_Body):
+    refreshToken: StrictStr
+
+
+class SettingsPatch(_Body):
+    useAi: StrictBool
+
+
+class SubscriptionUpdate(_Body):
+    isPro: StrictBool
+
+
+class UserOut(BaseModel):
+    id: str
+    isAnonymous: bool
+    displayName: str | None
+    email: str | None
+    photoUrl: str | None
+    isPro: bool
+
+    @classmethod
+    def of(cls, user: User) -> UserOut:
+        return cls.model_validate(user.to_api())
+
+
+class SessionOut(BaseModel):
+    accessToken: str
+    refreshToken: str
+    user: UserOut
+
+    @classmethod
+    def of(cls, issued: IssuedSession) -> SessionOut:
+        return cls(accessToken=issued.access_token, refreshToken=issued.refresh_token, user=UserOut.of(issued.user))
+
+
+class SettingsOut(BaseModel):
+    useAi: bool
+
+
+class EntitlementsOut(BaseModel):
+    exists: bool
+    useAi: bool
+    isPro: bool
+
+    @classmethod
+    def of(cls, entitlements: Entitlements) -> EntitlementsOut:
+        return cls(exists=entitlements.exists, useAi=entitlements.use_ai, isPro=entitlements.is_pro)
+
+
+class Jwks(BaseModel):
+    keys: list[dict[str, str]]
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody} for status in (400, 401, 404, 409, 413, 429, 500, 503)
+}

@@ -1,0 +1,16 @@
+"""Metrics of the auth service."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+SESSIONS_ISSUED = Counter(
+    "auth_sessions_issued_total",
+    "Sessions (token pairs) issued, by how: anonymous, idp-a, idp-b, link, merge, refresh.",
+    ["service", "method"],
+)
+REFRESH_TOKEN_REUSE = Counter(
+    "auth_refresh_token_reuse_total",
+    "Already-rotated refresh tokens presented again; each revoked its whole family. Alert on a rise.",
+    ["service"],
+)

@@ -1,0 +1,240 @@
+"""Auth use cases: each is one transaction that changes state and writes its events together.
+
+Every use case that emits an event for a user first locks that user's row, so one user's events enter
+the outbox in commit order and the relay publishes them in that order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from auth.domain.errors import UserGone, UserNotFound
+from auth.domain.keys import KeyRing, SigningKey, generate_signing_key
+from auth.domain.model import Entitlements, Identity, IssuedSession, User
+from auth.domain.tokens import TokenIssuer, hash_refresh_token, new_refresh_token
+from auth.metrics import REFRESH_TOKEN_REUSE, SESSIONS_ISSUED
+from auth.store import queries, repository
+from auth.store.repository import UserLock
+from common.db import SessionFactory
+from common.errors import IdentityAlreadyInUse, InvalidRefreshToken
+from common.events import UserDeleted, UserMerged
+from common.outbox import add_events
+
+log = logging.getLogger("auth.service")
+
+SERVICE = "auth"
+
+
+async def _locked_user(session: AsyncSession, user_id: uuid.UUID, mode: UserLock) -> User:
+    row = await repository.lock_user(session, user_id, mode)
+    if row is None:
+        raise UserGone()
+    return User.from_row(row)
+
+
+async def _mint(session: AsyncSession, tokens: TokenIssuer, user: User, family_id: uuid.UUID) -> IssuedSession:
+    refresh_token = new_refresh_token()
+    await repository.insert_refresh_token(
+        session,
+        token_hash=hash_refresh_token(refresh_token),
+        family_id=family_id,
+        user_id=user.id,
+        ttl_seconds=tokens.refresh_ttl_seconds,
+    )
+    return IssuedSession(access_token=tokens.access_token(user.id), refresh_token=refresh_token, user=user)
+
+
+async def _new_session(session: AsyncSession, tokens: TokenIssuer, user: User) -> IssuedSession:
+    """A session starting a new token family (one per sign-in)."""
+    family_id = await repository.create_family(session, user.id)
+    return await _mint(session, tokens, user, family_id)
+
+
+async def _create_user(session: AsyncSession, *, identity: Identity | None) -> User:
+    user = User(
+        id=uuid.uuid4(),
+        is_anonymous=identity is None,
+        display_name=identity.display_name if identity else None,
+        email=identity.email if identity else None,
+        photo_url=identity.photo_url if identity else None,
+        is_pro=False,
+        use_ai=False,
+    )
+    await repository.create_user(session, user_id=user.id, is_anonymous=user.is_anonymous, identity=identity)
+    if identity is not None:
+        await repository.attach_identity(session, user.id, identity)
+    await add_events(session, [user.updated_event()])
+    return user
+
+
+async def start_anonymous_session(*, sessions: SessionFactory, tokens: TokenIssuer) -> IssuedSession:
+    """Create an anonymous user and its first session."""
+    async with sessions() as session, session.begin():
+        user = await _create_user(session, identity=None)
+        issued = await _new_session(session, tokens, user)
+    SESSIONS_ISSUED.labels(SERVICE, "anonymous").inc()
+    return issued
+
+
+async def sign_in(*, sessions: SessionFactory, tokens: TokenIssuer, identity: Identity) -> IssuedSession:
+    """Sign in with a verified identity: a session of its owner, created on first sign-in."""
+    async with sessions() as session, session.begin():
+        await repository.lock_identity(session, identity.provider, identity.subject)
+        owner = await repository.identity_owner(session, identity.provider, identity.subject)
+        if owner is None:
+            user = await _create_user(session, identity=identity)
+        else:
+            user = await _locked_user(session, owner, "FOR KEY SHARE")
+        issued = await _new_session(session, tokens, user)
+    SESSIONS_ISSUED.labels(SERVICE, identity.provider).inc()
+    return issued
+
+
+async def link_identity(
+    *, sessions: SessionFactory, tokens: TokenIssuer, user_id: uuid.UUID, identity: Identity
+) -> IssuedSession:
+    """Attach a verified identity to the user; if another user owns it, merge an anonymous user into it."""
+    async with sessions() as session, session.begin():
+        await repository.lock_identity(session, identity.provider, identity.subject)
+        # FOR UPDATE: a merge deletes this user, and nothing may mint tokens for it meanwhile.
+        current = await _locked_user(session, user_id, "FOR UPDATE")
+        owner = await repository.identity_owner(session, identity.provider, identity.subject)
+        if owner is None:
+            await repository.attach_identity(session, current.id, identity)
+            await repository.mark_linked(session, current.id, identity)
+            user = await _locked_user(session, current.id, "FOR UPDATE")
+            await add_events(session, [user.updated_event()])
+            method = "link"
+        elif owner == current.id:
+            user, method = current, "link"
+        elif current.is_anonymous:
+            # The merge event is the owner's: lock it like any other event of the owner (see module doc).
+            user = await _locked_user(session, owner, "FOR NO KEY UPDATE")
+            await repository.delete_user(session, current.id)
+            # Other services move the anonymous user's data to the owner, then purge it (see UserMerged).
+            await add_events(session, [UserMerged(userId=owner, sourceUserId=current.id)])
+            method = "merge"
+        else:
+            raise IdentityAlreadyInUse()
+        issued = await _new_session(session, tokens, user)
+    SESSIONS_ISSUED.labels(SERVICE, method).inc()
+    return issued
+
+
+async def refresh_session(*, sessions: SessionFactory, tokens: TokenIssuer, refresh_token: str) -> IssuedSession:
+    """Rotate a refresh token: it is used up and a new pair of the same family is issued."""
+    token_hash = hash_refresh_token(refresh_token)
+    issued: IssuedSession | None = None
+    reused_family: uuid.UUID | None = None
+    async with sessions() as session, session.begin():
+        found = await repository.find_refresh_token(session, token_hash)
+        if found is None:
+            raise InvalidRefreshToken()
+        row = await repository.lock_user(session, found["user_id"], "FOR KEY SHARE")
+        family = await repository.lock_family(session, found["family_id"])
+        if row is None or family is None or family["revoked_at"] is not None:
+            raise InvalidRefreshToken()
+        if await repository.use_refresh_token(session, token_hash):
+            issued = await _mint(session, tokens, User.from_row(row), found["family_id"])
+        else:
+            again = await repository.find_refresh_token(session, token_hash)
+            if again is None or again["used_at"] is None:
+                raise InvalidRefreshToken()  # expired
+            # Already rotated: the server cannot tell the legitimate client from a thief, so the whole
+            # family dies (decisions.md §3.2), including a racing duplicate request's fresh pair.
+            await repository.revoke_family(session, found["family_id"], "reuse")
+            reused_family = found["family_id"]
+    if issued is None:
+        REFRESH_TOKEN_REUSE.labels(SERVICE).inc()
+        log.warning("refresh token reuse; family revoked", extra={"family_id": str(reused_family)})
+        raise InvalidRefreshToken()
+    SESSIONS_ISSUED.labels(SERVICE, "refresh").inc()
+    return issued
+
+
+async def logout(*, sessions: SessionFactory, refresh_token: str) -> None:
+    """Revoke the token's family if the token is known; say nothing either way (no token oracle)."""
+    async with sessions() as session, session.begin():
+        await repository.revoke_family_of_token(session, hash_refresh_token(refresh_token), "logout")
+
+
+async def get_user(*, sessions: SessionFactory, user_id: uuid.UUID) -> User:
+    """The user, or UserGone when it was deleted or merged away."""
+    async with sessions() as session:
+        row = await queries.user(session, user_id)
+    if row is None:
+        raise UserGone()
+    return User.from_row(row)
+
+
+async def update_settings(*, sessions: SessionFactory, user_id: uuid.UUID, use_ai: bool) -> User:
+    """Set the user's AI consent; emits user.updated when it changed."""
+    async with sessions() as session, session.begin():
+        user = await _locked_user(session, user_id, "FOR NO KEY UPDATE")
+        if await repository.set_use_ai(session, user_id, use_ai):
+            user = dataclasses.replace(user, use_ai=use_ai)
+            await add_events(session, [user.updated_event()])
+    return user
+
+
+async def set_subscription(*, sessions: SessionFactory, user_id: uuid.UUID, is_pro: bool) -> User:
+    """Set the user's plan (operator API); emits user.updated when it changed."""
+    async with sessions() as session, session.begin():
+        row = await repository.lock_user(session, user_id, "FOR NO KEY UPDATE")
+        if row is None:
+            raise UserNotFound()
+        user = User.from_row(row)
+        if await repository.set_pro(session, user_id, is_pro):
+            user = dataclasses.replace(user, is_pro=is_pro)
+            await add_events(session, [user.updated_event()])
+    return user
+
+
+async def delete_account(*, sessions: SessionFactory, user_id: uuid.UUID) -> None:
+    """Delete the user and every auth row of it; other services purge their data on user.deleted."""
+    async with sessions() as session, session.begin():
+        await _locked_user(session, user_id, "FOR UPDATE")
+        await repository.delete_user(session, user_id)
+        await add_events(session, [UserDeleted(userId=user_id)])
+
+
+async def get_entitlements(*, sessions: SessionFactory, user_id: uuid.UUID) -> Entitlements:
+    """Consent and plan as of now (read-your-writes for other services)."""
+    async with sessions() as session:
+        row = await queries.user(session, user_id)
+    if row is None:
+        return Entitlements(exists=False, use_ai=False, is_pro=False)
+    return Entitlements(exists=True, use_ai=bool(row["use_ai"]), is_pro=bool(row["is_pro"]))
+
+
+async def load_signing_keys(*, sessions: SessionFactory) -> KeyRing:
+    """The stored key ring: newest active key signs, the next newest still verifies.
+
+    The first process to start on an empty database creates the first key; the advisory lock makes
+    replicas starting together agree on it.
+    """
+    async with sessions() as session, session.begin():
+        await repository.lock_signing_keys(session)
+        rows = await queries.signing_keys(session)
+        active = [r for r in rows if r["retired_at"] is None]
+        if active:
+            current = SigningKey.from_pem(active[0]["private_pem"])
+        else:
+            # RSA generation takes tens of milliseconds: keep the event loop serving health checks.
+            current = await asyncio.to_thread(generate_signing_key)
+            await repository.insert_signing_key(session, kid=current.kid, private_pem=current.private_pem())
+            log.info("created the first access-token signing key", extra={"kid": current.kid})
+        older = next((r for r in rows if r["kid"] != current.kid), None)
+        previous = SigningKey.from_pem(older["private_pem"]) if older is not None else None
+    return KeyRing(current=current, previous=previous)
+
+
+async def prune_refresh_tokens(*, sessions: SessionFactory, batch_size: int = 5000) -> int:
+    """Delete one batch of expired refresh tokens and of families left without tokens."""
+    async with sessions() as session, session.begin():
+        return await repository.prune_refresh_tokens(session, batch_size)
