@@ -10,6 +10,7 @@ partition moves on; a message that does not parse is parked at once (retrying ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -58,29 +59,32 @@ class ConsumerRunner:
     async def run(self) -> None:
         delay = 0.5
         while True:
-            consumer = AIOKafkaConsumer(
-                *self.handlers,
-                bootstrap_servers=self.bootstrap,
-                group_id=self.group_id,
-                enable_auto_commit=False,
-                auto_offset_reset="earliest",
-                max_poll_records=200,
-            )
+            consumer = await start_with_retry(self._new_consumer, f"{self.service} consumer")
             try:
-                await start_with_retry(consumer, f"{self.service} consumer")
                 self.started.set()
                 await self._consume(consumer)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("consumer restarting after error: %s", exc)
+                log.warning("consumer restarting after error: %r", exc, exc_info=exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
             finally:
-                try:
+                with contextlib.suppress(Exception):
                     await consumer.stop()
-                except Exception:  # noqa: S110 - stopping a broken consumer; nothing more to do
-                    pass
+
+    def _new_consumer(self) -> AIOKafkaConsumer:
+        return AIOKafkaConsumer(
+            *self.handlers,
+            bootstrap_servers=self.bootstrap,
+            group_id=self.group_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=200,
+            # A topic created after we subscribed (fresh cluster, broker restarted with memory
+            # storage) is picked up at the next metadata refresh; the default waits 5 minutes.
+            metadata_max_age_ms=5_000,
+        )
 
     async def _consume(self, consumer: AIOKafkaConsumer) -> None:
         while True:

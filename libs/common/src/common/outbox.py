@@ -11,12 +11,14 @@ retrying while the broker is down, and marks rows published only after the broke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 import asyncpg
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -68,21 +70,25 @@ def create_producer(bootstrap: str) -> AIOKafkaProducer:
     )
 
 
-async def start_with_retry(client: Any, what: str, stop: asyncio.Event | None = None) -> None:
-    """Start an aiokafka client, retrying with capped backoff while the broker is unreachable."""
+ClientT = TypeVar("ClientT", AIOKafkaProducer, AIOKafkaConsumer)
+
+
+async def start_with_retry(factory: Callable[[], ClientT], what: str) -> ClientT:
+    """Build and start an aiokafka client, retrying with capped backoff while the broker is unreachable.
+
+    A fresh client per attempt: aiokafka clients cannot be started again once stopped, and a half-started
+    consumer left behind would linger in its group as a ghost member and slow every rebalance.
+    """
     delay = 0.2
     while True:
+        client = factory()
         try:
             await client.start()
-            return
+            return client
         except Exception as exc:  # broker down: keep trying, the outbox keeps the events safe
             log.warning("%s cannot reach the broker yet: %s", what, exc)
-            try:
+            with contextlib.suppress(Exception):
                 await client.stop()
-            except Exception:  # noqa: S110 - a half-started client may fail to stop; nothing to do
-                pass
-            if stop is not None and stop.is_set():
-                raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
 
@@ -133,8 +139,9 @@ class OutboxRelay:
                 await asyncio.sleep(2.0)
             self.is_leader = True
             await conn.add_listener(NOTIFY_CHANNEL, lambda *_: self._wake.set())
-            producer = create_producer(self.bootstrap)
-            await start_with_retry(producer, f"{self.service} outbox relay")
+            producer = await start_with_retry(
+                lambda: create_producer(self.bootstrap), f"{self.service} outbox relay"
+            )
             last_cleanup = 0.0
             loop = asyncio.get_running_loop()
             while True:
@@ -194,7 +201,7 @@ class OutboxRelay:
                     )
                 )
         except Exception as exc:
-            log.warning("outbox publish failed to enqueue: %s", exc)
+            log.warning("outbox publish failed to enqueue: %r", exc)
         results = await asyncio.gather(*futures, return_exceptions=True)
         delivered = 0
         for row, result in zip(rows, results, strict=False):

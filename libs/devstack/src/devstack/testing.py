@@ -110,7 +110,8 @@ async def serve_app(app: Any, *, port: int | None = None, host: str = "127.0.0.1
     port = port or free_port()
     config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
     server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    # Signals belong to the test runner, not to an app served inside it.
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
@@ -124,7 +125,7 @@ async def serve_app(app: Any, *, port: int | None = None, host: str = "127.0.0.1
         await task
 
 
-async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:
+async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:  # noqa: ASYNC109
     """Poll the async ``check`` until it returns a truthy value; fail after ``timeout`` seconds.
 
     For effects that travel through Kafka: the test waits for the outcome, it never asserts a duration.

@@ -1,0 +1,215 @@
+"""Kafka tails: every replica reads whole topics itself (no consumer group, nothing committed).
+
+A consumer group would split partitions between replicas, but each replica needs every event: its
+nudges go to the sockets it holds, and its deny-list must know every deleted user. So each
+:class:`TopicTail` assigns all partitions of its topics to itself and keeps positions in memory.
+
+Start positions: the nudge tail starts at the end offsets read at start-up (only changes after the
+gateway started matter to sockets that connect after it); the deny tail starts at the offsets for
+``now - lookback`` (``offsets_for_times``) so that deletions of still-valid tokens are known again
+after a restart. A broker that ignores the timestamp just replays more; entries older than the lookback
+are discarded by the deny-list itself. After a consumer error the tail resumes from the positions it
+had reached; a position the broker no longer has (retention, or a restarted in-memory broker) resets
+to the earliest offset: replaying is harmless (nudges coalesce, deny-list entries are idempotent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
+
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from pydantic import ValidationError
+
+from common.events import BookmarkDeleted, BookmarkSaved, UserDeleted, UserMerged, parse_event
+from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED
+from common.outbox import start_with_retry
+
+log = logging.getLogger("gateway.events")
+
+SERVICE = "gateway"
+Record: TypeAlias = ConsumerRecord[bytes, bytes]  # noqa: UP040 - aiokafka's generic is not PEP 695-ready
+RecordHandler = Callable[[Record], None]
+
+
+class TopicTail:
+    def __init__(
+        self,
+        *,
+        name: str,
+        bootstrap: str,
+        topics: Sequence[str],
+        handler: RecordHandler,
+        lookback_seconds: float | None = None,
+    ) -> None:
+        self.name = name
+        self.bootstrap = bootstrap
+        self.topics = tuple(topics)
+        self.handler = handler
+        self.lookback_seconds = lookback_seconds
+        self.positioned = asyncio.Event()  # every partition has a start position
+        self.caught_up = asyncio.Event()  # everything present at start-up has been handled
+        self._positions: dict[TopicPartition, int] = {}
+
+    def position(self, topic: str, partition: int) -> int | None:
+        """The next offset this tail will handle on a partition (None before it was positioned)."""
+        return self._positions.get(TopicPartition(topic, partition))
+
+    async def run(self) -> None:
+        delay = 0.5
+        while True:
+            consumer = await start_with_retry(self._new_consumer, f"gateway {self.name} tail")
+            try:
+                partitions = await self._assign(consumer)
+                targets = await self._position(consumer, partitions)
+                delay = 0.5
+                await self._consume(consumer, targets)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s tail restarting after error: %s", self.name, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await consumer.stop()
+
+    def _new_consumer(self) -> AIOKafkaConsumer:
+        return AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            client_id=f"gateway-{self.name}",
+            max_poll_records=500,
+        )
+
+    async def _assign(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
+        while True:
+            await consumer.topics()  # refreshes cluster metadata for every topic
+            partitions: list[TopicPartition] = []
+            missing = []
+            for topic in self.topics:
+                ids = consumer.partitions_for_topic(topic)
+                if not ids:
+                    missing.append(topic)
+                    continue
+                partitions.extend(TopicPartition(topic, p) for p in sorted(ids))
+            if not missing:
+                consumer.assign(partitions)
+                return partitions
+            log.warning("%s tail waiting for topics %s", self.name, missing)
+            await asyncio.sleep(1.0)
+
+    async def _position(
+        self, consumer: AIOKafkaConsumer, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """Seek every partition; return the end offsets that mark "caught up with start-up"."""
+        ends: dict[TopicPartition, int] = await consumer.end_offsets(partitions)
+        fresh = [tp for tp in partitions if tp not in self._positions]
+        starts: dict[TopicPartition, int] = {tp: self._positions[tp] for tp in partitions if tp in self._positions}
+        lookback = self.lookback_seconds
+        if fresh and lookback is None:
+            # Explicit end offsets rather than seek_to_end(), which resolves lazily on the first fetch
+            # and could skip an event published in between.
+            starts.update({tp: ends[tp] for tp in fresh})
+        elif fresh and lookback is not None:
+            since_ms = int((time.time() - lookback) * 1000)
+            try:
+                found = await consumer.offsets_for_times(dict.fromkeys(fresh, since_ms))
+                starts.update({tp: (ends[tp] if hit is None else hit.offset) for tp, hit in found.items()})
+            except Exception as exc:  # a broker without timestamp lookups: replay from the start
+                log.warning("%s tail cannot look up offsets by time (%s); replaying", self.name, exc)
+                starts.update((await consumer.beginning_offsets(fresh)).items())
+        for tp, offset in starts.items():
+            consumer.seek(tp, offset)
+            self._positions[tp] = offset
+        self.positioned.set()
+        return ends
+
+    async def _consume(self, consumer: AIOKafkaConsumer, targets: dict[TopicPartition, int]) -> None:
+        while True:
+            batches = await consumer.getmany(timeout_ms=1000, max_records=500)
+            for tp, records in batches.items():
+                for record in records:
+                    self._handle(record)
+                    self._positions[tp] = record.offset + 1
+            if not self.caught_up.is_set():
+                positions = {tp: await consumer.position(tp) for tp in targets}
+                if all(positions[tp] >= end for tp, end in targets.items()):
+                    self.caught_up.set()
+            for tp in consumer.assignment():
+                highwater = consumer.highwater(tp)
+                position = self._positions.get(tp)
+                if highwater is None or position is None:
+                    continue
+                if highwater < position:
+                    await self._rewind(consumer, tp, position, highwater)
+                    continue
+                CONSUMER_LAG.labels(SERVICE, tp.topic, str(tp.partition)).set(highwater - position)
+
+    async def _rewind(self, consumer: AIOKafkaConsumer, tp: TopicPartition, position: int, highwater: int) -> None:
+        """The partition ends before our position: its log was lost (an in-memory broker restarted, the
+        topic was re-created). Kafka answers such fetches with OffsetOutOfRange (reset to earliest by the
+        consumer), but some brokers just return nothing, which would stall this tail forever."""
+        start: int = (await consumer.beginning_offsets([tp]))[tp]
+        log.warning(
+            "%s tail: %s[%d] ends at %d, before our position %d; rereading from %d",
+            self.name,
+            tp.topic,
+            tp.partition,
+            highwater,
+            position,
+            start,
+        )
+        consumer.seek(tp, start)
+        self._positions[tp] = start
+
+    def _handle(self, record: Record) -> None:
+        try:
+            self.handler(record)
+            outcome = "applied"
+        except Exception:  # one bad event must not stop nudges or deny-list updates for everyone else
+            log.exception("gateway %s tail failed to handle an event", self.name, extra={"topic": record.topic})
+            outcome = "failed"
+        EVENTS_PROCESSED.labels(SERVICE, record.topic, outcome).inc()
+
+
+def _event(record: Record) -> object | None:
+    try:
+        return parse_event(record.value or b"")
+    except ValidationError:
+        log.warning("unparseable event skipped", extra={"topic": record.topic, "offset": record.offset})
+        return None
+
+
+def nudge_handler(notify: Callable[[uuid.UUID, float], None]) -> RecordHandler:
+    """``bookmark.saved`` / ``bookmark.deleted`` → ``notify(user_id, occurred_at_epoch)``."""
+
+    def handle(record: Record) -> None:
+        event = _event(record)
+        if isinstance(event, BookmarkSaved | BookmarkDeleted):
+            notify(event.userId, event.occurredAt.timestamp())
+
+    return handle
+
+
+def deny_handler(deny: Callable[[uuid.UUID, float, str], None]) -> RecordHandler:
+    """``user.deleted`` → deny ``userId``; ``user.merged`` → deny ``sourceUserId`` (merged away).
+
+    ``deny(user_id, occurred_at_epoch, reason)``; the reason becomes the close reason of their sockets.
+    """
+
+    def handle(record: Record) -> None:
+        event = _event(record)
+        if isinstance(event, UserDeleted):
+            deny(event.userId, event.occurredAt.timestamp(), "account deleted")
+        elif isinstance(event, UserMerged):
+            deny(event.sourceUserId, event.occurredAt.timestamp(), "account merged")
+
+    return handle
