@@ -10,8 +10,8 @@ BENCH_ARGS ?= --quick
 PYTEST_ARGS ?=
 
 SRC_DIRS := $(wildcard libs/*/src services/*/src)
-UNIT_DIRS := $(wildcard libs/*/tests/unit services/*/tests/unit)
-INTEGRATION_DIRS := $(wildcard libs/*/tests/integration services/*/tests/integration)
+UNIT_DIRS := $(wildcard libs/*/tests/unit services/*/tests/unit tests/docs)
+INTEGRATION_DIRS := $(wildcard libs/*/tests/integration services/*/tests/integration tests/ops tests/tracing)
 E2E_DIRS := $(wildcard tests/e2e)
 
 # pytest exits 5 when it collects nothing: a suite without tests yet is not a failure.
@@ -55,7 +55,7 @@ lint: venv
 			--cache-dir $(CURDIR)/.mypy_cache .) || rc=1; \
 	done; exit $$rc
 
-test: lint test-unit test-integration test-e2e
+test: lint helm-lint test-unit test-integration test-e2e
 
 test-unit: venv
 	$(call run_pytest,$(UNIT_DIRS))
