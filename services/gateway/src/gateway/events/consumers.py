@@ -9,8 +9,9 @@ gateway started matter to sockets that connect after it); the deny tail starts a
 ``now - lookback`` (``offsets_for_times``) so that deletions of still-valid tokens are known again
 after a restart. A broker that ignores the timestamp just replays more; entries older than the lookback
 are discarded by the deny-list itself. After a consumer error the tail resumes from the positions it
-had reached; a position the broker no longer has (retention, or a restarted in-memory broker) resets
-to the earliest offset: replaying is harmless (nudges coalesce, deny-list entries are idempotent).
+had reached. A log that is no longer the one the tail was reading (a restarted in-memory broker, a
+re-created topic, retention past our position) is reread from its start, see :meth:`TopicTail._probe`:
+replaying is harmless (nudges coalesce, deny-list entries are idempotent).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class TopicTail:
         topics: Sequence[str],
         handler: RecordHandler,
         lookback_seconds: float | None = None,
+        probe_seconds: float = 5.0,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -54,7 +56,10 @@ class TopicTail:
         self.lookback_seconds = lookback_seconds
         self.positioned = asyncio.Event()  # every partition has a start position
         self.caught_up = asyncio.Event()  # everything present at start-up has been handled
+        self.probe_seconds = probe_seconds
         self._positions: dict[TopicPartition, int] = {}
+        self._last: dict[TopicPartition, tuple[int, int, bytes | None]] = {}  # (offset, timestamp, key)
+        self._probing: set[TopicPartition] = set()
 
     def position(self, topic: str, partition: int) -> int | None:
         """The next offset this tail will handle on a partition (None before it was positioned)."""
@@ -133,12 +138,12 @@ class TopicTail:
         return ends
 
     async def _consume(self, consumer: AIOKafkaConsumer, targets: dict[TopicPartition, int]) -> None:
+        loop = asyncio.get_running_loop()
+        next_probe = loop.time() + self.probe_seconds
         while True:
             batches = await consumer.getmany(timeout_ms=1000, max_records=500)
             for tp, records in batches.items():
-                for record in records:
-                    self._handle(record)
-                    self._positions[tp] = record.offset + 1
+                await self._apply(consumer, tp, records)
             if not self.caught_up.is_set():
                 positions = {tp: await consumer.position(tp) for tp in targets}
                 if all(positions[tp] >= end for tp, end in targets.items()):
@@ -149,26 +154,51 @@ class TopicTail:
                 if highwater is None or position is None:
                     continue
                 if highwater < position:
-                    await self._rewind(consumer, tp, position, highwater)
+                    await self._rewind(consumer, tp, f"it ends at {highwater}, before our position {position}")
                     continue
                 CONSUMER_LAG.labels(SERVICE, tp.topic, str(tp.partition)).set(highwater - position)
+            if loop.time() >= next_probe:
+                self._probe(consumer)
+                next_probe = loop.time() + self.probe_seconds
 
-    async def _rewind(self, consumer: AIOKafkaConsumer, tp: TopicPartition, position: int, highwater: int) -> None:
-        """The partition ends before our position: its log was lost (an in-memory broker restarted, the
-        topic was re-created). Kafka answers such fetches with OffsetOutOfRange (reset to earliest by the
-        consumer), but some brokers just return nothing, which would stall this tail forever."""
+    async def _apply(self, consumer: AIOKafkaConsumer, tp: TopicPartition, records: list[Record]) -> None:
+        if tp in self._probing:
+            self._probing.discard(tp)
+            first = records[0]
+            if (first.offset, first.timestamp, first.key) != self._last.get(tp):
+                await self._rewind(consumer, tp, f"offset {first.offset} now holds another record")
+                return
+            records = records[1:]  # the probe re-read the last record handled: not again
+        for record in records:
+            self._handle(record)
+            self._positions[tp] = record.offset + 1
+            self._last[tp] = (record.offset, record.timestamp, record.key)
+
+    def _probe(self, consumer: AIOKafkaConsumer) -> None:
+        """Re-read the last record handled on each partition to check the log is still the one we read.
+
+        A broker that lost its log (the embedded in-memory broker restarted, a topic was re-created)
+        and has since received as many records as we had read looks like a quiet partition: only the
+        record at our last offset tells the difference. Kafka keeps its log across restarts, so there a
+        probe costs one record per partition and finds nothing.
+        """
+        for tp, (offset, _, _) in self._last.items():
+            if tp not in self._probing and self._positions.get(tp) == offset + 1:
+                self._probing.add(tp)
+                consumer.seek(tp, offset)
+
+    async def _rewind(self, consumer: AIOKafkaConsumer, tp: TopicPartition, why: str) -> None:
+        """Reread ``tp`` from its start: its log is not the one we were reading.
+
+        Kafka answers a fetch past the end with OffsetOutOfRange (reset to earliest by the consumer);
+        some brokers just return nothing, which would stall this tail. Replaying is harmless.
+        """
         start: int = (await consumer.beginning_offsets([tp]))[tp]
-        log.warning(
-            "%s tail: %s[%d] ends at %d, before our position %d; rereading from %d",
-            self.name,
-            tp.topic,
-            tp.partition,
-            highwater,
-            position,
-            start,
-        )
+        log.warning("%s tail rereads %s[%d] from %d: %s", self.name, tp.topic, tp.partition, start, why)
         consumer.seek(tp, start)
         self._positions[tp] = start
+        self._last.pop(tp, None)
+        self._probing.discard(tp)
 
     def _handle(self, record: Record) -> None:
         try:

@@ -1,0 +1,186 @@
+"""The gateway's routes: one proxy route per route-table entry, the WebSocket, and the API docs."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+import httpx
+from fastapi import APIRouter, Request, WebSocket
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.requests import ClientDisconnect
+
+from common.auth import Principal
+from common.context import user_id_var
+from common.errors import AppError, InvalidRequest, NotFound, RateLimited, Unauthorized
+from gateway.api.deps import gateway_of
+from gateway.docs import docs_html
+from gateway.edge import client_ip
+from gateway.metrics import RATE_LIMITED
+from gateway.proxy import UpstreamProxy, UpstreamStreamingResponse
+from gateway.realtime import serve_events
+from gateway.routing import PROXY_METHODS, ROUTES, AuthMode, Effect, RouteSpec, has_dot_segments
+from gateway.state import Gateway
+
+log = logging.getLogger("gateway.api")
+
+OPENAPI_PATH = "/v1/openapi.json"
+# Status for a request whose client went away mid-upload (nginx's convention); only the log sees it.
+_CLIENT_CLOSED = 499
+# A session response is a few hundred bytes; anything larger is relayed without being inspected.
+_MAX_INSPECTED_BODY = 64 * 1024
+
+
+async def _authenticate(
+    request: Request, spec: RouteSpec, gateway: Gateway
+) -> tuple[Principal | None, Unauthorized | None]:
+    header = request.headers.get("authorization")
+    if spec.auth is AuthMode.REQUIRED or (spec.auth is AuthMode.OPTIONAL and header is not None):
+        try:
+            return await gateway.auth.authenticate_header(header), None
+        except Unauthorized as exc:
+            return None, exc
+    return None, None
+
+
+def _rate_limit(request: Request, principal: Principal | None, gateway: Gateway) -> dict[str, str]:
+    """Take one request from the caller's bucket; the RateLimit-* headers, or :class:`RateLimited`."""
+    if principal is not None:
+        limiter, key, scope = gateway.user_limiter, str(principal.user_id), "user"
+    else:
+        limiter, key, scope = gateway.ip_limiter, client_ip(request.scope, gateway.settings.trusted_proxy_hops), "ip"
+    if limiter is None:
+        return {}
+    decision = limiter.take(key)
+    headers = decision.headers()
+    if not decision.allowed:
+        RATE_LIMITED.labels(scope).inc()
+        raise RateLimited(retry_after_seconds=decision.retry_after_seconds, headers=headers)
+    return headers
+
+
+async def forward(request: Request, spec: RouteSpec, gateway: Gateway) -> Response:
+    if has_dot_segments(request.scope["path"]):
+        raise NotFound()
+    principal, refused = await _authenticate(request, spec, gateway)
+    # Failed authentications count against the client's address, so token guessing is throttled too.
+    limit_headers = _rate_limit(request, principal, gateway)
+    if refused is not None:
+        refused.headers.update(limit_headers)
+        raise refused
+    if principal is not None:
+        request.state.user_id = str(principal.user_id)
+        user_id_var.set(str(principal.user_id))
+    try:
+        if spec.effect is Effect.IDENTITY_LINK and principal is not None:
+            return await _forward_identity_link(request, spec, gateway, principal, limit_headers)
+        upstream = await gateway.proxy.send(request, spec)
+    except ClientDisconnect:
+        return Response(status_code=_CLIENT_CLOSED)
+    except AppError as exc:  # 503/504 from the proxy still tell the client where it stands
+        exc.headers.update(limit_headers)
+        raise
+    if (
+        spec.effect is Effect.ACCOUNT_DELETION
+        and principal is not None
+        and request.method == "DELETE"
+        and upstream.status_code == 204
+    ):
+        # Before answering: the client's very next request must already be refused here, even if the
+        # user.deleted event has not reached this replica yet (decisions.md §3.5).
+        gateway.deny(principal.user_id, reason="account deleted")
+    headers = UpstreamProxy.response_headers(upstream, limit_headers)
+    return UpstreamStreamingResponse(upstream, upstream_name=spec.upstream, headers=headers)
+
+
+async def _forward_identity_link(
+    request: Request, spec: RouteSpec, gateway: Gateway, principal: Principal, limit_headers: Mapping[str, str]
+) -> Response:
+    """Proxy an OAuth call made with a Bearer, noticing when it merged the caller away.
+
+    A link that hits an identity owned by another user signs into that owner and deletes the (anonymous)
+    caller: the session that comes back belongs to a different user. Like an account deletion, the
+    caller's token must be refused from the moment this response is returned.
+    """
+    body = await request.body()
+    upstream = await gateway.proxy.send(request, spec, content=body)
+    try:
+        inspect = (
+            upstream.status_code == 200
+            and _json_object(body).get("link") is True
+            and upstream.headers.get("content-encoding", "identity") == "identity"
+            and upstream.headers.get("content-length", "x").isdigit()
+            and int(upstream.headers["content-length"]) <= _MAX_INSPECTED_BODY
+        )
+        if not inspect:
+            headers = UpstreamProxy.response_headers(upstream, limit_headers)
+            return UpstreamStreamingResponse(upstream, upstream_name=spec.upstream, headers=headers)
+        try:
+            raw = b"".join([chunk async for chunk in upstream.aiter_raw()])
+        except httpx.HTTPError as exc:
+            raise gateway.proxy.failure(spec, exc) from exc
+        user = _json_object(raw).get("user")
+        new_user_id = user.get("id") if isinstance(user, dict) else None
+        if isinstance(new_user_id, str) and new_user_id != str(principal.user_id):
+            gateway.deny(principal.user_id, reason="account merged")
+        response = Response(content=raw, status_code=upstream.status_code)
+        response.raw_headers = UpstreamProxy.response_headers(upstream, limit_headers)
+        await upstream.aclose()
+        return response
+    except BaseException:
+        await upstream.aclose()
+        raise
+
+
+def _json_object(raw: bytes) -> dict[str, object]:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _proxy_endpoint(spec: RouteSpec) -> Callable[[Request], Awaitable[Response]]:
+    async def proxy(request: Request) -> Response:
+        return await forward(request, spec, gateway_of(request))
+
+    return proxy
+
+
+async def openapi_document(request: Request) -> Response:
+    gateway = gateway_of(request)
+    headers = _rate_limit(request, None, gateway)
+    return JSONResponse(gateway.catalog.document(), headers=headers)
+
+
+async def docs(request: Request) -> Response:
+    gateway = gateway_of(request)
+    headers = _rate_limit(request, None, gateway)
+    return HTMLResponse(docs_html(title=gateway.catalog.title, spec_url=OPENAPI_PATH), headers=headers)
+
+
+async def events_without_upgrade(request: Request) -> Response:
+    raise InvalidRequest("GET /v1/events must be a WebSocket upgrade.")
+
+
+async def events(websocket: WebSocket) -> None:
+    gateway = gateway_of(websocket)
+    await serve_events(websocket, auth=gateway.auth, hub=gateway.hub, limiter=gateway.user_limiter)
+
+
+def build_router() -> APIRouter:
+    router = APIRouter()
+    router.add_api_websocket_route("/v1/events", events)
+    router.add_api_route("/v1/events", events_without_upgrade, methods=["GET"], include_in_schema=False)
+    router.add_api_route(OPENAPI_PATH, openapi_document, methods=["GET"], include_in_schema=False)
+    router.add_api_route("/docs", docs, methods=["GET"], include_in_schema=False)
+    for spec in ROUTES:
+        router.add_api_route(
+            spec.template,
+            _proxy_endpoint(spec),
+            methods=list(PROXY_METHODS),
+            include_in_schema=False,
+            name=f"proxy {spec.template}",
+        )
+    return router

@@ -1,0 +1,148 @@
+"""Gateway application: ``create_app()`` and its lifespan (nothing is built at import)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
+
+from common.app import broker_check, create_service_app
+from common.auth import AccessTokenVerifier
+from common.events import TOPIC_BOOKMARK_DELETED, TOPIC_BOOKMARK_SAVED, TOPIC_USER_DELETED, TOPIC_USER_MERGED
+from common.jwt import JwksClient
+from common.tasks import BackgroundTasks
+from common.tracing import setup_tracing
+from gateway.api.routes import build_router
+from gateway.denylist import DenyList
+from gateway.edge import EdgeAuth
+from gateway.events.consumers import TopicTail, deny_handler, nudge_handler
+from gateway.openapi import OpenApiCatalog
+from gateway.proxy import UpstreamProxy
+from gateway.ratelimit import TokenBucketLimiter
+from gateway.realtime import Hub
+from gateway.settings import Settings
+from gateway.state import Gateway
+
+SERVICE = "gateway"
+
+_CORS_HEADERS = ["Authorization", "Content-Type", "X-Request-Id", "traceparent", "tracestate", "X-Admin-Token"]
+_CORS_EXPOSED = [
+    "X-Request-Id",
+    "Retry-After",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "WWW-Authenticate",
+]
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
+        proxy = UpstreamProxy(
+            upstreams=settings.upstream_urls,
+            timeout_seconds=settings.upstream_timeout_seconds,
+            max_connections=settings.upstream_max_connections,
+            max_keepalive=settings.upstream_max_keepalive,
+            trusted_proxy_hops=settings.trusted_proxy_hops,
+        )
+        jwks = JwksClient(settings.gateway_jwks_url, http=proxy.client)
+        verifier = AccessTokenVerifier(jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
+        denylist = DenyList(retention_seconds=settings.deny_retention_seconds)
+        hub = Hub(max_per_user=settings.ws_max_per_user, coalesce_seconds=settings.nudge_coalesce_ms / 1000)
+        gateway = Gateway(
+            settings=settings,
+            auth=EdgeAuth(verifier, denylist),
+            denylist=denylist,
+            hub=hub,
+            proxy=proxy,
+            catalog=OpenApiCatalog(
+                client=proxy.client,
+                upstreams=settings.upstream_urls,
+                refresh_seconds=settings.openapi_refresh_seconds,
+            ),
+            user_limiter=_limiter(settings.rate_limit_per_minute),
+            ip_limiter=_limiter(settings.ip_rate_limit_per_minute),
+        )
+        app.state.gateway = gateway
+
+        def deny(user_id: uuid.UUID, occurred_at: float, reason: str) -> None:
+            gateway.deny(user_id, since=occurred_at, reason=reason)
+
+        deny_tail = TopicTail(
+            name="deny-list",
+            bootstrap=settings.kafka_bootstrap_servers,
+            topics=(TOPIC_USER_DELETED, TOPIC_USER_MERGED),
+            handler=deny_handler(deny),
+            lookback_seconds=settings.deny_retention_seconds,
+        )
+        nudge_tail = TopicTail(
+            name="nudges",
+            bootstrap=settings.kafka_bootstrap_servers,
+            topics=(TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED),
+            handler=nudge_handler(hub.notify),
+        )
+
+        async def jwks_reachable() -> None:
+            response = await proxy.client.get(settings.gateway_jwks_url, timeout=1.5)
+            response.raise_for_status()
+            if not response.json().get("keys"):
+                raise RuntimeError("the JWKS has no keys")
+
+        async def events_ready() -> None:
+            # Serving before the deny-list is rebuilt would let a deleted user's token through again.
+            if not deny_tail.caught_up.is_set():
+                raise RuntimeError("deny-list not loaded yet")
+            if not nudge_tail.positioned.is_set():
+                raise RuntimeError("bookmark event tail not positioned yet")
+
+        app.state.readiness_checks = [
+            ("broker", broker_check(settings.kafka_bootstrap_servers)),
+            ("jwks", jwks_reachable),
+            ("events", events_ready),
+        ]
+        app.state.deny_tail, app.state.nudge_tail = deny_tail, nudge_tail
+        tasks = BackgroundTasks()
+        tasks.start("deny-list-tail", deny_tail.run())
+        tasks.start("nudge-tail", nudge_tail.run())
+        tasks.start("openapi-catalog", gateway.catalog.run())
+        try:
+            yield
+        finally:
+            hub.close_all()
+            await tasks.stop()
+            await proxy.aclose()
+
+    app = create_service_app(service=SERVICE, title="Gateway", lifespan=lifespan, routers=[build_router()])
+    # The gateway maps the whole public surface; a trailing-slash redirect would only hide a 404.
+    app.router.redirect_slashes = False
+
+    def combined_openapi() -> dict[str, Any]:
+        gateway: Gateway = app.state.gateway
+        return gateway.catalog.document()
+
+    # FastAPI's own /openapi.json would describe the proxy routes (none public); serve the combined
+    # public document there too, the documented way of customising it.
+    app.openapi = combined_openapi  # type: ignore[method-assign]
+    if settings.cors_origin_list:
+        origins = settings.cors_origin_list
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=_CORS_HEADERS,
+            expose_headers=_CORS_EXPOSED,
+            max_age=600,
+        )
+    return app
+
+
+def _limiter(per_minute: int) -> TokenBucketLimiter | None:
+    return TokenBucketLimiter(per_minute) if per_minute > 0 else None

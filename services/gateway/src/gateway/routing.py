@@ -1,0 +1,97 @@
+"""The public route table: which upstream owns a path and what the edge checks before proxying.
+
+Each entry becomes one route of the gateway app, so the access log and the request metrics carry its
+template (``/v1/bookmarks/{clientBookmarkId}``), never the raw path. Entries are tried in order: the
+exact endpoints of the contract first, then a ``{rest:path}`` catch-all per owned prefix, so an
+endpoint added upstream is reachable without a gateway release (and its metrics stay low-cardinality).
+Anything not in this table, ``/internal/*`` above all, is answered 404 by the gateway itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class AuthMode(StrEnum):
+    REQUIRED = "required"  # a valid, non-denied Bearer token or 401
+    OPTIONAL = "optional"  # verified only when an Authorization header is present
+    NONE = "none"  # not checked here: public, or authenticated by the upstream (X-Admin-Token)
+
+
+class Effect(StrEnum):
+    """What the gateway must learn from a proxied response (see ``api.routes``)."""
+
+    ACCOUNT_DELETION = "account-deletion"  # DELETE answered 204: deny the caller at once
+    IDENTITY_LINK = "identity-link"  # a link may merge the caller away: deny it at once
+
+
+@dataclass(frozen=True, slots=True)
+class RouteSpec:
+    template: str
+    upstream: str
+    auth: AuthMode
+    effect: Effect | None = None
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", _compile(self.template))
+
+    def matches(self, path: str) -> bool:
+        return self.regex.fullmatch(path) is not None
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    """Starlette's path syntax: ``{name}`` is one segment, ``{name:path}`` the rest of the path."""
+    pattern = ""
+    for literal, name, convertor in re.findall(r"([^{]*)(?:\{(\w+)(?::(\w+))?\})?", template):
+        pattern += re.escape(literal)
+        if name:
+            pattern += ".*" if convertor == "path" else "[^/]+"
+    return re.compile(pattern)
+
+
+AUTH, BOOKMARKS, ENRICHMENT = "auth", "bookmarks", "enrichment"
+UPSTREAMS: tuple[str, ...] = (AUTH, BOOKMARKS, ENRICHMENT)
+
+_R, _O, _N = AuthMode.REQUIRED, AuthMode.OPTIONAL, AuthMode.NONE
+
+ROUTES: tuple[RouteSpec, ...] = (
+    RouteSpec("/v1/auth/anonymous", AUTH, _N),
+    RouteSpec("/v1/auth/refresh", AUTH, _N),
+    RouteSpec("/v1/auth/logout", AUTH, _N),
+    RouteSpec("/v1/auth/jwks", AUTH, _N),
+    RouteSpec("/v1/auth/oauth/idp-a", AUTH, _O, Effect.IDENTITY_LINK),
+    RouteSpec("/v1/auth/oauth/idp-b", AUTH, _O, Effect.IDENTITY_LINK),
+    RouteSpec("/v1/auth/{rest:path}", AUTH, _R),
+    RouteSpec("/v1/me", AUTH, _R),
+    RouteSpec("/v1/me/settings", AUTH, _R),
+    RouteSpec("/v1/me/{rest:path}", AUTH, _R),
+    RouteSpec("/v1/account", AUTH, _R, Effect.ACCOUNT_DELETION),
+    RouteSpec("/v1/admin/users/{userId}/subscription", AUTH, _N),
+    RouteSpec("/v1/admin/{rest:path}", AUTH, _N),
+    RouteSpec("/v1/bookmarks/delta", BOOKMARKS, _R),
+    RouteSpec("/v1/bookmarks/{clientBookmarkId}", BOOKMARKS, _R),
+    RouteSpec("/v1/bookmarks/{clientBookmarkId}/collections", BOOKMARKS, _R),
+    RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),
+    RouteSpec("/v1/enrichment/enqueue", ENRICHMENT, _R),
+    RouteSpec("/v1/enrichment/status", ENRICHMENT, _R),
+    RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),
+)
+
+# Methods proxied on every route; the upstream answers 405 for the ones it does not serve.
+PROXY_METHODS: tuple[str, ...] = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def route_for_path(path: str) -> RouteSpec | None:
+    """The entry that serves ``path`` (a concrete path or an OpenAPI template), or None."""
+    for spec in ROUTES:
+        if spec.matches(path):
+            return spec
+    return None
+
+
+def has_dot_segments(path: str) -> bool:
+    """``.``/``..`` segments are refused: an upstream that normalised them could be walked to /internal."""
+    return any(segment in (".", "..") for segment in path.split("/"))
