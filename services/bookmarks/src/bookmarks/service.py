@@ -250,12 +250,14 @@ async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed
         return
     if row["enrichment_status"] == "completed":
         return  # a late failure report must not undo a result
-    updated = await repository.update_bookmark(
-        session,
-        owner,
-        event.clientBookmarkId,
-        {"enrichment_status": event.status, "last_error_code": event.errorCode, "updated_at": position},
-    )
+    changes: dict[str, Any] = {
+        "enrichment_status": event.status,
+        "last_error_code": event.errorCode,
+        "updated_at": position,
+    }
+    if event.status == "failed" and row["snapshot_status"] in ("pending", "processing"):
+        changes["snapshot_status"] = "failed"  # final: no snapshot will be taken (decisions.md §6.7)
+    updated = await repository.update_bookmark(session, owner, event.clientBookmarkId, changes)
     await add_events(session, [_saved_event(updated)])
 
 

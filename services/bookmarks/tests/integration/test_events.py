@@ -126,6 +126,7 @@ async def test_failures_set_status_and_error_code(http: httpx.AsyncClient, user:
 
     record = await eventually(failed)
     assert record["lastErrorCode"] == "upstream-4xx"
+    assert record["snapshotStatus"] == "failed"
 
 
 async def test_user_deleted_purges_everything_and_refuses_late_writes(

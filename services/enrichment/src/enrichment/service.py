@@ -1,0 +1,504 @@
+"""Enrichment use cases: each is one transaction that changes state and writes its events together.
+
+Three callers: the API (enqueue, status, snapshot), the worker (claim, heartbeat, complete, fail,
+release, housekeeping) and the event consumers (projections, account deletion and merge).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from common.db import SessionFactory, transaction
+from common.errors import ConsentRequired, InvalidUrl, QuotaExceeded, Unavailable
+from common.events import (
+    BookmarkDeleted,
+    BookmarkSaved,
+    EnrichmentCompleted,
+    EnrichmentFailed,
+    EnrichmentResult,
+    Event,
+    UserUpdated,
+)
+from common.outbox import add_events
+from common.urls import InvalidUrlError, normalize_url
+from enrichment.domain.errors import EnrichmentNotFound, SnapshotNotFound, UserGone
+from enrichment.domain.model import (
+    COMPLETED,
+    FAILED,
+    IN_FLIGHT,
+    MINUTE_WINDOW,
+    PENDING,
+    PROCESSING,
+    RETRYING,
+    Clock,
+    Entitlements,
+    check_quota,
+    month_of,
+    public_result,
+    retry_delay,
+)
+from enrichment.entitlements import EntitlementsClient
+from enrichment.metrics import CACHE_LOOKUPS, JOB_TRANSITIONS, QUOTA_REJECTIONS
+from enrichment.store import queries, repository
+
+# A processing job whose lease ran out on its last allowed attempt: the worker died or hung, which for
+# the bookmark is indistinguishable from the page never answering.
+ABANDONED_ERROR_CODE = "fetch-timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueOutcome:
+    """``cache_hit``: a result was applied at once (200); otherwise a job runs (202) with ``status``."""
+
+    cache_hit: bool
+    status: str
+    charged: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StatusView:
+    client_bookmark_id: str
+    status: str
+    result: dict[str, Any] | None
+    error_code: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedJob:
+    id: uuid.UUID
+    url: str
+    normalized_url: str
+    attempts: int
+    existing_tags: list[str]
+    trace_context: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    kind: str
+    content_type: str
+    data: bytes
+
+
+# --- API ---------------------------------------------------------------------------------------------
+
+
+async def resolve_entitlements(
+    *, sessions: SessionFactory, client: EntitlementsClient | None, user_id: uuid.UUID
+) -> Entitlements:
+    """Ask auth (read-your-writes); fall back to the ``user.updated`` projection when it cannot answer."""
+    answer = await client.fetch(user_id) if client is not None else None
+    if answer is not None:
+        return answer
+    async with sessions() as session:
+        row = await queries.user_projection(session, user_id)
+    if row is None:
+        # Never heard of: consent is opt-in (decisions.md §5.1), so nothing is enabled yet.
+        return Entitlements(exists=True, use_ai=False, is_pro=False)
+    return Entitlements(exists=not row["deleted"], use_ai=bool(row["use_ai"]), is_pro=bool(row["is_pro"]))
+
+
+async def enqueue(
+    *,
+    sessions: SessionFactory,
+    user_id: uuid.UUID,
+    client_bookmark_id: str,
+    url: str,
+    client_saved_at: datetime | None,
+    entitlements: Entitlements,
+    clock: Clock,
+) -> EnqueueOutcome:
+    """Queue enrichment of a bookmark: consent, URL, cache, duplicate, existing job, quota, new job."""
+    if not entitlements.exists:
+        raise UserGone()
+    if not entitlements.use_ai:
+        raise ConsentRequired()
+    try:
+        normalized = normalize_url(url)
+    except InvalidUrlError as exc:
+        raise InvalidUrl(str(exc)) from exc
+    now = clock.now()
+    async with transaction(sessions) as session:
+        month_used = await repository.lock_user_quota(session, user_id, month_of(now))
+        if await queries.is_user_deleted(session, user_id):
+            raise UserGone()
+        target = _Target(session, user_id, client_bookmark_id, normalized.url, client_saved_at)
+
+        cached = await queries.cached_result(session, normalized.url)
+        CACHE_LOOKUPS.labels("hit" if cached is not None else "miss").inc()
+        if cached is not None:
+            return await target.apply_result(cached)
+
+        duplicate = await queries.reusable_duplicate(session, user_id, normalized.url, client_bookmark_id)
+        if duplicate is not None:
+            if duplicate["status"] == COMPLETED and duplicate["result"] is not None:
+                return await target.apply_result(dict(duplicate["result"]))
+            outcome = await target.attach(duplicate["job_id"])
+            if outcome is not None:
+                return outcome
+
+        current = await queries.enrichment(session, user_id, client_bookmark_id)
+        if current is not None and current["job_id"] is not None and current["normalized_url"] == normalized.url:
+            outcome = await target.attach(current["job_id"])
+            if outcome is not None:
+                return outcome
+
+        in_flight = await repository.in_flight_job_for_url(session, normalized.url)
+        outcome = await target.attach_locked(in_flight) if in_flight is not None else None
+        if outcome is not None:
+            return outcome
+
+        if not entitlements.is_pro:
+            recent = await repository.recent_charges(session, user_id, now - MINUTE_WINDOW)
+            rejection = check_quota(now=now, month_used=month_used, recent_charges=recent)
+            if rejection is not None:
+                QUOTA_REJECTIONS.labels(rejection.kind).inc()
+                raise QuotaExceeded(rejection.message, retry_after_seconds=rejection.retry_after_seconds)
+
+        job = await repository.insert_job(
+            session, job_id=uuid.uuid4(), normalized_url=normalized.url, url=url, charged_user_id=user_id
+        )
+        if job is None:
+            # Another user's enqueue created this URL's job after our check; the unique index made us
+            # wait for it to commit, so it is visible now. Attach, like any in-flight job.
+            in_flight = await repository.in_flight_job_for_url(session, normalized.url)
+            outcome = await target.attach_locked(in_flight) if in_flight is not None else None
+            if outcome is None:  # that job also ended already: vanishingly rare, and a retry resolves it
+                raise Unavailable("The enrichment job for this URL changed state meanwhile.", retry_after_seconds=1)
+            return outcome
+        if not entitlements.is_pro:
+            await repository.charge(session, user_id, job["id"], now, now - MINUTE_WINDOW)
+        await target.record(job_id=job["id"], status=PENDING)
+    JOB_TRANSITIONS.labels(PENDING).inc()
+    return EnqueueOutcome(cache_hit=False, status=PENDING, charged=not entitlements.is_pro)
+
+
+class _Target:
+    """The bookmark an enqueue is about, inside the enqueue's transaction."""
+
+    def __init__(
+        self,
+        session: AsyncSession,
+        user_id: uuid.UUID,
+        client_bookmark_id: str,
+        normalized_url: str,
+        client_saved_at: datetime | None,
+    ) -> None:
+        self.session = session
+        self.user_id = user_id
+        self.client_bookmark_id = client_bookmark_id
+        self.normalized_url = normalized_url
+        self.client_saved_at = client_saved_at
+
+    async def record(
+        self, *, job_id: uuid.UUID | None, status: str, result: dict[str, Any] | None = None,
+        enriched_at: datetime | None = None,
+    ) -> None:
+        await repository.upsert_enrichment(
+            self.session,
+            user_id=self.user_id,
+            client_bookmark_id=self.client_bookmark_id,
+            normalized_url=self.normalized_url,
+            job_id=job_id,
+            status=status,
+            result=result,
+            cache_hit=result is not None,
+            client_saved_at=self.client_saved_at,
+            enriched_at=enriched_at,
+        )
+
+    async def apply_result(self, result: dict[str, Any]) -> EnqueueOutcome:
+        """Apply an existing result now: recorded here and sent to bookmarks as a completed enrichment."""
+        parsed = EnrichmentResult.model_validate(result)
+        enriched_at = await queries.database_now(self.session)
+        await self.record(job_id=None, status=COMPLETED, result=parsed.model_dump(mode="json"), enriched_at=enriched_at)
+        await repository.add_user_tags(self.session, self.user_id, parsed.tags)
+        await add_events(
+            self.session,
+            [
+                EnrichmentCompleted(
+                    userId=self.user_id,
+                    clientBookmarkId=self.client_bookmark_id,
+                    normalizedUrl=self.normalized_url,
+                    result=parsed,
+                    enrichedAt=enriched_at,
+                    cacheHit=True,
+                )
+            ],
+        )
+        return EnqueueOutcome(cache_hit=True, status=COMPLETED)
+
+    async def attach(self, job_id: uuid.UUID | None) -> EnqueueOutcome | None:
+        """Wait on an existing job of this URL; None when it cannot be reused (gone, or ended badly)."""
+        if job_id is None:
+            return None
+        job = await repository.lock_job(self.session, job_id)
+        if job is None or job["normalized_url"] != self.normalized_url:
+            return None
+        return await self.attach_locked(job)
+
+    async def attach_locked(self, job: RowMapping) -> EnqueueOutcome | None:
+        if job["status"] in IN_FLIGHT:
+            await self.record(job_id=job["id"], status=job["status"])
+            return EnqueueOutcome(cache_hit=False, status=job["status"])
+        if job["status"] == COMPLETED:
+            # It ended while we looked; its result went to the cache in the same transaction.
+            cached = await queries.cached_result(self.session, self.normalized_url)
+            if cached is not None:
+                return await self.apply_result(cached)
+        return None
+
+
+async def enrichment_status(
+    *, sessions: SessionFactory, user_id: uuid.UUID, client_bookmark_id: str, is_pro: bool
+) -> StatusView:
+    """The bookmark's job status and, once completed, its result (``saveWhy`` only for Pro)."""
+    async with sessions() as session:
+        row = await queries.enrichment(session, user_id, client_bookmark_id)
+    if row is None:
+        raise EnrichmentNotFound()
+    live = row["job_status"] is not None and row["status"] in IN_FLIGHT
+    status = row["job_status"] if live else row["status"]
+    error_code = row["job_error_code"] if live else row["error_code"]
+    result = None
+    if status == COMPLETED and row["result"] is not None:
+        result = public_result(row["result"], is_pro=is_pro)
+    return StatusView(client_bookmark_id=client_bookmark_id, status=status, result=result, error_code=error_code)
+
+
+async def read_snapshot(
+    *, sessions: SessionFactory, user_id: uuid.UUID, client_bookmark_id: str, kind: str
+) -> Snapshot:
+    """A stored capture of the page of this user's bookmark."""
+    async with sessions() as session:
+        row = await queries.snapshot_for_bookmark(session, user_id, client_bookmark_id, kind)
+    if row is None:
+        raise SnapshotNotFound()
+    return Snapshot(kind=kind, content_type=row["content_type"], data=bytes(row["data"]))
+
+
+# --- worker ------------------------------------------------------------------------------------------
+
+
+async def claim_job(
+    *, sessions: SessionFactory, worker_id: str, lease_seconds: float, max_attempts: int
+) -> ClaimedJob | None:
+    """Take the longest-waiting due job under a lease, or None when nothing is due."""
+    while True:
+        async with transaction(sessions) as session:
+            row = await repository.next_due_job(session)
+            if row is None:
+                return None
+            if row["status"] == PROCESSING and row["attempts"] >= max_attempts:
+                ended = await repository.end_attempt(
+                    session, row["id"], worker_id=None, attempts=row["attempts"], status=FAILED,
+                    error_code=ABANDONED_ERROR_CODE,
+                )
+                if ended is not None:
+                    await _fan_out_failure(session, ended, FAILED, ABANDONED_ERROR_CODE)
+                    JOB_TRANSITIONS.labels(FAILED).inc()
+                continue
+            started = await repository.start_attempt(
+                session, row["id"], worker_id=worker_id, lease_seconds=lease_seconds
+            )
+            tag_owner = started["charged_user_id"] or await queries.first_attached_user(session, started["id"])
+            tags = await queries.user_tags(session, tag_owner) if tag_owner is not None else []
+        JOB_TRANSITIONS.labels(PROCESSING).inc()
+        return ClaimedJob(
+            id=started["id"],
+            url=started["url"],
+            normalized_url=started["normalized_url"],
+            attempts=started["attempts"],
+            existing_tags=tags,
+            trace_context=dict(started["trace_context"] or {}),
+        )
+
+
+async def extend_lease(*, sessions: SessionFactory, job: ClaimedJob, worker_id: str, lease_seconds: float) -> bool:
+    """Keep the job while working on it; False when the lease was lost (the attempt must be dropped)."""
+    async with transaction(sessions) as session:
+        return await repository.extend_lease(
+            session, job.id, worker_id=worker_id, attempts=job.attempts, lease_seconds=lease_seconds
+        )
+
+
+async def complete_job(
+    *,
+    sessions: SessionFactory,
+    job: ClaimedJob,
+    worker_id: str,
+    result: EnrichmentResult,
+    snapshots: Sequence[Snapshot],
+    cache_ttl_seconds: int,
+) -> bool:
+    """Store the result (cache, captures) and hand it to every bookmark waiting on the job.
+
+    False when the job is no longer ours (lease lost, or purged with its last bookmark's account).
+    """
+    payload = result.model_dump(mode="json")
+    async with transaction(sessions) as session:
+        ended = await repository.end_attempt(
+            session, job.id, worker_id=worker_id, attempts=job.attempts, status=COMPLETED, error_code=None
+        )
+        if ended is None:
+            return False
+        await repository.store_cache(
+            session, job.normalized_url, payload, job_id=job.id, ttl_seconds=cache_ttl_seconds
+        )
+        await repository.replace_snapshots(
+            session, job.normalized_url, job.id, [(s.kind, s.content_type, s.data) for s in snapshots]
+        )
+        attached = await repository.attached_for_update(session, job.id)
+        enriched_at = await queries.database_now(session)
+        await repository.finish_attached(
+            session, job.id, status=COMPLETED, error_code=None, result=payload, enriched_at=enriched_at
+        )
+        for user_id in sorted({row["user_id"] for row in attached}):
+            await repository.add_user_tags(session, user_id, result.tags)
+        events: list[Event] = [
+            EnrichmentCompleted(
+                userId=row["user_id"],
+                clientBookmarkId=row["client_bookmark_id"],
+                normalizedUrl=row["normalized_url"],
+                result=result,
+                enrichedAt=enriched_at,
+            )
+            for row in attached
+        ]
+        await add_events(session, events)
+    JOB_TRANSITIONS.labels(COMPLETED).inc()
+    return True
+
+
+async def fail_attempt(
+    *,
+    sessions: SessionFactory,
+    job: ClaimedJob,
+    worker_id: str,
+    error_code: str,
+    retriable: bool,
+    retry_delays: Sequence[float],
+) -> str | None:
+    """Schedule the next attempt (``retrying``) or end the job (``failed``); tell every waiting bookmark.
+
+    Returns the new status, or None when the job is no longer ours.
+    """
+    delay = retry_delay(attempts=job.attempts, retriable=retriable, delays=retry_delays)
+    status = RETRYING if delay is not None else FAILED
+    async with transaction(sessions) as session:
+        ended = await repository.end_attempt(
+            session, job.id, worker_id=worker_id, attempts=job.attempts, status=status, error_code=error_code,
+            retry_in_seconds=delay or 0.0,
+        )
+        if ended is None:
+            return None
+        await _fan_out_failure(session, ended, status, error_code)
+    JOB_TRANSITIONS.labels(status).inc()
+    return status
+
+
+async def _fan_out_failure(session: AsyncSession, job: RowMapping, status: str, error_code: str) -> None:
+    attached = await repository.attached_for_update(session, job["id"])
+    if status == FAILED:
+        await repository.finish_attached(session, job["id"], status=FAILED, error_code=error_code, result=None,
+                                         enriched_at=None)
+    await add_events(
+        session,
+        [
+            EnrichmentFailed(
+                userId=row["user_id"],
+                clientBookmarkId=row["client_bookmark_id"],
+                normalizedUrl=row["normalized_url"],
+                status=RETRYING if status == RETRYING else FAILED,
+                errorCode=error_code,
+            )
+            for row in attached
+        ],
+    )
+
+
+async def release_job(*, sessions: SessionFactory, job: ClaimedJob, worker_id: str) -> bool:
+    """Give an interrupted attempt back uncounted (shutdown), due at once for another worker."""
+    status = PENDING if job.attempts <= 1 else RETRYING
+    async with transaction(sessions) as session:
+        released = await repository.end_attempt(
+            session, job.id, worker_id=worker_id, attempts=job.attempts, status=status, error_code=None, release=True
+        )
+    if released is not None:
+        JOB_TRANSITIONS.labels(status).inc()
+    return released is not None
+
+
+@dataclass(frozen=True, slots=True)
+class JobStats:
+    counts: dict[str, int]
+    oldest_due_wait_seconds: float
+
+
+async def job_stats(*, sessions: SessionFactory) -> JobStats:
+    async with sessions() as session:
+        return JobStats(
+            counts=await queries.job_counts(session),
+            oldest_due_wait_seconds=await queries.oldest_due_wait_seconds(session),
+        )
+
+
+async def housekeeping(*, sessions: SessionFactory, job_retention_seconds: int) -> None:
+    """Forget long-finished jobs and expired cache entries (bounded batches; runs periodically)."""
+    async with transaction(sessions) as session:
+        await repository.delete_finished_jobs(session, older_than_seconds=job_retention_seconds)
+    async with transaction(sessions) as session:
+        await repository.delete_expired_cache(session)
+
+
+# --- events from other services (called inside the consumer's transaction) ---------------------------
+
+
+async def apply_bookmark_saved(session: AsyncSession, event: BookmarkSaved) -> None:
+    if await queries.is_user_deleted(session, event.userId):
+        return
+    await repository.upsert_bookmark_url(
+        session, event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl, deleted=False,
+        position=event.updatedAt,
+    )
+
+
+async def apply_bookmark_deleted(session: AsyncSession, event: BookmarkDeleted) -> None:
+    if await queries.is_user_deleted(session, event.userId):
+        return
+    await repository.upsert_bookmark_url(
+        session, event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl or "", deleted=True,
+        position=event.deletedAt,
+    )
+
+
+async def apply_user_updated(session: AsyncSession, event: UserUpdated) -> None:
+    await repository.upsert_user(
+        session, event.userId, use_ai=event.useAi, is_pro=event.isPro, event_at=event.occurredAt
+    )
+
+
+async def purge_user(session: AsyncSession, user_id: uuid.UUID) -> None:
+    """Delete every row of the user; shared results (cache, captures) stay with their URL."""
+    await repository.lock_existing_quota(session, user_id)
+    job_ids = await repository.lock_jobs_of_user(session, user_id)
+    await repository.purge_user(session, user_id, job_ids)
+
+
+async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.UUID) -> None:
+    """Move the source's enrichments (unless the target has that bookmark id) and tags, then purge it."""
+    if source == target:
+        return
+    for user_id in sorted((source, target)):
+        await repository.lock_existing_quota(session, user_id)
+    job_ids = await repository.lock_jobs_of_user(session, source)
+    if not await queries.is_user_deleted(session, target):
+        await repository.move_user_data(session, source=source, target=target)
+    await repository.purge_user(session, source, job_ids)

@@ -1,0 +1,68 @@
+"""Enrichment configuration (environment only; names as in decisions.md §2)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, field_validator
+from pydantic_settings import NoDecode
+
+from common.settings import CommonSettings, default_database_url
+
+
+def _comma_separated(value: Any) -> Any:
+    # "60,300" is the documented form; pydantic-settings would otherwise expect JSON for a tuple.
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+BrowserMode = Literal["auto", "off", "required"]
+
+
+class Settings(CommonSettings):
+    database_url: str = Field(default_database_url("enrichment"), validation_alias="DATABASE_URL_ENRICHMENT")
+    host: str = Field("127.0.0.1", validation_alias="ENRICHMENT_HOST")
+    port: int = Field(8083, validation_alias="ENRICHMENT_PORT")
+    worker_host: str = Field("127.0.0.1", validation_alias="ENRICHMENT_WORKER_HOST")
+    worker_port: int = Field(8084, validation_alias="ENRICHMENT_WORKER_PORT")
+
+    allow_private_networks: bool = Field(False, validation_alias="ENRICHMENT_ALLOW_PRIVATE_NETWORKS")
+    retry_delays_seconds: Annotated[tuple[float, ...], NoDecode, BeforeValidator(_comma_separated)] = Field(
+        (60.0, 300.0), validation_alias="ENRICHMENT_RETRY_DELAYS_SECONDS"
+    )
+    fetch_timeout_seconds: float = Field(10.0, gt=0, validation_alias="ENRICHMENT_FETCH_TIMEOUT_SECONDS")
+    cache_ttl_seconds: int = Field(2_592_000, ge=0, validation_alias="ENRICHMENT_CACHE_TTL_SECONDS")
+    openai_api_key: str | None = Field(None, validation_alias="OPENAI_API_KEY")
+    openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    llm_model: str | None = Field(None, validation_alias="ENRICHMENT_LLM_MODEL")
+    browser: BrowserMode = Field("auto", validation_alias="ENRICHMENT_BROWSER")
+
+    worker_concurrency: int = Field(4, ge=1, le=256, validation_alias="ENRICHMENT_WORKER_CONCURRENCY")
+    job_lease_seconds: float = Field(60.0, gt=0, validation_alias="ENRICHMENT_JOB_LEASE_SECONDS")
+    worker_poll_seconds: float = Field(1.0, gt=0, validation_alias="ENRICHMENT_WORKER_POLL_SECONDS")
+    job_retention_seconds: int = Field(7 * 86_400, ge=0, validation_alias="ENRICHMENT_JOB_RETENTION_SECONDS")
+    entitlements_timeout_seconds: float = Field(
+        1.0, gt=0, validation_alias="ENRICHMENT_ENTITLEMENTS_TIMEOUT_SECONDS"
+    )
+    user_agent: str = Field(
+        "Mozilla/5.0 (compatible; BookmarkEnricher/1.0)", validation_alias="ENRICHMENT_USER_AGENT"
+    )
+
+    @field_validator("retry_delays_seconds")
+    @classmethod
+    def _non_negative(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        if any(delay < 0 for delay in value):
+            raise ValueError("retry delays must not be negative")
+        return value
+
+    @field_validator("openai_api_key", "openai_base_url", "llm_model", "otel_exporter_otlp_endpoint")
+    @classmethod
+    def _empty_is_unset(cls, value: str | None) -> str | None:
+        # An exported-but-empty variable (common in compose files and charts) means "not configured".
+        return value or None
+
+    @property
+    def max_attempts(self) -> int:
+        """One first attempt plus one retry per configured delay (spec: the third failure is final)."""
+        return len(self.retry_delays_seconds) + 1

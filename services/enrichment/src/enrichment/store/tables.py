@@ -1,0 +1,225 @@
+"""Tables of the enrichment database.
+
+Hot queries and the index that serves each:
+
+- worker claim: due in-flight jobs by ``next_attempt_at`` → ``ix_jobs_due`` (partial, in-flight only)
+- enqueue attach: the one in-flight job of a normalized URL → ``ux_jobs_in_flight_url`` (partial unique,
+  which also makes "one job per URL in flight" a database invariant)
+- completion fan-out: bookmarks attached to a job → ``ix_bookmark_enrichments_job``
+- duplicate check: a user's bookmarks with a normalized URL → ``ix_bookmark_enrichments_user_url``,
+  ``ix_bookmark_urls_user_url``
+- rolling minute quota: a user's recent charges → ``ix_quota_charges_user_time``
+- cleanup: expired cache rows, finished jobs, unreferenced captures → ``ix_results_cache_expires``,
+  ``ix_jobs_finished``, ``ix_bookmark_enrichments_url``
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlmodel import Field, SQLModel
+
+_IN_FLIGHT_SQL = "status IN ('pending', 'processing', 'retrying')"
+
+
+def _ts(nullable: bool = True, *, default_now: bool = False) -> Any:
+    return Column(
+        DateTime(timezone=True), nullable=nullable, server_default=text("now()") if default_now else None
+    )
+
+
+class JobRow(SQLModel, table=True):
+    """One enrichment of one normalized URL; several bookmarks (of one or many users) may wait on it.
+
+    ``next_attempt_at`` is when a worker may next take the job: the scheduled time of a pending or
+    retrying job, and the lease expiry of a processing one (kept equal to ``lease_until``), so one
+    index finds both fresh work and work abandoned by a crashed worker.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('pending', 'processing', 'retrying', 'completed', 'failed')", name="ck_jobs_status"
+        ),
+        Index("ix_jobs_due", "next_attempt_at", postgresql_where=text(_IN_FLIGHT_SQL)),
+        Index("ux_jobs_in_flight_url", "normalized_url", unique=True, postgresql_where=text(_IN_FLIGHT_SQL)),
+        Index("ix_jobs_charged_user", "charged_user_id", postgresql_where=text("charged_user_id IS NOT NULL")),
+        Index("ix_jobs_finished", "updated_at", postgresql_where=text("status IN ('completed', 'failed')")),
+        Index("ix_jobs_status", "status"),
+    )
+
+    id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
+    url: str = Field(sa_column=Column(Text, nullable=False))
+    charged_user_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
+    status: str = Field(sa_column=Column(Text, nullable=False, server_default="pending"))
+    attempts: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    next_attempt_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+    lease_until: datetime | None = Field(default=None, sa_column=_ts())
+    worker_id: str | None = Field(default=None, sa_column=Column(Text))
+    error_code: str | None = Field(default=None, sa_column=Column(Text))
+    # W3C trace context of the request that created the job; each attempt's span links to it.
+    trace_context: dict[str, str] = Field(
+        sa_column=Column(JSONB, nullable=False, server_default=text("'{}'::jsonb"))
+    )
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+    updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class BookmarkEnrichmentRow(SQLModel, table=True):
+    """A user's bookmark and the enrichment it waits for (``job_id``) or received (``result``).
+
+    ``status`` and ``error_code`` are written when the job ends (or a cached result is applied); while
+    a job is in flight the job's own status is the live one.
+    """
+
+    __tablename__ = "bookmark_enrichments"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('pending', 'processing', 'retrying', 'completed', 'failed')",
+            name="ck_bookmark_enrichments_status",
+        ),
+        Index("ix_bookmark_enrichments_job", "job_id", postgresql_where=text("job_id IS NOT NULL")),
+        Index("ix_bookmark_enrichments_user_url", "user_id", "normalized_url"),
+        # Housekeeping keeps a URL's captures while any bookmark still shows its result.
+        Index("ix_bookmark_enrichments_url", "normalized_url"),
+    )
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
+    job_id: uuid.UUID | None = Field(
+        default=None, sa_column=Column(UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="SET NULL"))
+    )
+    status: str = Field(sa_column=Column(Text, nullable=False))
+    error_code: str | None = Field(default=None, sa_column=Column(Text))
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB))
+    cache_hit: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    client_saved_at: datetime | None = Field(default=None, sa_column=_ts())
+    enriched_at: datetime | None = Field(default=None, sa_column=_ts())
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+    updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class ResultCacheRow(SQLModel, table=True):
+    """Enrichment output per normalized URL, reused across users until ``expires_at``."""
+
+    __tablename__ = "results_cache"
+    __table_args__ = (Index("ix_results_cache_expires", "expires_at"),)
+
+    normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
+    result: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    job_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+    expires_at: datetime = Field(sa_column=_ts(nullable=False))
+
+
+class SnapshotRow(SQLModel, table=True):
+    """Stored page captures per normalized URL (shared like the cache; the newest job's replace older)."""
+
+    __tablename__ = "snapshots"
+    __table_args__ = (
+        CheckConstraint("kind IN ('html', 'screenshot', 'readable_text')", name="ck_snapshots_kind"),
+    )
+
+    normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
+    kind: str = Field(sa_column=Column(Text, primary_key=True))
+    content_type: str = Field(sa_column=Column(Text, nullable=False))
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
+    job_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class UserQuotaRow(SQLModel, table=True):
+    """A free user's job creations in the current UTC month. Locking it serializes the user's enqueues,
+    which is what keeps both quotas exact under concurrency."""
+
+    __tablename__ = "user_quotas"
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    month: date = Field(sa_column=Column(Date, nullable=False))
+    month_used: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class QuotaChargeRow(SQLModel, table=True):
+    """One charged job creation; the rows of the last minute are the rolling per-minute window."""
+
+    __tablename__ = "quota_charges"
+    __table_args__ = (Index("ix_quota_charges_user_time", "user_id", "charged_at"),)
+
+    id: int | None = Field(default=None, sa_column=Column(BigInteger, primary_key=True, autoincrement=True))
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    charged_at: datetime = Field(sa_column=_ts(nullable=False))
+    job_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
+
+
+class UserProjectionRow(SQLModel, table=True):
+    """Projection of auth's users (user.updated / user.deleted / user.merged); the fallback when auth
+    cannot be asked. A deleted user keeps only this flag so late events cannot resurrect it."""
+
+    __tablename__ = "users"
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    use_ai: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    is_pro: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    deleted: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    event_at: datetime | None = Field(default=None, sa_column=_ts())
+    updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class BookmarkUrlRow(SQLModel, table=True):
+    """Projection of the bookmarks service: which normalized URL each bookmark of a user has."""
+
+    __tablename__ = "bookmark_urls"
+    __table_args__ = (
+        Index("ix_bookmark_urls_user_url", "user_id", "normalized_url", postgresql_where=text("NOT deleted")),
+    )
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
+    deleted: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    position: datetime = Field(sa_column=_ts(nullable=False))
+
+
+class UserTagRow(SQLModel, table=True):
+    """Tags a user's bookmarks received, so the analyser can reuse the user's vocabulary."""
+
+    __tablename__ = "user_tags"
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    tag: str = Field(sa_column=Column(Text, primary_key=True))
+    uses: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("1")))
+    last_used_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+TABLES = (
+    JobRow,
+    BookmarkEnrichmentRow,
+    ResultCacheRow,
+    SnapshotRow,
+    UserQuotaRow,
+    QuotaChargeRow,
+    UserProjectionRow,
+    BookmarkUrlRow,
+    UserTagRow,
+)

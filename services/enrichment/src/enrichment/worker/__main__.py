@@ -1,0 +1,27 @@
+"""`python -m enrichment.worker`: run the enrichment job worker (health and metrics on its own port)."""
+
+from __future__ import annotations
+
+import uvicorn
+
+from common.logging import setup_logging
+from enrichment.settings import Settings
+from enrichment.worker.app import create_worker_app
+
+
+def main() -> None:
+    settings = Settings()
+    setup_logging("enrichment-worker", settings.log_level)
+    uvicorn.run(
+        create_worker_app(settings),
+        host=settings.worker_host,
+        port=settings.worker_port,
+        log_config=None,
+        access_log=False,
+        # Slots hand back their attempts on shutdown; give them time to do it.
+        timeout_graceful_shutdown=30,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""One enrichment attempt for one job: fetch the page, take its captures, analyse it.
+
+Raises :class:`enrichment.fetch.FetchError` for failures the job records (its ``code`` becomes the
+bookmark's ``lastErrorCode``); a failing browser never fails the attempt, it only costs the screenshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from common.events import EnrichmentResult
+from common.urls import normalize_url
+from enrichment.domain.model import normalize_tags, snapshot_status
+from enrichment.fetch import FetchedPage, SafeFetcher
+from enrichment.pipeline import Analysis, PageContent, RenderedPage, extract_page, extract_text_plain
+from enrichment.service import ClaimedJob, Snapshot
+
+log = logging.getLogger("enrichment.worker.attempt")
+
+_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
+
+
+class Analyzer(Protocol):
+    async def analyze(self, content: PageContent, *, existing_tags: list[str]) -> Analysis: ...
+
+
+class Renderer(Protocol):
+    async def render(self, url: str) -> RenderedPage: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Enrichment:
+    result: EnrichmentResult
+    snapshots: list[Snapshot]
+
+
+class Enricher:
+    def __init__(self, *, fetcher: SafeFetcher, analyzer: Analyzer, renderer: Renderer | None) -> None:
+        self.fetcher = fetcher
+        self.analyzer = analyzer
+        self.renderer = renderer
+
+    async def enrich(self, job: ClaimedJob) -> Enrichment:
+        page = await self.fetcher.fetch(job.url)
+        is_html = page.content_type in _HTML_TYPES
+        snapshots: list[Snapshot] = []
+        rendered: RenderedPage | None = None
+        if is_html:
+            # Extraction is CPU-bound (lxml, trafilatura): off the loop so heartbeats keep beating.
+            content = await asyncio.to_thread(extract_page, page.text, base_url=page.final_url)
+            rendered = await self._render(page)
+            if rendered is not None and len(content.text.strip()) < 200:
+                # Script-built pages show their text only after rendering.
+                rendered_content = await asyncio.to_thread(extract_page, rendered.html, base_url=rendered.final_url)
+                if len(rendered_content.text) > len(content.text):
+                    content = rendered_content
+            snapshots = _captures(page, content, rendered)
+        else:
+            content = await asyncio.to_thread(extract_text_plain, page.text)
+        analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
+        kinds = {s.kind for s in snapshots}
+        status = snapshot_status(
+            is_html=is_html,
+            html_stored="html" in kinds,
+            text_stored="readable_text" in kinds,
+            rendered_stored="screenshot" in kinds,
+        )
+        title = content.title or (rendered.title if rendered is not None else None)
+        result = EnrichmentResult(
+            normalizedUrl=job.normalized_url,
+            domain=normalize_url(job.normalized_url).domain,
+            title=title,
+            description=content.description,
+            thumbnailUrl=content.thumbnail_url,
+            summary=analysis.summary or None,
+            saveWhy=analysis.save_why or None,
+            tags=normalize_tags(analysis.tags),
+            snapshotStatus=status,
+            language=content.language,
+        )
+        return Enrichment(result=result, snapshots=snapshots)
+
+    async def _render(self, page: FetchedPage) -> RenderedPage | None:
+        if self.renderer is None:
+            return None
+        try:
+            return await self.renderer.render(page.final_url)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("browser snapshot failed; keeping the fetched capture", extra={"error": str(exc)[:500]})
+            return None
+
+
+def _captures(page: FetchedPage, content: PageContent, rendered: RenderedPage | None) -> list[Snapshot]:
+    # Stored as UTF-8 whatever the page declared, so the served Content-Type charset is always right.
+    snapshots: list[Snapshot] = []
+    if rendered is not None and rendered.screenshot_png:
+        snapshots.append(Snapshot("html", "text/html; charset=utf-8", rendered.html.encode()))
+        snapshots.append(Snapshot("screenshot", "image/png", rendered.screenshot_png))
+    elif page.text.strip():
+        snapshots.append(Snapshot("html", "text/html; charset=utf-8", page.text.encode()))
+    if content.text.strip():
+        snapshots.append(Snapshot("readable_text", "text/plain; charset=utf-8", content.text.encode()))
+    return snapshots

@@ -1,0 +1,271 @@
+"""Concurrent job slots: claim a due job under a lease, keep the lease alive, record the outcome.
+
+Crash safety comes from the lease, not from this process: a job whose worker dies stays ``processing``
+until its lease runs out, then any worker claims it again (ARCHITECTURE rule 4). Every write that ends
+an attempt is fenced by (worker id, attempt number), so a worker that lost its lease can never
+overwrite the attempt that replaced it. On shutdown, attempts in progress are handed back uncounted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+import asyncpg
+from opentelemetry import trace
+from opentelemetry.propagate import extract
+from opentelemetry.trace import Link, SpanKind
+
+from common.db import SessionFactory, asyncpg_dsn
+from enrichment import service
+from enrichment.domain.model import JOB_STATUSES
+from enrichment.fetch import FetchError
+from enrichment.metrics import ATTEMPT_DURATION, FETCH_ERRORS, JOBS, OLDEST_PENDING_AGE
+from enrichment.service import ClaimedJob
+from enrichment.worker.attempt import Enricher, Enrichment
+
+log = logging.getLogger("enrichment.worker")
+_tracer = trace.get_tracer("enrichment.worker")
+
+JOBS_CHANNEL = "enrichment_jobs"
+# An unexpected failure (a bug, an unreadable analyser answer) is retried like a server error: the
+# attempt budget still bounds it, and the closed error-code set (decisions.md §6.5) has no better name.
+UNEXPECTED_ERROR_CODE = "upstream-5xx"
+
+
+class _WakeUp:
+    """Wakes idle slots when a job is inserted; a slot takes the current generation *before* looking for
+    work, so a notification that arrives while it looks is not lost."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def current(self) -> asyncio.Event:
+        return self._event
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+
+class JobWorker:
+    def __init__(
+        self,
+        *,
+        sessions: SessionFactory,
+        database_url: str,
+        enricher: Enricher,
+        worker_id: str,
+        concurrency: int,
+        lease_seconds: float,
+        poll_seconds: float,
+        retry_delays: tuple[float, ...],
+        cache_ttl_seconds: int,
+        job_retention_seconds: int,
+        stats_interval_seconds: float = 5.0,
+        housekeeping_interval_seconds: float = 300.0,
+    ) -> None:
+        self.sessions = sessions
+        self.dsn = asyncpg_dsn(database_url)
+        self.enricher = enricher
+        self.worker_id = worker_id
+        self.concurrency = concurrency
+        self.lease_seconds = lease_seconds
+        self.poll_seconds = poll_seconds
+        self.retry_delays = retry_delays
+        self.max_attempts = len(retry_delays) + 1
+        self.cache_ttl_seconds = cache_ttl_seconds
+        self.job_retention_seconds = job_retention_seconds
+        self.stats_interval_seconds = stats_interval_seconds
+        self.housekeeping_interval_seconds = housekeeping_interval_seconds
+        self._wake = _WakeUp()
+        self.busy = 0
+
+    # --- loops ---------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run every slot plus the listener, stats and housekeeping loops until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._listen(), name="jobs-listener")
+            group.create_task(self._every(self.stats_interval_seconds, self.refresh_stats), name="job-stats")
+            group.create_task(self._every(self.housekeeping_interval_seconds, self._housekeeping), name="housekeeping")
+            for slot in range(self.concurrency):
+                group.create_task(self._slot(), name=f"slot-{slot}")
+
+    async def _slot(self) -> None:
+        delay = 0.5
+        while True:
+            idle = self._wake.current()
+            try:
+                job = await service.claim_job(
+                    sessions=self.sessions,
+                    worker_id=self.worker_id,
+                    lease_seconds=self.lease_seconds,
+                    max_attempts=self.max_attempts,
+                )
+                delay = 0.5
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # database unreachable: back off, the jobs are safe in it
+                log.warning("claiming a job failed: %s", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+                continue
+            if job is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(idle.wait(), self.poll_seconds)
+                continue
+            self.busy += 1
+            try:
+                await self.process(job)
+            finally:
+                self.busy -= 1
+
+    async def _listen(self) -> None:
+        """LISTEN for new jobs (a latency optimisation only: slots poll anyway)."""
+        delay = 0.5
+        while True:
+            conn: asyncpg.Connection | None = None
+            try:
+                conn = await asyncpg.connect(self.dsn)
+                await conn.add_listener(JOBS_CHANNEL, lambda *_: self._wake.notify())
+                delay = 0.5
+                while not conn.is_closed():  # noqa: ASYNC110 - asyncpg offers no close event to await
+                    await asyncio.sleep(5.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.info("jobs listener reconnecting: %s", exc)
+            finally:
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        await conn.close()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+
+    @staticmethod
+    async def _every(seconds: float, action: Callable[[], object]) -> None:
+        while True:
+            try:
+                result = action()
+                if asyncio.iscoroutine(result):
+                    await result
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("periodic task failed: %s", exc)
+            await asyncio.sleep(seconds)
+
+    async def refresh_stats(self) -> None:
+        stats = await service.job_stats(sessions=self.sessions)
+        for status in JOB_STATUSES:
+            JOBS.labels(status).set(stats.counts.get(status, 0))
+        OLDEST_PENDING_AGE.set(stats.oldest_due_wait_seconds)
+
+    async def _housekeeping(self) -> None:
+        await service.housekeeping(sessions=self.sessions, job_retention_seconds=self.job_retention_seconds)
+
+    # --- one job ---------------------------------------------------------------------------------------
+
+    async def process(self, job: ClaimedJob) -> str:
+        """Run one attempt of ``job`` and record its outcome; returns the outcome label."""
+        # One trace per attempt, linked to the enqueue request that created the job (a retry may run
+        # much later, so a link rather than a parent); the events it writes carry this span.
+        origin = trace.get_current_span(extract(job.trace_context)).get_span_context()
+        links = [Link(origin)] if origin.is_valid else []
+        with _tracer.start_as_current_span("enrichment attempt", kind=SpanKind.CONSUMER, links=links) as span:
+            span.set_attribute("enrichment.job_id", str(job.id))
+            span.set_attribute("enrichment.attempt", job.attempts)
+            outcome = await self._attempt(job)
+            span.set_attribute("enrichment.outcome", outcome)
+            return outcome
+
+    async def _attempt(self, job: ClaimedJob) -> str:
+        started = time.perf_counter()
+        work = asyncio.create_task(self.enricher.enrich(job), name=f"attempt-{job.id}")
+        heartbeat = asyncio.create_task(self._heartbeat(job), name=f"heartbeat-{job.id}")
+        try:
+            await asyncio.wait({work, heartbeat}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # Shutting down: hand the attempt back so another worker starts it now, uncounted.
+            await _cancel(work, heartbeat)
+            with contextlib.suppress(Exception):
+                await asyncio.shield(service.release_job(sessions=self.sessions, job=job, worker_id=self.worker_id))
+            ATTEMPT_DURATION.labels("released").observe(time.perf_counter() - started)
+            raise
+        if not work.done():
+            # The heartbeat found the job taken over (our lease ran out): another worker owns it now.
+            await _cancel(work, heartbeat)
+            log.warning("lease lost; attempt dropped", extra={"job_id": str(job.id), "attempt": job.attempts})
+            ATTEMPT_DURATION.labels("lost").observe(time.perf_counter() - started)
+            return "lost"
+        await _cancel(heartbeat)
+        outcome = await self._record(job, work)
+        ATTEMPT_DURATION.labels(outcome).observe(time.perf_counter() - started)
+        return outcome
+
+    async def _record(self, job: ClaimedJob, work: asyncio.Task[Enrichment]) -> str:
+        error = work.exception()
+        try:
+            if error is None:
+                enrichment = work.result()
+                kept = await service.complete_job(
+                    sessions=self.sessions,
+                    job=job,
+                    worker_id=self.worker_id,
+                    result=enrichment.result,
+                    snapshots=enrichment.snapshots,
+                    cache_ttl_seconds=self.cache_ttl_seconds,
+                )
+                return "completed" if kept else "lost"
+            code: str
+            if isinstance(error, FetchError):
+                FETCH_ERRORS.labels(error.code).inc()
+                code, retriable = error.code, error.retriable
+                log.info("attempt failed", extra={"job_id": str(job.id), "code": code, "detail": error.message})
+            else:
+                code, retriable = UNEXPECTED_ERROR_CODE, True
+                log.error("attempt crashed", extra={"job_id": str(job.id)}, exc_info=error)
+            status = await service.fail_attempt(
+                sessions=self.sessions,
+                job=job,
+                worker_id=self.worker_id,
+                error_code=code,
+                retriable=retriable,
+                retry_delays=self.retry_delays,
+            )
+            return status or "lost"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            # Could not record (database down): the lease runs out and the job is attempted again.
+            log.error("recording an attempt failed", extra={"job_id": str(job.id)}, exc_info=exc)
+            return "unrecorded"
+
+    async def _heartbeat(self, job: ClaimedJob) -> None:
+        """Extend the lease every third of it; return only when the lease is lost."""
+        interval = self.lease_seconds / 3
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                kept = await service.extend_lease(
+                    sessions=self.sessions, job=job, worker_id=self.worker_id, lease_seconds=self.lease_seconds
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a database blip: the lease is still valid for a while, try again
+                log.warning("lease heartbeat failed: %s", exc)
+                continue
+            if not kept:
+                return
+
+
+async def _cancel(*tasks: asyncio.Task[object] | asyncio.Task[Enrichment] | asyncio.Task[None]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

@@ -1,0 +1,266 @@
+"""Helpers of the enrichment integration tests (fixtures in conftest.py).
+
+Real PostgreSQL and broker (``infra`` from devstack), the real auth service on a free port, and fakes
+only for the outside world: a local web site serving the pages that get enriched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import RowMapping, text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from common.db import SessionFactory, create_session_factory
+from enrichment.settings import Settings
+
+ADMIN_TOKEN = "enrichment-tests-admin"
+
+ARTICLE_TEXT = (
+    "Sourdough bread is made by fermenting dough with naturally occurring lactobacilli and wild yeast. "
+    "The lactic acid produced by the bacteria gives the bread its characteristic sour taste and improves "
+    "its keeping qualities. Bakers maintain a starter, a mixture of flour and water, and feed it daily. "
+    "A long, cool fermentation develops flavour, while a hot oven with steam creates an open crumb and a "
+    "crisp, blistered crust. Whole grain flours ferment faster than white flour because they carry more "
+    "nutrients for the microbes."
+)
+
+
+def article_html(key: str) -> str:
+    paragraphs = "".join(f"<p>{ARTICLE_TEXT}</p>" for _ in range(3))
+    return (
+        "<!doctype html><html lang='en'><head>"
+        f"<title>Plain title {key}</title>"
+        f"<meta property='og:title' content='Sourdough guide {key}'>"
+        "<meta property='og:description' content='How sourdough bread rises without commercial yeast.'>"
+        f"<meta property='og:image' content='/img/{key}.png'>"
+        f"</head><body><nav>Home | About</nav><article><h1>Sourdough guide {key}</h1>{paragraphs}</article>"
+        "</body></html>"
+    )
+
+
+# --- the outside world: a web site ------------------------------------------------------------------
+
+
+@dataclass
+class Site:
+    base_url: str = ""
+    hits: Counter[str] = field(default_factory=Counter)
+    slow_started: dict[str, asyncio.Event] = field(default_factory=dict)
+
+    def url(self, path: str) -> str:
+        return f"{self.base_url}{path}"
+
+    def slow_event(self, key: str) -> asyncio.Event:
+        return self.slow_started.setdefault(key, asyncio.Event())
+
+
+def build_site(site: Site) -> Starlette:
+    def count(request: Request) -> int:
+        site.hits[request.url.path] += 1
+        return site.hits[request.url.path]
+
+    async def article(request: Request) -> Response:
+        count(request)
+        return HTMLResponse(article_html(request.path_params["key"]))
+
+    async def status(request: Request) -> Response:
+        count(request)
+        return PlainTextResponse("nope", status_code=int(request.path_params["code"]))
+
+    async def flaky(request: Request) -> Response:
+        # Answers 503 for the first `fails` requests, then the article.
+        if count(request) <= int(request.path_params["fails"]):
+            return PlainTextResponse("try later", status_code=503)
+        return HTMLResponse(article_html(request.path_params["key"]))
+
+    async def slow_once(request: Request) -> Response:
+        # The first request hangs until its client goes away (a worker killed while waiting on it);
+        # later requests answer at once.
+        if count(request) == 1:
+            site.slow_event(request.path_params["key"]).set()
+            for _ in range(6000):
+                if await request.is_disconnected():
+                    return PlainTextResponse("client gone", status_code=499)
+                await asyncio.sleep(0.1)
+        return HTMLResponse(article_html(request.path_params["key"]))
+
+    async def plain(request: Request) -> Response:
+        count(request)
+        return PlainTextResponse(f"Release notes {request.path_params['key']}\n\n{ARTICLE_TEXT}")
+
+    return Starlette(
+        routes=[
+            Route("/article/{key}", article),
+            Route("/status/{code:int}/{key}", status),
+            Route("/flaky/{fails:int}/{key}", flaky),
+            Route("/slow-once/{key}", slow_once),
+            Route("/plain/{key}", plain),
+        ]
+    )
+
+
+
+
+# --- auth (the real service) -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class User:
+    id: uuid.UUID
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+class AuthUsers:
+    """Creates users through the real auth API and sets their consent and plan."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.http = httpx.AsyncClient(base_url=base_url, timeout=10)
+
+    async def create(self, *, use_ai: bool = True, is_pro: bool = False) -> User:
+        response = await self.http.post("/v1/auth/anonymous")
+        assert response.status_code == 200, response.text
+        session = response.json()
+        user = User(id=uuid.UUID(session["user"]["id"]), token=session["accessToken"])
+        if use_ai:
+            await self.set_consent(user, True)
+        if is_pro:
+            await self.set_pro(user, True)
+        return user
+
+    async def set_consent(self, user: User, use_ai: bool) -> None:
+        response = await self.http.patch("/v1/me/settings", json={"useAi": use_ai}, headers=user.headers)
+        assert response.status_code == 200, response.text
+
+    async def set_pro(self, user: User, is_pro: bool) -> None:
+        response = await self.http.put(
+            f"/v1/admin/users/{user.id}/subscription", json={"isPro": is_pro}, headers={"X-Admin-Token": ADMIN_TOKEN}
+        )
+        assert response.status_code == 204, response.text
+
+    async def delete(self, user: User) -> None:
+        response = await self.http.delete("/v1/account", headers=user.headers)
+        assert response.status_code == 204, response.text
+
+
+def auth_app(infra: Any) -> Any:
+    from auth.main import create_app as create_auth_app
+    from auth.settings import Settings as AuthSettings
+
+    return create_auth_app(
+        AuthSettings(
+            database_url=infra.dsn("auth"),
+            kafka_bootstrap_servers=infra.kafka_bootstrap,
+            admin_token=ADMIN_TOKEN,
+            anonymous_rate_limit_per_minute=0,
+        )
+    )
+
+
+
+
+# --- the database ------------------------------------------------------------------------------------
+
+
+class Db:
+    """Direct SQL on an enrichment database, for arranging state and checking outcomes."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine: AsyncEngine = create_async_engine(url, pool_size=5)
+        self.sessions: SessionFactory = create_session_factory(self.engine)
+
+    async def rows(self, sql: str, **params: Any) -> list[RowMapping]:
+        async with self.engine.begin() as conn:  # commits: arranging statements write
+            return list((await conn.execute(text(sql), params)).mappings())
+
+    async def one(self, sql: str, **params: Any) -> RowMapping:
+        found = await self.rows(sql, **params)
+        assert len(found) == 1, found
+        return found[0]
+
+    async def scalar(self, sql: str, **params: Any) -> Any:
+        async with self.engine.connect() as conn:
+            return (await conn.execute(text(sql), params)).scalar()
+
+    async def execute(self, sql: str, **params: Any) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(text(sql), params)
+
+    async def events(self, topic: str, **payload_fields: str) -> list[dict[str, Any]]:
+        """Outbox payloads of ``topic`` whose top-level string fields match."""
+        found = await self.rows("SELECT payload FROM outbox WHERE topic = :t ORDER BY id", t=topic)
+        payloads = [dict(r["payload"]) for r in found]
+        return [p for p in payloads if all(str(p.get(k)) == v for k, v in payload_fields.items())]
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+class MutableClock:
+    """The quota clock: real time until a test pins it."""
+
+    def __init__(self) -> None:
+        self._fixed: datetime | None = None
+
+    def now(self) -> datetime:
+        return self._fixed or datetime.now(UTC)
+
+    def set(self, when: datetime | None) -> None:
+        self._fixed = when
+
+    def advance(self, **delta: float) -> None:
+        self._fixed = self.now() + timedelta(**delta)
+
+
+def enrichment_settings(infra: Any, database_url: str, *, auth_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "kafka_bootstrap_servers": infra.kafka_bootstrap,
+        "auth_url": auth_url,
+        "allow_private_networks": True,
+        "retry_delays_seconds": (0.2, 0.4),
+        "browser": "off",
+        "openai_api_key": None,
+        "worker_poll_seconds": 0.2,
+        **overrides,
+    }
+    return Settings(**values)
+
+
+@dataclass
+class Api:
+    base_url: str
+    http: httpx.AsyncClient
+    clock: MutableClock
+    db: Db
+
+    async def enqueue(self, user: User, bookmark_id: str, url: str, **extra: Any) -> httpx.Response:
+        body = {"clientBookmarkId": bookmark_id, "url": url, "clientSavedAt": "2030-05-01T10:00:00Z", **extra}
+        return await self.http.post("/v1/enrichment/enqueue", json=body, headers=user.headers)
+
+    async def status(self, user: User, bookmark_id: str) -> httpx.Response:
+        return await self.http.get(
+            "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id}, headers=user.headers
+        )
+
+
+
+
+async def consumer_started(app: Any) -> bool:
+    return bool(app.state.consumer.started.is_set())
