@@ -1,0 +1,412 @@
+"""``bookmarks``: a command-line device built on :class:`~bookmark_client.BookmarkClient`.
+
+Each invocation opens the profile, does one thing and exits. Errors are one line on stderr, never a
+traceback (set ``BOOKMARKS_DEBUG=1`` to get one), with an exit code a script can branch on:
+
+====  ==========================================================
+0     success
+1     the server refused the request, or a local validation error
+2     bad command line (argparse)
+3     the server cannot be reached (local writes stay queued)
+4     not signed in, or the session expired: run ``bookmarks login``
+130   interrupted (Ctrl-C), except for ``watch`` where Ctrl-C is the normal way out (0)
+====  ==========================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+import traceback
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bookmark_client.client import BookmarkClient
+from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
+from bookmark_client.models import Bookmark, PageProgress, RejectedOp
+
+__all__ = ["build_parser", "main"]
+
+DEFAULT_SERVER = "http://127.0.0.1:8080"
+DEFAULT_PROFILE = "~/.bookmarks-client/default.sqlite"
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_OFFLINE = 3
+EXIT_SESSION = 4
+EXIT_INTERRUPTED = 130
+
+# Extra advice for server error codes a user can act on.
+_HINTS = {
+    "consent-required": "enable AI enrichment with `bookmarks settings --use-ai on`",
+    "quota-exceeded": "the free enrichment quota is used up; try again later",
+    "rate-limited": "too many requests; try again shortly",
+    "invalid-identity-token": "the identity token was not accepted (expired, or for another audience?)",
+    "identity-already-in-use": "this identity belongs to another account that cannot be merged",
+}
+
+
+class _Fail(Exception):
+    """A handled failure: message for stderr and the exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _on_off(value: str) -> bool:
+    lowered = value.lower()
+    if lowered in ("on", "true", "yes", "1"):
+        return True
+    if lowered in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError("expected on or off")
+
+
+def _positive(value: str) -> float:
+    number = float(value)
+    if number <= 0:
+        raise argparse.ArgumentTypeError("must be > 0")
+    return number
+
+
+def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    env = os.environ if environ is None else environ
+    server_default = env.get("BOOKMARKS_SERVER") or DEFAULT_SERVER
+
+    def add_globals(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+        # The global options are accepted before or after the subcommand; on the subcommand they
+        # default to SUPPRESS so they do not overwrite a value given before it.
+        parser.add_argument(
+            "--server",
+            default=server_default if defaults else argparse.SUPPRESS,
+            help=f"service base URL (default: $BOOKMARKS_SERVER or {DEFAULT_SERVER})",
+        )
+        parser.add_argument(
+            "--profile",
+            default=DEFAULT_PROFILE if defaults else argparse.SUPPRESS,
+            help=f"local profile database (default: {DEFAULT_PROFILE})",
+        )
+
+    parser = argparse.ArgumentParser(prog="bookmarks", description="Bookmark sync and enrichment client.")
+    add_globals(parser, defaults=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        add_globals(sub, defaults=False)
+        return sub
+
+    login = command("login", "sign in (anonymously by default) and sync")
+    how = login.add_mutually_exclusive_group()
+    how.add_argument("--anonymous", action="store_true", help="create an anonymous account (default)")
+    how.add_argument("--idp-a-token", metavar="TOKEN", help="sign in with an identity token of provider A")
+    login.add_argument("--link", action="store_true", help="attach the identity to the current account")
+    login.add_argument("--force", action="store_true", help="sign in anew even if already signed in")
+
+    add = command("add", "save a bookmark (offline-safe) and sync it")
+    add.add_argument("url")
+    add.add_argument("--title")
+    add.add_argument("--id", dest="bookmark_id", metavar="ID", help="bookmark id (default: a new UUID)")
+    add.add_argument("--favorite", action="store_true")
+    add.add_argument("--notes")
+    add.add_argument("--enrich", action="store_true", help="also queue AI enrichment")
+
+    listing = command("list", "show the local bookmarks")
+    listing.add_argument("--json", action="store_true", help="print JSON records instead of a table")
+    listing.add_argument("--all", action="store_true", help="include deleted bookmarks")
+
+    command("sync", "send queued changes, then pull the server's changes")
+    command("watch", "stay connected and sync on every change notification (Ctrl-C to stop)")
+
+    enrich = command("enrich", "queue AI enrichment of a bookmark")
+    enrich.add_argument("bookmark_id", metavar="ID")
+    enrich.add_argument("--wait", action="store_true", help="print status changes until completed or failed")
+    enrich.add_argument("--interval", type=_positive, default=1.0, help="seconds between status polls")
+    enrich.add_argument("--timeout", type=_positive, default=600.0, help="give up waiting after this many seconds")
+
+    settings = command("settings", "show or change account settings")
+    settings.add_argument("--use-ai", type=_on_off, metavar="on|off", help="consent to AI enrichment")
+
+    logout = command("logout", "revoke the session and wipe the local profile")
+    logout.add_argument("--discard-pending", action="store_true", help="log out even if changes are not synced")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return asyncio.run(_run(args))
+    except KeyboardInterrupt:
+        if args.command == "watch":
+            _out("stopped")
+            return EXIT_OK
+        return EXIT_INTERRUPTED
+
+
+async def _run(args: argparse.Namespace) -> int:
+    try:
+        async with BookmarkClient(args.server, store_path=args.profile) as client:
+            handler = _HANDLERS[args.command]
+            return await handler(client, args)
+    except _Fail as exc:
+        return _fail(str(exc), exc.code)
+    except NotSignedIn:
+        return _fail("not signed in; run `bookmarks login`", EXIT_SESSION)
+    except SessionExpired as exc:
+        return _fail(f"session expired ({exc.message}); run `bookmarks login`", EXIT_SESSION)
+    except ApiError as exc:
+        return _fail(_describe(exc), EXIT_ERROR)
+    except Offline:
+        return _fail(f"cannot reach the server at {args.server}", EXIT_OFFLINE)
+    except PendingChanges as exc:
+        return _fail(f"{exc}; run `bookmarks sync`, or pass --discard-pending to drop them", EXIT_ERROR)
+    except (ValueError, LookupError) as exc:
+        return _fail(str(exc).strip("'\""), EXIT_ERROR)
+    except Exception as exc:  # the promise is one line, not a traceback; BOOKMARKS_DEBUG=1 shows it
+        if os.environ.get("BOOKMARKS_DEBUG"):
+            traceback.print_exc()
+        return _fail(f"{type(exc).__name__}: {exc}", EXIT_ERROR)
+
+
+def _describe(exc: ApiError) -> str:
+    hint = _HINTS.get(exc.code)
+    text = f"{exc.message} ({exc.code})"
+    return f"{text}; {hint}" if hint else text
+
+
+def _out(line: str) -> None:
+    print(line, flush=True)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"bookmarks: error: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+def _user_label(client: BookmarkClient) -> str:
+    user = client.user
+    if user is None:
+        return "nobody"
+    if user.is_anonymous:
+        return f"{user.id} (anonymous)"
+    name = user.display_name or user.email
+    return f"{name} ({user.id})" if name else user.id
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+async def _login(client: BookmarkClient, args: argparse.Namespace) -> int:
+    if args.link and not args.idp_a_token:
+        raise _Fail("--link needs --idp-a-token")
+    if client.user is not None and not args.link and not args.force:
+        # A new sign-in as someone else wipes this profile's data (and any unsynced change).
+        raise _Fail(
+            f"already signed in as {_user_label(client)}; use --link to attach an identity to this account, "
+            "--force to sign in anew, or `bookmarks logout` first"
+        )
+    if args.idp_a_token:
+        await client.sign_in_with_idp_a(args.idp_a_token, link=args.link)
+    else:
+        await client.sign_in_anonymously()
+    _out(f"signed in as {_user_label(client)}")
+    try:
+        result = await client.flush(max_retries=0)
+    except Offline:
+        _out("sync postponed: the server cannot be reached")
+        return EXIT_OK
+    _print_flush(result.sent, result.rejected)
+    if result.sync is not None:
+        _out(f"synced: {len(await client.list_bookmarks())} bookmark(s)")
+    return EXIT_OK
+
+
+async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
+    if client.user is None:
+        raise NotSignedIn()
+    bookmark_id = args.bookmark_id or str(uuid.uuid4())
+    fields: dict[str, Any] = {"url": args.url}
+    if args.title is not None:
+        fields["title"] = args.title
+    if args.notes is not None:
+        fields["notes"] = args.notes
+    if args.favorite:
+        fields["isFavorite"] = True
+    await client.put_bookmark(bookmark_id, fields)
+    try:
+        result = await client.flush(max_retries=0)
+    except Offline:
+        pending = len(await client.pending_operations())
+        _out(f"saved {bookmark_id} offline ({pending} change(s) queued; run `bookmarks sync` when online)")
+        if args.enrich:
+            raise _Fail("enrichment needs the server, which cannot be reached", EXIT_OFFLINE) from None
+        return EXIT_OK
+    mine = [r for r in result.rejected if r.bookmark_id == bookmark_id]
+    _print_flush(0, result.rejected)
+    if mine:
+        return EXIT_ERROR
+    _out(f"added {bookmark_id}: {args.url}")
+    if args.enrich:
+        enqueued = await client.enrich(bookmark_id)
+        _out(f"enrichment: {enqueued.status}" + (" (cached result applied)" if enqueued.cache_hit else ""))
+    return EXIT_OK
+
+
+def _cell(value: str, width: int) -> str:
+    return value if len(value) <= width else value[: width - 1] + "…"
+
+
+def _table(bookmarks: list[Bookmark]) -> list[str]:
+    header = ("ID", "TITLE", "DOMAIN", "TAGS", "ENRICHMENT")
+    rows = []
+    for b in bookmarks:
+        bookmark_id = b.client_bookmark_id + ("*" if b.pending else "")
+        status = "deleted" if b.deleted else b.enrichment_status
+        rows.append(
+            (
+                bookmark_id,
+                _cell(b.title or b.url, 48),
+                _cell(b.domain or "", 28),
+                _cell(", ".join(b.tags), 32),
+                status,
+            )
+        )
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    if any(b.pending for b in bookmarks):
+        lines.append("* not yet synced")
+    return lines
+
+
+async def _list(client: BookmarkClient, args: argparse.Namespace) -> int:
+    bookmarks = await client.list_bookmarks(include_deleted=args.all)
+    if args.json:
+        _out(json.dumps([b.to_wire() for b in bookmarks], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not bookmarks:
+        _out("no bookmarks")
+        return EXIT_OK
+    for line in _table(bookmarks):
+        _out(line)
+    return EXIT_OK
+
+
+def _print_flush(sent: int, rejected: list[RejectedOp]) -> None:
+    if sent:
+        _out(f"sent {sent} queued change(s)")
+    for r in rejected:
+        _out(f"rejected {r.kind} {r.bookmark_id}: {r.message} ({r.code})")
+
+
+async def _sync(client: BookmarkClient, args: argparse.Namespace) -> int:
+    if client.user is None:
+        raise NotSignedIn()
+    flushed = await client.flush(sync=False, max_retries=2)
+    _print_flush(flushed.sent, flushed.rejected)
+
+    def progress(page: PageProgress) -> None:
+        _out(f"page {page.page}: {page.upserts} upsert(s), {page.tombstones} tombstone(s), {page.changed} changed")
+
+    result = await client.sync(on_page=progress)
+    _out(
+        f"synced {result.pages} page(s): {result.upserts} upsert(s), {result.tombstones} tombstone(s), "
+        f"{len(result.changed_ids)} changed in {result.elapsed:.2f}s" + (" (full resync)" if result.full_resync else "")
+    )
+    return EXIT_OK
+
+
+async def _watch(client: BookmarkClient, args: argparse.Namespace) -> int:
+    if client.user is None:
+        raise NotSignedIn()
+    _out(f"watching {args.server} as {_user_label(client)} (Ctrl-C to stop)")
+
+    async def changed(ids: list[str]) -> None:
+        for bookmark_id in ids:
+            bookmark = await client.get_bookmark(bookmark_id)
+            if bookmark is None or bookmark.deleted:
+                _out(f"deleted {bookmark_id}")
+            else:
+                _out(f"changed {bookmark_id}: {bookmark.title or bookmark.url} [{bookmark.enrichment_status}]")
+
+    def error(exc: BaseException) -> None:
+        reason = exc.message if isinstance(exc, ApiError | Offline) else (str(exc) or type(exc).__name__)
+        _out(f"connection problem: {reason} (retrying)")
+
+    await client.watch(
+        changed,
+        on_nudge=lambda: _out("nudge: bookmarks_changed"),
+        on_connect=lambda: _out("connected"),
+        on_error=error,
+    )
+    return EXIT_OK
+
+
+async def _enrich(client: BookmarkClient, args: argparse.Namespace) -> int:
+    bookmark_id: str = args.bookmark_id
+    enqueued = await client.enrich(bookmark_id)
+    _out(f"{bookmark_id}: {enqueued.status}" + (" (cached result applied)" if enqueued.cache_hit else ""))
+    if not args.wait:
+        return EXIT_OK
+    deadline = time.monotonic() + args.timeout
+    last = enqueued.status
+    while True:
+        job = await client.enrichment_status(bookmark_id)
+        if job.status != last:
+            _out(f"{bookmark_id}: {job.status}")
+            last = job.status
+        if job.finished:
+            break
+        if time.monotonic() >= deadline:
+            raise _Fail(f"still {job.status} after {args.timeout:g}s")
+        await asyncio.sleep(args.interval)
+    if job.status == "failed":
+        raise _Fail(f"enrichment failed: {job.error_code or 'unknown error'}")
+    # Bring the enriched fields into the local profile too.
+    try:
+        await client.sync()
+    except Offline:
+        pass
+    if job.result is not None:
+        _out(f"  title:   {job.result.title or ''}")
+        _out(f"  tags:    {', '.join(job.result.tags)}")
+        if job.result.summary:
+            _out(f"  summary: {job.result.summary}")
+        if job.result.save_why:
+            _out(f"  why:     {job.result.save_why}")
+    return EXIT_OK
+
+
+async def _settings(client: BookmarkClient, args: argparse.Namespace) -> int:
+    if args.use_ai is None:
+        current = await client.get_settings()
+    else:
+        current = await client.update_settings(use_ai=args.use_ai)
+    _out(f"useAi: {'on' if current.use_ai else 'off'}")
+    return EXIT_OK
+
+
+async def _logout(client: BookmarkClient, args: argparse.Namespace) -> int:
+    revoked = await client.logout(discard_pending=args.discard_pending)
+    if revoked:
+        _out("signed out")
+    else:
+        _out("signed out locally (the server was not told; the session lapses on its own)")
+    return EXIT_OK
+
+
+_HANDLERS = {
+    "login": _login,
+    "add": _add,
+    "list": _list,
+    "sync": _sync,
+    "watch": _watch,
+    "enrich": _enrich,
+    "settings": _settings,
+    "logout": _logout,
+}

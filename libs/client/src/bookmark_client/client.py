@@ -1,0 +1,570 @@
+"""``BookmarkClient``: what a device app embeds to talk to the bookmark service.
+
+Reads come from the local profile; writes land there at once and are queued for the server. The
+network side has three entry points, all safe to call at any time:
+
+- :meth:`BookmarkClient.flush` replays queued writes in order, then runs a delta sync;
+- :meth:`BookmarkClient.sync` pulls the server's changes (cursor-based delta, service-spec "GET
+  /bookmarks/delta" rule 5);
+- :meth:`BookmarkClient.watch` keeps a WebSocket open and syncs on every ``bookmarks_changed`` nudge.
+
+Flush and sync take turns on one lock, so a delta page fetched before one of our writes reached the
+server is never applied after that write's answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
+
+from bookmark_client.backoff import Backoff, default_rng
+from bookmark_client.errors import ApiError, BookmarkClientError, Offline, PendingChanges, SessionExpired
+from bookmark_client.merge import collection_ids, normalize_fields, now_iso, validate_bookmark_id
+from bookmark_client.models import (
+    Bookmark,
+    EnqueueResult,
+    EnrichmentJob,
+    FlushResult,
+    PageProgress,
+    QueuedOp,
+    RejectedOp,
+    Session,
+    SyncResult,
+    User,
+    UserSettings,
+)
+from bookmark_client.realtime import CLOSE_UNAUTHORIZED, Coalescer, events_url, is_nudge
+from bookmark_client.session import SessionManager
+from bookmark_client.store import LocalStore
+
+__all__ = ["BookmarkClient", "ChangeCallback", "EventCallback"]
+
+log = logging.getLogger("bookmark_client")
+
+ChangeCallback = Callable[[list[str]], Awaitable[None] | None]
+EventCallback = Callable[[], Awaitable[None] | None]
+ErrorCallback = Callable[[BaseException], Awaitable[None] | None]
+Sleep = Callable[[float], Awaitable[None]]
+
+DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+# Retry statuses: the request may succeed later unchanged. Other 4xx will never succeed (rejected).
+_TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+# A socket that stayed open this long was healthy: its loss starts the reconnect backoff from scratch.
+_STABLE_CONNECTION_SECONDS = 30.0
+
+
+async def _call(callback: Callable[..., Awaitable[None] | None] | None, *args: Any) -> None:
+    if callback is None:
+        return
+    result = callback(*args)
+    if inspect.isawaitable(result):
+        await result
+
+
+class BookmarkClient:
+    """Async client bound to one server and one local profile (an SQLite file).
+
+    Use as ``async with BookmarkClient(url, store_path=path) as client: ...`` (or ``await open()`` /
+    ``await close()``). ``transport``, ``sleep`` and ``rng`` exist for tests.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        store_path: str | Path,
+        page_size: int = 200,
+        backoff: Backoff | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not 1 <= page_size <= 1000:
+            raise ValueError("page_size must be within 1..1000")
+        self.base_url = base_url.rstrip("/")
+        self.store_path = Path(store_path).expanduser()
+        self.page_size = page_size
+        self.backoff = backoff or Backoff()
+        self._timeout = timeout
+        self._transport = transport
+        self._sleep = sleep
+        self._rng = rng or default_rng()
+        self._store_: LocalStore | None = None
+        self._http_: httpx.AsyncClient | None = None
+        self._sessions_: SessionManager | None = None
+        self._state_lock = asyncio.Lock()
+        self._flush_lock = asyncio.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def open(self) -> Self:
+        if self._store_ is not None:
+            return self
+        store = await LocalStore.open(self.store_path)
+        self._http_ = httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._transport)
+        self._store_ = store
+        self._sessions_ = SessionManager(store, self._http_)
+        await self._sessions_.load()
+        return self
+
+    async def close(self) -> None:
+        if self._http_ is not None:
+            await self._http_.aclose()
+        if self._store_ is not None:
+            await self._store_.close()
+        self._store_ = self._http_ = self._sessions_ = None
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def _store(self) -> LocalStore:
+        if self._store_ is None:
+            raise RuntimeError("BookmarkClient is not open: use `async with` or `await client.open()`")
+        return self._store_
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        if self._http_ is None:
+            raise RuntimeError("BookmarkClient is not open: use `async with` or `await client.open()`")
+        return self._http_
+
+    @property
+    def _sessions(self) -> SessionManager:
+        if self._sessions_ is None:
+            raise RuntimeError("BookmarkClient is not open: use `async with` or `await client.open()`")
+        return self._sessions_
+
+    # -- session ---------------------------------------------------------------------------------
+
+    @property
+    def user(self) -> User | None:
+        """The signed-in user as of the last sign-in or refresh, or None."""
+        session = self._sessions.session
+        return session.user if session else None
+
+    @property
+    def refresh_count(self) -> int:
+        """Token refreshes this client performed (each one rotates the refresh token)."""
+        return self._sessions.refresh_count
+
+    async def sign_in_anonymously(self) -> User:
+        response = await self._request("POST", "/v1/auth/anonymous", auth=False)
+        return await self._adopt(response, keep_queue=False)
+
+    async def sign_in_with_idp_a(self, id_token: str, *, link: bool = False) -> User:
+        """Sign in with (or, ``link=True``, attach to the current user) an identity-provider-A token.
+
+        Linking an identity that already has an account signs into that account and merges this
+        anonymous account's bookmarks into it (decisions.md §3.4); queued writes follow the merge.
+        """
+        if link:
+            response = await self._request("POST", "/v1/auth/oauth/idp-a", json={"idToken": id_token, "link": True})
+        else:
+            response = await self._request("POST", "/v1/auth/oauth/idp-a", json={"idToken": id_token}, auth=False)
+        return await self._adopt(response, keep_queue=link)
+
+    async def _adopt(self, response: httpx.Response, *, keep_queue: bool) -> User:
+        session = Session.model_validate(response.json())
+        if await self._sessions.adopt(session, keep_queue=keep_queue):
+            log.info("profile switched to user %s; local data reset", session.user.id)
+        return session.user
+
+    async def refresh_session(self) -> User:
+        """Rotate the tokens now (normally automatic)."""
+        session = await self._sessions.current()
+        return (await self._sessions.refresh(session.access_token)).user
+
+    async def me(self) -> User:
+        response = await self._request("GET", "/v1/me")
+        return User.model_validate(response.json())
+
+    async def logout(self, *, discard_pending: bool = False) -> bool:
+        """Revoke the refresh token and wipe the profile. Returns whether the server confirmed revocation.
+
+        Queued writes are flushed first; if some cannot be sent, :class:`PendingChanges` is raised and
+        nothing is wiped, unless ``discard_pending`` is true.
+        """
+        if not discard_pending and await self._store.pending_count():
+            try:
+                await self.flush(sync=False, max_retries=0)
+            except BookmarkClientError as exc:
+                log.info("flush before logout failed: %s", exc)
+            remaining = await self._store.pending_count()
+            if remaining:
+                raise PendingChanges(remaining)
+        session = self._sessions.session or await self._store.load_session()
+        revoked = False
+        if session is not None:
+            try:
+                await self._request("POST", "/v1/auth/logout", json={"refreshToken": session.refresh_token}, auth=False)
+                revoked = True
+            except BookmarkClientError as exc:
+                # Local sign-out must work offline; the token then simply expires on the server.
+                log.info("server-side logout failed: %s", exc)
+        await self._store.clear_all()
+        await self._sessions.load()
+        return revoked
+
+    # -- local reads and writes ------------------------------------------------------------------
+
+    async def get_bookmark(self, bookmark_id: str) -> Bookmark | None:
+        record = await self._store.get_bookmark(bookmark_id)
+        return Bookmark.model_validate(record) if record is not None else None
+
+    async def list_bookmarks(self, *, include_deleted: bool = False) -> list[Bookmark]:
+        return [Bookmark.model_validate(r) for r in await self._store.list_bookmarks(include_deleted=include_deleted)]
+
+    async def put_bookmark(self, bookmark_id: str, fields: Mapping[str, Any]) -> Bookmark:
+        """Create or update a bookmark locally and queue the PUT. ``fields``: wire or snake_case names.
+
+        ``url`` is required for a bookmark this profile does not know; ``clientSavedAt`` defaults to now
+        for a new one.
+        """
+        validate_bookmark_id(bookmark_id)
+        await self._store.queue_put(bookmark_id, normalize_fields(fields))
+        return await self._require(bookmark_id)
+
+    async def delete_bookmark(self, bookmark_id: str) -> None:
+        """Delete locally at once and queue the DELETE (idempotent: unknown ids are fine)."""
+        validate_bookmark_id(bookmark_id)
+        await self._store.queue_delete(bookmark_id)
+
+    async def set_collections(self, bookmark_id: str, ids: list[str]) -> Bookmark:
+        """Replace the bookmark's collection memberships locally and queue the change."""
+        validate_bookmark_id(bookmark_id)
+        await self._store.queue_collections(bookmark_id, collection_ids(ids))
+        return await self._require(bookmark_id)
+
+    async def pending_operations(self) -> list[QueuedOp]:
+        return await self._store.pending_ops()
+
+    async def rejected_operations(self) -> list[RejectedOp]:
+        return await self._store.rejected_ops()
+
+    async def _require(self, bookmark_id: str) -> Bookmark:
+        bookmark = await self.get_bookmark(bookmark_id)
+        if bookmark is None:
+            raise LookupError(f"bookmark {bookmark_id!r} does not exist locally")
+        return bookmark
+
+    # -- offline queue ---------------------------------------------------------------------------
+
+    async def flush(self, *, sync: bool = True, max_retries: int = 5, max_retry_after: float = 60.0) -> FlushResult:
+        """Send queued writes in order, then (``sync``) run a delta sync.
+
+        Per operation: network errors, 408/429/5xx are retried up to ``max_retries`` times with
+        exponential backoff and jitter (a ``Retry-After`` is honoured); then :class:`Offline` or the
+        :class:`ApiError` is raised and the operation stays queued for the next flush. Any other 4xx
+        drops the operation and records it (:meth:`rejected_operations`); the local copy falls back to
+        the server's. 401 after one token refresh (or :class:`SessionExpired`) stops the flush.
+        A ``Retry-After`` above ``max_retry_after`` seconds stops the flush at once rather than block.
+        """
+        result = FlushResult()
+        async with self._flush_lock:
+            while (op := await self._store.next_op()) is not None:
+                rejected = await self._send_with_retries(op, max_retries=max_retries, max_retry_after=max_retry_after)
+                if rejected is None:
+                    result.sent += 1
+                else:
+                    result.rejected.append(rejected)
+        if sync:
+            result.sync = await self.sync()
+        return result
+
+    async def _send_with_retries(self, op: QueuedOp, *, max_retries: int, max_retry_after: float) -> RejectedOp | None:
+        failures = 0
+        while True:
+            try:
+                async with self._state_lock:
+                    response = await self._send_op(op)
+                    await self._store.complete_op(op, response)
+                return None
+            except Offline:
+                failures += 1
+                await self._store.record_attempt(op.seq, "offline")
+                if failures > max_retries:
+                    raise
+                await self._sleep(self.backoff.delay(failures, self._rng))
+            except SessionExpired:
+                raise
+            except ApiError as exc:
+                if exc.status in _TRANSIENT_STATUSES:
+                    failures += 1
+                    await self._store.record_attempt(op.seq, f"{exc.status} {exc.code}")
+                    delay = exc.retry_after if exc.retry_after is not None else self.backoff.delay(failures, self._rng)
+                    if failures > max_retries or delay > max_retry_after:
+                        raise
+                    await self._sleep(delay)
+                elif exc.status == 401 or not 400 <= exc.status < 500:
+                    raise
+                else:
+                    return await self._store.reject_op(op, status=exc.status, code=exc.code, message=exc.message)
+
+    async def _send_op(self, op: QueuedOp) -> dict[str, Any] | None:
+        path = f"/v1/bookmarks/{op.bookmark_id}"
+        if op.kind == "put":
+            response = await self._request("PUT", path, json=op.payload["fields"])
+            data = response.json().get("data")
+            return data if isinstance(data, dict) else None
+        if op.kind == "delete":
+            await self._request("DELETE", path)
+            return None
+        await self._request("PUT", f"{path}/collections", json={"collectionIds": op.payload["collectionIds"]})
+        return None
+
+    # -- delta sync ------------------------------------------------------------------------------
+
+    async def sync(self, *, on_page: Callable[[PageProgress], None] | None = None) -> SyncResult:
+        """Pull server changes since the stored cursor and apply them locally.
+
+        Follows ``nextCursor`` until it is null. Each page and the cursor after it are stored together;
+        at the end the cursor of the last request is kept (decisions.md §4.4: the next sync replays that
+        page, harmless, then continues). ``invalid-cursor`` → forget the cursor and resync from scratch.
+        """
+        started = time.monotonic()
+        result = SyncResult()
+        seen: set[str] = set()
+        async with self._state_lock:
+            cursor = await self._store.cursor()
+            while True:
+                try:
+                    page = await self._delta_page(cursor)
+                except ApiError as exc:
+                    if exc.code != "invalid-cursor" or cursor is None or result.full_resync:
+                        raise
+                    log.warning("server rejected the stored cursor; resyncing from scratch")
+                    result.full_resync = True
+                    cursor = None
+                    continue
+                next_cursor = page.get("nextCursor")
+                upserts = list(page.get("upserts") or [])
+                tombstones = list(page.get("tombstones") or [])
+                changed = await self._store.apply_delta_page(
+                    upserts, tombstones, cursor=next_cursor if next_cursor is not None else cursor
+                )
+                result.pages += 1
+                result.upserts += len(upserts)
+                result.tombstones += len(tombstones)
+                for bookmark_id in changed:
+                    if bookmark_id not in seen:
+                        seen.add(bookmark_id)
+                        result.changed_ids.append(bookmark_id)
+                if on_page is not None:
+                    on_page(PageProgress(result.pages, len(upserts), len(tombstones), len(changed)))
+                if next_cursor is None:
+                    break
+                cursor = next_cursor
+        result.elapsed = time.monotonic() - started
+        return result
+
+    async def _delta_page(self, cursor: str | None) -> dict[str, Any]:
+        params: dict[str, str | int] = {"limit": self.page_size}
+        if cursor is not None:
+            params["cursor"] = cursor
+        response = await self._request("GET", "/v1/bookmarks/delta", params=params)
+        data = response.json().get("data")
+        if not isinstance(data, dict):
+            raise ApiError(response.status_code, "invalid-response", "delta response has no data object")
+        return data
+
+    # -- real-time -------------------------------------------------------------------------------
+
+    async def watch(
+        self,
+        on_change: ChangeCallback | None = None,
+        *,
+        on_nudge: EventCallback | None = None,
+        on_connect: EventCallback | None = None,
+        on_error: ErrorCallback | None = None,
+    ) -> None:
+        """Listen for ``bookmarks_changed`` nudges and sync on each, until cancelled.
+
+        On every (re)connect, queued writes are flushed and a sync runs (nudges sent while offline are
+        lost). Syncs are coalesced: nudges during a sync schedule exactly one more. ``on_change`` gets
+        the ids whose local view changed. Connection failures are retried forever with exponential
+        backoff and jitter (reported to ``on_error``); close code 4401 refreshes the token and
+        reconnects. Returns only by cancellation; raises :class:`SessionExpired` when the session is
+        gone, or whatever a callback raised.
+        """
+        fatal: list[BaseException] = []
+        sockets: list[ClientConnection] = []
+
+        async def catch_up() -> None:
+            try:
+                if await self._store.pending_count():
+                    try:
+                        await self.flush(sync=False, max_retries=0)
+                    except (Offline, ApiError) as exc:
+                        if isinstance(exc, SessionExpired):
+                            raise
+                        await _call(on_error, exc)
+                result = await self.sync()
+                if result.changed_ids:
+                    await _call(on_change, result.changed_ids)
+            except (Offline, ApiError) as exc:
+                if not isinstance(exc, SessionExpired):
+                    await _call(on_error, exc)
+                    return
+                fatal.append(exc)
+            except Exception as exc:  # a callback's bug: stop watching and surface it
+                fatal.append(exc)
+            if fatal:
+                # Wake the receive loop so watch() can raise now rather than at the next disconnect.
+                for ws in sockets:
+                    await ws.close()
+
+        coalescer = Coalescer(catch_up)
+        attempt = 0
+        auth_failures = 0
+        try:
+            while True:
+                if fatal:
+                    raise fatal[0]
+                token: str | None = None
+                close_code: int | None = None
+                healthy = False
+                try:
+                    token = await self._sessions.access_token()
+                    async with ws_connect(events_url(self.base_url, token), open_timeout=10) as ws:
+                        opened = time.monotonic()
+                        sockets.append(ws)
+                        try:
+                            await _call(on_connect)
+                            # Nudges sent while we were away are lost: catch up (flush + sync) now.
+                            coalescer.request()
+                            async for message in ws:
+                                healthy = True
+                                if is_nudge(message):
+                                    await _call(on_nudge)
+                                    coalescer.request()
+                        except ConnectionClosed:
+                            pass
+                        finally:
+                            sockets.remove(ws)
+                        close_code = ws.close_code
+                        healthy = healthy or time.monotonic() - opened >= _STABLE_CONNECTION_SECONDS
+                except InvalidStatus as exc:
+                    # A refused handshake (rather than a 4401 close) means the same for our purposes.
+                    if exc.response.status_code in (401, 403):
+                        close_code = CLOSE_UNAUTHORIZED
+                    else:
+                        await _call(on_error, exc)
+                except (OSError, TimeoutError, WebSocketException, Offline) as exc:
+                    await _call(on_error, exc)
+                if fatal:
+                    raise fatal[0]
+                if healthy:
+                    attempt = 0
+                    auth_failures = 0
+                if close_code == CLOSE_UNAUTHORIZED and token is not None:
+                    auth_failures += 1
+                    try:
+                        await self._sessions.refresh(token)
+                    except Offline as exc:
+                        await _call(on_error, exc)
+                    else:
+                        if auth_failures == 1:
+                            # An expired token is routine: reconnect at once with the fresh one. Only a
+                            # fresh token refused again waits, so a misbehaving server is not hammered.
+                            continue
+                attempt += 1
+                await self._sleep(self.backoff.delay(attempt, self._rng))
+        finally:
+            await coalescer.aclose()
+
+    # -- enrichment and settings -----------------------------------------------------------------
+
+    async def enrich(self, bookmark_id: str) -> EnqueueResult:
+        """Queue AI enrichment of a bookmark (with its url and clientSavedAt). Needs ``useAi`` consent."""
+        validate_bookmark_id(bookmark_id)
+        bookmark = await self._require(bookmark_id)
+        if bookmark.deleted:
+            raise LookupError(f"bookmark {bookmark_id!r} is deleted")
+        body = {
+            "clientBookmarkId": bookmark_id,
+            "url": bookmark.url,
+            "clientSavedAt": bookmark.client_saved_at or bookmark.created_at or now_iso(),
+        }
+        response = await self._request("POST", "/v1/enrichment/enqueue", json=body)
+        return EnqueueResult.model_validate(_unwrap(response))
+
+    async def enrichment_status(self, bookmark_id: str) -> EnrichmentJob:
+        validate_bookmark_id(bookmark_id)
+        response = await self._request("GET", "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id})
+        return EnrichmentJob.model_validate(_unwrap(response))
+
+    async def get_settings(self) -> UserSettings:
+        return UserSettings.model_validate(_unwrap(await self._request("GET", "/v1/me/settings")))
+
+    async def update_settings(self, *, use_ai: bool) -> UserSettings:
+        response = await self._request("PATCH", "/v1/me/settings", json={"useAi": use_ai})
+        return UserSettings.model_validate(_unwrap(response))
+
+    # -- HTTP ------------------------------------------------------------------------------------
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        auth: bool = True,
+    ) -> httpx.Response:
+        """One API call. With ``auth``: a 401 ``unauthorized`` triggers one token refresh and one retry."""
+        if not auth:
+            return _checked(await self._send(method, path, json=json, params=params, token=None))
+        token = await self._sessions.access_token()
+        response = await self._send(method, path, json=json, params=params, token=token)
+        if response.status_code == 401 and ApiError.from_response(response).code in ("unauthorized", "http-401"):
+            session = await self._sessions.refresh(token)
+            response = await self._send(method, path, json=json, params=params, token=session.access_token)
+        return _checked(response)
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any,
+        params: Mapping[str, str | int] | None,
+        token: str | None,
+    ) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+        try:
+            return await self._http.request(method, path, json=json, params=params, headers=headers)
+        except httpx.TransportError as exc:
+            raise Offline(f"Cannot reach {self.base_url}: {exc or type(exc).__name__}") from exc
+
+
+def _checked(response: httpx.Response) -> httpx.Response:
+    if response.is_error:
+        raise ApiError.from_response(response)
+    return response
+
+
+def _unwrap(response: httpx.Response) -> Any:
+    # Some endpoints answer {data: {...}}, others the object itself (spec); accept both.
+    body = response.json()
+    if isinstance(body, dict) and isinstance(body.get("data"), dict) and len(body) == 1:
+        return body["data"]
+    return body

@@ -1,0 +1,180 @@
+"""Public data types: server records (pydantic, snake_case attributes over the spec's camelCase names)
+and the plain results of client operations.
+
+Server models ignore unknown fields so a newer server never breaks an older client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "Bookmark",
+    "EnqueueResult",
+    "EnrichmentJob",
+    "EnrichmentResult",
+    "FlushResult",
+    "OpKind",
+    "PageProgress",
+    "QueuedOp",
+    "RejectedOp",
+    "Session",
+    "SyncResult",
+    "User",
+    "UserSettings",
+]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The record with the spec's field names, JSON-ready."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class User(_Wire):
+    id: str
+    is_anonymous: bool = False
+    display_name: str | None = None
+    email: str | None = None
+    photo_url: str | None = None
+    is_pro: bool = False
+
+
+class Session(_Wire):
+    access_token: str
+    refresh_token: str
+    user: User
+
+
+class Bookmark(_Wire):
+    """The local view of a bookmark: the server's copy with this device's queued edits applied on top.
+
+    ``deleted``/``deleted_at`` mirror a tombstone (or a queued delete); ``pending`` is true while
+    edits of this bookmark wait in the offline queue. Defaults cover bookmarks created offline, for
+    which the server has not set its fields yet.
+    """
+
+    client_bookmark_id: str
+    owner_uid: str | None = None
+    url: str = ""
+    normalized_url: str | None = None
+    domain: str | None = None
+    title: str | None = None
+    description: str | None = None
+    thumbnail_url: str | None = None
+    summary: str | None = None
+    save_why: str | None = None
+    tags: list[str] = []
+    enrichment_status: str = "pending"
+    snapshot_status: str = "pending"
+    last_error_code: str | None = None
+    is_favorite: bool = False
+    collection_ids: list[str] = []
+    notes: str | None = None
+    client_saved_at: str | None = None
+    last_opened_at: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    enriched_at: str | None = None
+    deleted: bool = False
+    deleted_at: str | None = None
+    pending: bool = False
+
+
+class UserSettings(_Wire):
+    use_ai: bool
+
+
+class EnrichmentResult(_Wire):
+    normalized_url: str | None = None
+    domain: str | None = None
+    title: str | None = None
+    description: str | None = None
+    thumbnail_url: str | None = None
+    summary: str | None = None
+    save_why: str | None = None
+    tags: list[str] = []
+    snapshot_status: str | None = None
+
+
+class EnrichmentJob(_Wire):
+    """``GET /v1/enrichment/status`` data."""
+
+    client_bookmark_id: str
+    status: str
+    result: EnrichmentResult | None = None
+    error_code: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed")
+
+
+class EnqueueResult(_Wire):
+    """``POST /v1/enrichment/enqueue``: ``cache_hit`` means the result was applied at once (200)."""
+
+    status: str
+    cache_hit: bool = False
+    accepted: bool = False
+
+
+OpKind = Literal["put", "delete", "collections"]
+
+
+@dataclass(frozen=True)
+class QueuedOp:
+    """One write waiting in the offline queue; ``seq`` is the replay order."""
+
+    seq: int
+    kind: OpKind
+    bookmark_id: str
+    payload: dict[str, Any]
+    created_at: str
+    attempts: int = 0
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class RejectedOp:
+    """A queued write the server refused with a 4xx; it was dropped from the queue and kept here."""
+
+    seq: int
+    kind: OpKind
+    bookmark_id: str
+    payload: dict[str, Any]
+    status: int
+    code: str
+    message: str
+    rejected_at: str
+
+
+@dataclass(frozen=True)
+class PageProgress:
+    page: int
+    upserts: int
+    tombstones: int
+    changed: int
+
+
+@dataclass
+class SyncResult:
+    pages: int = 0
+    upserts: int = 0
+    tombstones: int = 0
+    changed_ids: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+    full_resync: bool = False
+
+
+@dataclass
+class FlushResult:
+    sent: int = 0
+    rejected: list[RejectedOp] = field(default_factory=list)
+    remaining: int = 0
+    sync: SyncResult | None = None

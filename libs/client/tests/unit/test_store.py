@@ -1,0 +1,254 @@
+"""The local profile: queue order and persistence, and how server copies meet queued edits."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bookmark_client.models import Session, User
+from bookmark_client.store import LocalStore
+
+
+def server_copy(bookmark_id: str, **fields: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "ownerUid": "u1",
+        "clientBookmarkId": bookmark_id,
+        "url": f"https://example.com/{bookmark_id}",
+        "normalizedUrl": f"https://example.com/{bookmark_id}",
+        "domain": "example.com",
+        "title": None,
+        "description": None,
+        "thumbnailUrl": None,
+        "summary": None,
+        "saveWhy": None,
+        "tags": [],
+        "enrichmentStatus": "pending",
+        "snapshotStatus": "pending",
+        "lastErrorCode": None,
+        "isFavorite": False,
+        "collectionIds": [],
+        "notes": None,
+        "clientSavedAt": "2030-01-01T00:00:00Z",
+        "lastOpenedAt": None,
+        "createdAt": "2030-01-01T00:00:00Z",
+        "updatedAt": "2030-01-01T00:00:01Z",
+        "enrichedAt": None,
+    }
+    record.update(fields)
+    return record
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[LocalStore]:
+    opened = await LocalStore.open(tmp_path / "profile.sqlite")
+    yield opened
+    await opened.close()
+
+
+async def test_queue_keeps_order_and_survives_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "profile.sqlite"
+    store = await LocalStore.open(path)
+    await store.queue_put("a", {"url": "https://a.example/"})
+    await store.queue_put("b", {"url": "https://b.example/", "title": "B"})
+    await store.queue_delete("a")
+    await store.queue_collections("b", ["c1", "c2"])
+    await store.queue_put("b", {"notes": "n"})
+    await store.close()
+
+    reopened = await LocalStore.open(path)
+    try:
+        ops = await reopened.pending_ops()
+        assert [(op.kind, op.bookmark_id) for op in ops] == [
+            ("put", "a"),
+            ("put", "b"),
+            ("delete", "a"),
+            ("collections", "b"),
+            ("put", "b"),
+        ]
+        assert [op.seq for op in ops] == sorted(op.seq for op in ops)
+        assert (await reopened.next_op()) == ops[0]
+        # A partial edit resends the known url: PUT requires it.
+        assert ops[4].payload == {"fields": {"notes": "n", "url": "https://b.example/"}}
+        # A new bookmark gets clientSavedAt = now (the moment the user saved it).
+        assert "clientSavedAt" in ops[0].payload["fields"]
+
+        a = await reopened.get_bookmark("a")
+        b = await reopened.get_bookmark("b")
+        assert a is not None and a["deleted"] and a["pending"]
+        assert b is not None and not b["deleted"]
+        assert b["title"] == "B" and b["notes"] == "n" and b["collectionIds"] == ["c1", "c2"]
+        assert b["domain"] == "b.example"  # provisional until the server's normalized domain arrives
+        assert [r["clientBookmarkId"] for r in await reopened.list_bookmarks()] == ["b"]
+        assert {r["clientBookmarkId"] for r in await reopened.list_bookmarks(include_deleted=True)} == {"a", "b"}
+    finally:
+        await reopened.close()
+
+
+async def test_sequence_numbers_are_never_reused(store: LocalStore) -> None:
+    first = await store.queue_put("a", {"url": "https://a.example/"})
+    await store.complete_op(first, server_copy("a"))
+    second = await store.queue_delete("a")
+    assert second.seq > first.seq
+
+
+async def test_put_without_url_for_unknown_bookmark_is_refused(store: LocalStore) -> None:
+    with pytest.raises(ValueError, match="url is required"):
+        await store.queue_put("nope", {"title": "x"})
+    with pytest.raises(LookupError):
+        await store.queue_collections("nope", ["c"])
+    assert await store.pending_count() == 0
+
+
+async def test_completed_op_takes_server_copy_and_keeps_later_ops_on_top(store: LocalStore) -> None:
+    put = await store.queue_put("a", {"url": "https://example.com/a", "title": "one"})
+    await store.queue_put("a", {"title": "two"})
+    await store.complete_op(put, server_copy("a", title="one", domain="example.com", normalizedUrl="n"))
+    view = await store.get_bookmark("a")
+    assert view is not None
+    assert view["title"] == "two"  # the later queued edit still shows
+    assert view["normalizedUrl"] == "n"  # server-set field from the accepted write
+    assert view["pending"]
+
+
+async def test_rejected_op_is_recorded_and_its_local_effect_rolled_back(store: LocalStore) -> None:
+    await store.apply_delta_page([server_copy("a", title="server")], [], cursor="c1")
+    op = await store.queue_put("a", {"title": "too long, say"})
+    rejected = await store.reject_op(op, status=400, code="invalid-request", message="title too long")
+    view = await store.get_bookmark("a")
+    assert view is not None and view["title"] == "server" and not view["pending"]
+    assert rejected.code == "invalid-request"
+    assert [(r.seq, r.code, r.message) for r in await store.rejected_ops()] == [
+        (op.seq, "invalid-request", "title too long")
+    ]
+
+    # A bookmark created offline and rejected disappears: the server never had it.
+    created = await store.queue_put("new", {"url": "https://new.example/"})
+    await store.reject_op(created, status=400, code="invalid-url", message="bad")
+    assert await store.get_bookmark("new") is None
+
+
+async def test_delta_keeps_pending_client_fields_and_accepts_server_fields(store: LocalStore) -> None:
+    await store.apply_delta_page([server_copy("a", title="server title")], [], cursor="c1")
+    await store.queue_put("a", {"title": "my offline title", "notes": "mine"})
+
+    # An older server copy (fetched before our edit reached the server), now enriched and favorited
+    # by another device.
+    newer_server = server_copy(
+        "a",
+        title="Enriched Title",
+        notes=None,
+        isFavorite=True,
+        summary="A summary.",
+        saveWhy="Because.",
+        tags=["python", "sync"],
+        enrichmentStatus="completed",
+        snapshotStatus="ready",
+        enrichedAt="2030-01-01T00:00:05Z",
+        updatedAt="2030-01-01T00:00:05Z",
+    )
+    changed = await store.apply_delta_page([newer_server], [], cursor="c2")
+    view = await store.get_bookmark("a")
+    assert view is not None
+    assert changed == ["a"]
+    # Queued client fields win until flushed...
+    assert view["title"] == "my offline title"
+    assert view["notes"] == "mine"
+    # ...fields nobody edited here follow the server, enrichment fields always do.
+    assert view["isFavorite"] is True
+    assert view["summary"] == "A summary." and view["saveWhy"] == "Because."
+    assert view["tags"] == ["python", "sync"]
+    assert view["enrichmentStatus"] == "completed" and view["snapshotStatus"] == "ready"
+    assert view["enrichedAt"] == "2030-01-01T00:00:05Z"
+    assert await store.cursor() == "c2"
+
+    # Once the edit is accepted, the server's copy rules again.
+    op = await store.next_op()
+    assert op is not None
+    await store.complete_op(op, {**newer_server, "title": "my offline title", "notes": "mine"})
+    later = server_copy("a", title="Edited elsewhere", notes="mine", isFavorite=True, updatedAt="2030-01-01T00:00:09Z")
+    await store.apply_delta_page([later], [], cursor="c3")
+    view = await store.get_bookmark("a")
+    assert view is not None and view["title"] == "Edited elsewhere" and not view["pending"]
+
+
+async def test_enriched_title_is_taken_when_nothing_is_queued(store: LocalStore) -> None:
+    await store.apply_delta_page([server_copy("a", title="typed by user")], [], cursor="c1")
+    await store.apply_delta_page(
+        [
+            server_copy(
+                "a", title="Page Title", description="d", thumbnailUrl="https://t/", enrichmentStatus="completed"
+            )
+        ],
+        [],
+        cursor="c2",
+    )
+    view = await store.get_bookmark("a")
+    assert view is not None
+    assert (view["title"], view["description"], view["thumbnailUrl"]) == ("Page Title", "d", "https://t/")
+
+
+async def test_tombstones_against_queued_writes(store: LocalStore) -> None:
+    await store.apply_delta_page([server_copy("a"), server_copy("b"), server_copy("c")], [], cursor="c1")
+    await store.queue_put("a", {"notes": "revive me"})  # queued PUT will revive it on the server
+    await store.queue_collections("b", ["x"])  # not a revival: the tombstone wins
+
+    changed = await store.apply_delta_page(
+        [],
+        [{"clientBookmarkId": cid, "deletedAt": "2030-01-02T00:00:00Z"} for cid in ("a", "b", "c", "never-seen")],
+        cursor="c2",
+    )
+    a, b, c = [await store.get_bookmark(x) for x in ("a", "b", "c")]
+    assert a is not None and not a["deleted"] and a["notes"] == "revive me"
+    assert b is not None and b["deleted"]
+    assert c is not None and c["deleted"] and c["deletedAt"] == "2030-01-02T00:00:00Z"
+    assert await store.get_bookmark("never-seen") is None
+    assert sorted(changed) == ["b", "c"]
+
+
+async def test_queued_delete_survives_a_server_upsert(store: LocalStore) -> None:
+    await store.apply_delta_page([server_copy("a")], [], cursor="c1")
+    await store.queue_delete("a")
+    await store.apply_delta_page([server_copy("a", title="edited elsewhere")], [], cursor="c2")
+    view = await store.get_bookmark("a")
+    assert view is not None and view["deleted"]
+
+
+async def test_replaying_a_page_reports_no_change(store: LocalStore) -> None:
+    page = [server_copy("a"), server_copy("b")]
+    assert sorted(await store.apply_delta_page(page, [], cursor=None)) == ["a", "b"]
+    assert await store.apply_delta_page(page, [], cursor=None) == []
+    assert await store.cursor() is None
+
+
+def session(user_id: str) -> Session:
+    return Session(accessToken="a", refreshToken="r", user=User(id=user_id))
+
+
+async def test_signing_in_as_another_user_resets_local_data(store: LocalStore) -> None:
+    assert not await store.store_sign_in(session("u1"), keep_queue=False)
+    await store.apply_delta_page([server_copy("a")], [], cursor="c1")
+    await store.queue_put("b", {"url": "https://b.example/"})
+
+    assert not await store.store_sign_in(session("u1"), keep_queue=False)  # same user: nothing lost
+    assert await store.cursor() == "c1" and await store.pending_count() == 1
+
+    assert await store.store_sign_in(session("u2"), keep_queue=False)
+    assert await store.cursor() is None
+    assert await store.list_bookmarks(include_deleted=True) == []
+    assert await store.pending_count() == 0
+    assert await store.owner() == "u2"
+
+
+async def test_link_merge_keeps_queued_writes(store: LocalStore) -> None:
+    await store.store_sign_in(session("anon"), keep_queue=False)
+    await store.apply_delta_page([server_copy("a")], [], cursor="c1")
+    await store.queue_put("b", {"url": "https://b.example/", "title": "offline"})
+
+    assert await store.store_sign_in(session("owner"), keep_queue=True)
+    assert await store.pending_count() == 1
+    views = await store.list_bookmarks()
+    assert [(v["clientBookmarkId"], v["title"], v["ownerUid"]) for v in views] == [("b", "offline", "owner")]
+    assert await store.cursor() is None
