@@ -12,6 +12,10 @@ directory under pytest's temp dir (PostgreSQL's own under the system temp dir wh
     ``infra.fresh_database("bookmarks")`` (a new migrated database, returns its URL),
     ``infra.postgres`` (the :class:`devstack.postgres.EmbeddedPostgres`: ``ensure_databases``, ``dsn``).
 
+``idp_a``
+    Identity provider A (a :class:`devstack.testing.LocalJwksServer`): ``full_stack`` always trusts it, so
+    ``idp_a.mint(sub=..., claims=...)`` gives ID tokens for ``/v1/auth/oauth/idp-a``.
+
 ``full_stack``
     A started :class:`devstack.stack.Stack` with every service: ``full_stack.gateway_url``,
     ``full_stack.service_url(name)``, plus everything ``infra`` has. Its services get
@@ -35,6 +39,7 @@ import pytest
 
 if TYPE_CHECKING:
     from devstack.stack import Stack
+    from devstack.testing import LocalJwksServer
 
 FULL_STACK_TEST_ENV: dict[str, str] = {
     "ENRICHMENT_ALLOW_PRIVATE_NETWORKS": "true",
@@ -70,13 +75,26 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 @pytest.fixture(scope="session")
+def idp_a() -> Iterator[LocalJwksServer]:
+    """Identity provider A, played by a local JWKS server; ``full_stack`` is always configured with it,
+    so every suite signs in against the same stack whichever suite started it first."""
+    from devstack.testing import LocalJwksServer
+
+    server = LocalJwksServer(issuer="https://idp-a.test.invalid", audience="bookmarks-tests").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def full_stack_env() -> dict[str, str]:
     """Extra environment for the ``full_stack`` services; override in a conftest to add variables."""
     return {}
 
 
 @pytest.fixture(scope="session")
-def full_stack(tmp_path_factory: pytest.TempPathFactory, full_stack_env: dict[str, str]) -> Iterator[Stack]:
+def full_stack(
+    tmp_path_factory: pytest.TempPathFactory, full_stack_env: dict[str, str], idp_a: LocalJwksServer
+) -> Iterator[Stack]:
     """The whole platform as ``make run`` starts it, on free ports; base URL at ``.gateway_url``."""
     env = {**FULL_STACK_TEST_ENV, **full_stack_env}
     yield from _run_stack(tmp_path_factory, "devstack-full", services=True, extra_env=env)

@@ -73,6 +73,7 @@ PG_PORT_ENV = "DEVSTACK_PG_PORT"
 KAFKA_PORT_ENV = "DEVSTACK_KAFKA_PORT"
 DATA_DIR_ENV = "DEVSTACK_DATA_DIR"
 KAFKA_ENV = "KAFKA_BOOTSTRAP_SERVERS"
+READY_TIMEOUT_ENV = "DEVSTACK_READY_TIMEOUT"
 
 _SPECS = {spec.name: spec for spec in SERVICES}
 
@@ -134,6 +135,7 @@ class StackConfig:
             kafka_bootstrap=env.get(KAFKA_ENV) or None,
             services=services,
             skip_missing_migrations=not services,
+            ready_timeout=float(env.get(READY_TIMEOUT_ENV, "120")),
         )
 
     @classmethod
@@ -161,6 +163,8 @@ class StackConfig:
             durable_postgres=False,
             output=output,
             pg_data_dir=pg_data_dir,
+            # Tests share two cores with the test runner and other suites: start-up can be slow.
+            ready_timeout=float(os.environ.get(READY_TIMEOUT_ENV, "240")),
         )
 
     def service_host(self, name: str) -> str:
