@@ -31,7 +31,16 @@ def create_service_app(
     max_body_bytes: int = 1024 * 1024,
     version: str = "1.0.0",
 ) -> FastAPI:
-    app = FastAPI(title=title, version=version, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title=title,
+        version=version,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        # FastAPI's native telemetry would add a second server span (a second trace at the edge) and
+        # its own metrics; EdgeMiddleware already does both, once, with our names and labels.
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
+    )
     app.state.service = service
     app.state.readiness_checks = []
     install_error_handlers(app)

@@ -71,15 +71,17 @@ class EdgeMiddleware:
         scope.setdefault("state", {})["request_id"] = request_id
 
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", ())}
-        parent = context_from_http_headers(headers)
-        token = otel_context.attach(parent)
+        # Continue the caller's trace when it sent one; otherwise keep the current context rather than
+        # replacing it with an empty one (which would split a request into two traces).
+        token = otel_context.attach(context_from_http_headers(headers)) if "traceparent" in headers else None
         try:
             if scope["type"] == "websocket":
                 await self.app(scope, receive, send)
                 return
             await self._http(scope, receive, send, request_id)
         finally:
-            otel_context.detach(token)
+            if token is not None:
+                otel_context.detach(token)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send, request_id: str) -> None:
         method = scope["method"]

@@ -1,0 +1,211 @@
+"""A real Prometheus server scrapes every process of a running stack, and the key metrics arrive.
+
+Prometheus (Debian package ``prometheus``; ``.tools/bin`` or PATH) runs with a generated configuration
+(one job per process, named after it), its own storage directory and a free loopback port. The test
+waits, through the Prometheus HTTP API, until every target is up, makes a few requests through the
+gateway while holding a WebSocket open, and then queries the stored series of each service. The
+server is stopped at the end, whatever happened (no leaked process).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from _support import find_tool
+from websockets.sync.client import connect as ws_connect
+
+pytestmark = pytest.mark.timeout(900)  # includes starting the whole stack on a busy machine
+
+PROCESSES = ("gateway", "auth", "bookmarks", "enrichment", "enrichment-worker")
+SCRAPE_INTERVAL = "2s"
+
+
+def _free_port() -> int:
+    from devstack.stack import free_port
+
+    return free_port()
+
+
+def _wait(check: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.5) -> Any:
+    """Poll ``check`` until it returns something truthy; the last value is shown on failure."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"{what} not reached within {timeout:.0f} s; last: {last!r}")
+
+
+class Prometheus:
+    def __init__(self, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.url = url
+        self.process = process
+        self.log = log
+        self.http = httpx.Client(base_url=url, timeout=30.0, trust_env=False)
+
+    def api(self, path: str, **params: str) -> Any:
+        assert self.process.poll() is None, f"prometheus exited ({self.process.returncode}):\n{self.log_tail()}"
+        response = self.http.get(f"/api/v1/{path}", params=params)
+        response.raise_for_status()
+        body = response.json()
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        data = self.api("query", query=expr)
+        assert data["resultType"] == "vector", data
+        return list(data["result"])
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def prometheus(full_stack: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
+    binary = find_tool("prometheus")
+    if binary is None:
+        pytest.skip("prometheus not installed (apt-get install prometheus, or deploy/install-tools.sh)")
+    workdir = tmp_path_factory.mktemp("prometheus")
+    config = {
+        "global": {"scrape_interval": SCRAPE_INTERVAL, "scrape_timeout": SCRAPE_INTERVAL},
+        "scrape_configs": [
+            {
+                "job_name": process,
+                "metrics_path": "/metrics",
+                "static_configs": [{"targets": [full_stack.service_url(process).removeprefix("http://")]}],
+            }
+            for process in PROCESSES
+        ],
+    }
+    config_file = workdir / "prometheus.yml"
+    config_file.write_text(yaml.safe_dump(config))
+    port = _free_port()
+    log = workdir / "prometheus.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config_file}",
+                f"--storage.tsdb.path={workdir / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--log.level=warn",
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    server = Prometheus(f"http://127.0.0.1:{port}", process, log)
+    try:
+
+        def ready() -> bool:
+            assert process.poll() is None, f"prometheus exited ({process.returncode}):\n{server.log_tail()}"
+            try:
+                return server.http.get("/-/ready").status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        _wait(ready, timeout=120, what="prometheus /-/ready")
+        yield server
+    finally:
+        server.http.close()
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
+        assert process.poll() is not None
+
+
+def _exercise(gateway_url: str) -> dict[str, str]:
+    """Requests through the gateway that every service answers; the Authorization header of the user."""
+    with httpx.Client(base_url=gateway_url, timeout=60.0, trust_env=False) as client:
+        session = client.post("/v1/auth/anonymous")
+        assert session.status_code == 200, session.text
+        headers = {"Authorization": f"Bearer {session.json()['accessToken']}"}
+        assert client.patch("/v1/me/settings", json={"useAi": True}, headers=headers).status_code == 200
+        assert (
+            client.put(
+                "/v1/bookmarks/scraped", json={"url": "https://example.com/scraped"}, headers=headers
+            ).status_code
+            == 200
+        )
+        assert client.get("/v1/bookmarks/delta", headers=headers).status_code == 200
+        status = client.get("/v1/enrichment/status", params={"clientBookmarkId": "scraped"}, headers=headers)
+        assert status.status_code in (200, 404), status.text
+        return headers
+
+
+def test_prometheus_scrapes_every_process_and_stores_the_key_metrics(full_stack: Any, prometheus: Prometheus) -> None:
+    health: dict[str, tuple[str, str | None]] = {}
+
+    def all_up() -> bool:
+        health.clear()
+        for target in prometheus.api("targets", state="active")["activeTargets"]:
+            health[target["labels"]["job"]] = (target["health"], target.get("lastError"))
+        return set(health) == set(PROCESSES) and all(h == "up" for h, _ in health.values())
+
+    try:
+        _wait(all_up, timeout=180, what="every target up")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; targets: {health}") from None
+
+    headers = _exercise(full_stack.gateway_url)
+    ws_url = full_stack.gateway_url.replace("http://", "ws://", 1) + "/v1/events"
+    with ws_connect(ws_url, additional_headers=headers, proxy=None, open_timeout=30):
+        # Stored by Prometheus while the socket is open (the gateway's own gauge, scraped).
+        _wait(
+            lambda: [
+                r for r in prometheus.query('gateway_websocket_connections{job="gateway"}') if float(r["value"][1]) >= 1
+            ],
+            timeout=120,
+            what="gateway_websocket_connections >= 1 in Prometheus",
+        )
+
+    expectations = {
+        # every process serves HTTP and is scraped
+        "up == 1": set(PROCESSES),
+        'http_request_duration_seconds_count{service="bookmarks",route="/v1/bookmarks/{clientBookmarkId}",method="PUT"} > 0': {
+            "bookmarks"
+        },
+        'http_request_duration_seconds_count{service="bookmarks",route="/v1/bookmarks/delta"} > 0': {"bookmarks"},
+        'http_request_duration_seconds_count{service="auth",route="/v1/me/settings"} > 0': {"auth"},
+        'http_request_duration_seconds_count{service="gateway"} > 0': {"gateway"},
+        'http_request_duration_seconds_count{service="enrichment",route="/v1/enrichment/status"} > 0': {"enrichment"},
+        'http_request_duration_seconds_count{service="enrichment-worker"} > 0': {"enrichment-worker"},
+        # outbox relays: auth and bookmarks each lead their database; API or worker leads enrichment's
+        'outbox_pending_events{service=~"auth|bookmarks"}': {"auth", "bookmarks"},
+        'delta_page_records_count{service="bookmarks"} > 0': {"bookmarks"},
+        'events_processed_total{service="gateway",topic="bookmark.saved"} > 0': {"gateway"},
+        "enrichment_jobs": {"enrichment-worker"},
+        "enrichment_oldest_pending_job_age_seconds": {"enrichment-worker"},
+        "gateway_websocket_connections": {"gateway"},
+        "gateway_nudges_sent_total": {"gateway"},
+        "process_resident_memory_bytes > 0": set(PROCESSES),
+    }
+    for expr, jobs in expectations.items():
+
+        def arrived(expr: str = expr, jobs: set[str] = jobs) -> set[str] | None:
+            found = {r["metric"].get("job", "") for r in prometheus.query(expr)}
+            return found if jobs <= found else None
+
+        try:
+            _wait(arrived, timeout=120, what=f"{expr} from {sorted(jobs)}")
+        except AssertionError:
+            found = sorted({r["metric"].get("job", "") for r in prometheus.query(expr)})
+            raise AssertionError(
+                f"{expr}: expected series from {sorted(jobs)}, Prometheus has them from {found}"
+            ) from None
+
+    enrichment_outbox = prometheus.query('outbox_pending_events{job=~"enrichment|enrichment-worker"}')
+    assert enrichment_outbox, "no outbox relay of the enrichment database reports outbox_pending_events"
