@@ -96,7 +96,12 @@ def full_stack(
     tmp_path_factory: pytest.TempPathFactory, full_stack_env: dict[str, str], idp_a: LocalJwksServer
 ) -> Iterator[Stack]:
     """The whole platform as ``make run`` starts it, on free ports; base URL at ``.gateway_url``."""
-    env = {**FULL_STACK_TEST_ENV, **full_stack_env}
+    trusted_idp = {
+        "IDP_A_JWKS_URL": idp_a.jwks_url,
+        "IDP_A_ISSUER": idp_a.issuer,
+        "IDP_A_AUDIENCE": idp_a.audience,
+    }
+    env = {**FULL_STACK_TEST_ENV, **trusted_idp, **full_stack_env}
     yield from _run_stack(tmp_path_factory, "devstack-full", services=True, extra_env=env)
 
 

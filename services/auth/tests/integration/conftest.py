@@ -75,7 +75,7 @@ def make_settings(infra: Any, idp_a: LocalJwksServer, idp_b: LocalJwksServer) ->
 @asynccontextmanager
 async def running(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The app with its lifespan, and a client that calls it in-process (peer address 127.0.0.1)."""
-    async with LifespanManager(app, startup_timeout=60), httpx.AsyncClient(
+    async with LifespanManager(app, startup_timeout=60, shutdown_timeout=60), httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://auth.test"
     ) as client:
         yield client
@@ -94,7 +94,7 @@ def run_app() -> Callable[[Settings], Any]:
 @pytest.fixture(scope="session")
 async def app(make_settings: Callable[..., Settings]) -> AsyncIterator[FastAPI]:
     application = create_app(make_settings())
-    async with LifespanManager(application, startup_timeout=60):
+    async with LifespanManager(application, startup_timeout=60, shutdown_timeout=60):
         yield application
 
 

@@ -43,7 +43,7 @@ def bookmarks_settings(infra: Any, access_jwks: LocalJwksServer) -> Settings:
 @pytest.fixture(scope="session")
 async def bookmarks_app(bookmarks_settings: Settings) -> AsyncIterator[Any]:
     app = create_app(bookmarks_settings)
-    async with LifespanManager(app, startup_timeout=60):
+    async with LifespanManager(app, startup_timeout=60, shutdown_timeout=60):
         await asyncio.wait_for(app.state.consumer.started.wait(), 60)
         yield app
 
