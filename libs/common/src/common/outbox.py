@@ -57,6 +57,14 @@ async def add_events(session: AsyncSession, events: list[Event]) -> None:
     )
 
 
+async def forget_published_events(session: AsyncSession, *, key: str) -> None:
+    """Drop already-published outbox rows of one key (a purged user): their payloads are personal data
+    that would otherwise linger until the retention cleanup. Unpublished rows still go out."""
+    await session.execute(
+        text("DELETE FROM outbox WHERE key = :k AND published_at IS NOT NULL"), {"k": key}
+    )
+
+
 def create_producer(bootstrap: str) -> AIOKafkaProducer:
     # Tansu (local broker) does not support the idempotent producer; ordering per key comes from the
     # single relay sending in id order and marking only an acknowledged prefix.

@@ -133,13 +133,24 @@ async def test_user_deleted_purges_everything_and_refuses_late_writes(
     http: httpx.AsyncClient, user: Any, publish: Any, bookmarks_app: Any
 ) -> None:
     await http.put("/v1/bookmarks/x1", json={"url": "https://x.example/"}, headers=user.headers)
+
+    async def outbox_rows(published: bool) -> int:
+        async with bookmarks_app.state.sessions() as session:
+            condition = "IS NOT NULL" if published else "IS NULL"
+            rows = await session.execute(
+                text(f"SELECT count(*) FROM outbox WHERE key = :k AND published_at {condition}"), {"k": str(user.id)})
+            return int(rows.scalar_one())
+
+    await eventually(lambda: _is_zero(outbox_rows(published=False)))
+    assert await outbox_rows(published=True) == 1
     await publish(UserDeleted(userId=user.id))
 
     async def purged() -> bool:
         async with bookmarks_app.state.sessions() as session:
             rows = await session.execute(
                 text("SELECT (SELECT count(*) FROM bookmarks WHERE owner_uid = :o) + "
-                     "(SELECT count(*) FROM user_streams WHERE owner_uid = :o) AS n"), {"o": user.id})
+                     "(SELECT count(*) FROM user_streams WHERE owner_uid = :o) + "
+                     "(SELECT count(*) FROM outbox WHERE key = :k) AS n"), {"o": user.id, "k": str(user.id)})
             return rows.one().n == 0
 
     await eventually(purged)
@@ -177,3 +188,7 @@ async def test_merge_moves_bookmarks_later_update_wins(
     assert full_live["shared-old"]["title"] == "owner-newer"
     response = await http.get("/v1/bookmarks/delta", headers=anon.headers)
     assert response.status_code == 401
+
+
+async def _is_zero(count: Any) -> bool:
+    return await count == 0

@@ -14,6 +14,7 @@ from sqlalchemy import RowMapping, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.domain.model import Identity
+from common.outbox import forget_published_events
 
 UserLock = Literal["FOR UPDATE", "FOR NO KEY UPDATE", "FOR KEY SHARE"]
 
@@ -109,6 +110,7 @@ async def delete_user(session: AsyncSession, user_id: uuid.UUID) -> None:
     for table in ("refresh_tokens", "refresh_token_families", "identities", "user_settings", "subscriptions"):
         await session.execute(text(f"DELETE FROM {table} WHERE user_id = :id"), {"id": user_id})  # noqa: S608
     await session.execute(text("DELETE FROM users WHERE id = :id"), {"id": user_id})
+    await forget_published_events(session, key=str(user_id))
 
 
 # --- identities ----------------------------------------------------------------------------------

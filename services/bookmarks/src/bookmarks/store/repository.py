@@ -11,6 +11,7 @@ from sqlalchemy import RowMapping, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.model import COLUMNS
+from common.outbox import forget_published_events
 
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -118,6 +119,7 @@ async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
         text("INSERT INTO deleted_users (owner_uid, deleted_at) VALUES (:o, now()) ON CONFLICT DO NOTHING"),
         {"o": owner},
     )
+    await forget_published_events(session, key=str(owner))
 
 
 async def save_pending_enrichment(

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import RowMapping, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from common.outbox import forget_published_events
 from common.tracing import current_trace_headers
 
 _IN_FLIGHT = "('pending', 'processing', 'retrying')"
@@ -441,6 +442,7 @@ async def purge_user(session: AsyncSession, user_id: uuid.UUID, job_ids: Sequenc
     )
     for table in ("bookmark_enrichments", "quota_charges", "user_quotas", "bookmark_urls", "user_tags"):
         await session.execute(text(f"DELETE FROM {table} WHERE user_id = :u"), {"u": user_id})  # noqa: S608
+    await forget_published_events(session, key=str(user_id))
     if job_ids:
         await session.execute(
             text(
