@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import statistics
 import sys
@@ -83,6 +84,31 @@ async def timed(call: Callable[[], Awaitable[httpx.Response]], expect: tuple[int
 # --- writes -------------------------------------------------------------------------------------------
 
 
+def stack_cpu_seconds() -> dict[str, float]:
+    """CPU seconds used so far by each part of the stack (postgres summed over its backends)."""
+    import psutil
+
+    totals: dict[str, float] = {}
+    for proc in psutil.process_iter(["cmdline", "name"]):
+        try:
+            cmd = " ".join(proc.info["cmdline"] or [])
+            if "python -m " in cmd and "devstack" not in cmd:
+                part = cmd.split("python -m ", 1)[1].split()[0]
+            elif proc.info["name"] == "postgres" or cmd.startswith("postgres"):
+                part = "postgres"
+            elif "tansu" in cmd:
+                part = "broker"
+            elif proc.pid == os.getpid():
+                part = "load-generator"
+            else:
+                continue
+            times = proc.cpu_times()
+            totals[part] = totals.get(part, 0.0) + times.user + times.system
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return totals
+
+
 async def bench_writes(api: Api, *, per_level: int) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for concurrency in (1, 16, 64):
@@ -97,14 +123,23 @@ async def bench_writes(api: Api, *, per_level: int) -> dict[str, Any]:
                 path = f"/v1/bookmarks/w{level}-{index}-{n}"
                 out.append(await timed(lambda p=path, b=body: api.http.put(p, json=b, headers=headers)))
 
+        cpu_before = stack_cpu_seconds()
         started = time.perf_counter()
         await asyncio.gather(*(worker(i, h, concurrency, per_worker, latencies) for i, (_, h) in enumerate(users)))
         wall = time.perf_counter() - started
+        await asyncio.sleep(1.0)  # let the events of these writes reach their consumers, counted too
+        cpu_after = stack_cpu_seconds()
+        cpu_ms_per_write = {
+            part: round((cpu_after[part] - cpu_before.get(part, 0.0)) * 1000 / len(latencies), 2)
+            for part in sorted(cpu_after)
+        }
         results[f"c{concurrency}"] = {
             "requests": len(latencies),
             "throughput_rps": round(len(latencies) / wall, 1),
             "p50_ms": ms(pct(latencies, 50)),
             "p99_ms": ms(pct(latencies, 99)),
+            "cpu_ms_per_write": cpu_ms_per_write,
+            "cpu_ms_per_write_total": round(sum(cpu_ms_per_write.values()), 2),
         }
     return results
 
@@ -113,7 +148,7 @@ async def bench_writes(api: Api, *, per_level: int) -> dict[str, Any]:
 
 
 SEED_SQL = """
-INSERT INTO user_streams (owner_uid, last_position) VALUES ($1, $2 + ($3::int) * interval '1 microsecond')
+INSERT INTO user_streams (owner_uid, last_position) VALUES ($1, $2::timestamptz + ($3::int) * interval '1 microsecond')
 ON CONFLICT (owner_uid) DO UPDATE SET last_position = EXCLUDED.last_position;
 """
 SEED_ROWS_SQL = """
@@ -123,7 +158,8 @@ SELECT $1, 'seed-' || lpad(g::text, 7, '0'), 'https://site' || (g % 997) || '.ex
        'https://site' || (g % 997) || '.example/p/' || g, 'site' || (g % 997) || '.example',
        'Seeded bookmark number ' || g, 'A description long enough to look like a real page summary ' || g,
        ARRAY['tag' || (g % 13), 'seed'], ARRAY['inbox'], NULL,
-       $2 + g * interval '1 microsecond', $2 + g * interval '1 microsecond', 'completed', 'ready'
+       $2::timestamptz + g * interval '1 microsecond', $2::timestamptz + g * interval '1 microsecond',
+       'completed', 'ready'
 FROM generate_series(1, $3) AS g
 """
 RAW_PAGE_SQL = """
@@ -363,8 +399,9 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
     quick = not args.full
     api = Api(gateway_url)
     benchmarks: dict[str, Any] = {}
+    writes_per_level = int(os.environ.get("BENCH_WRITES", "320" if quick else "3200"))
     steps: list[tuple[str, Callable[[], Awaitable[dict[str, Any]]]]] = [
-        ("writes", lambda: bench_writes(api, per_level=320 if quick else 3200)),
+        ("writes", lambda: bench_writes(api, per_level=writes_per_level)),
         ("delta", lambda: bench_delta(api, bookmarks_dsn=bookmarks_dsn, count=20_000 if quick else 100_000)),
         ("gateway", lambda: bench_gateway(api, bookmarks_url=bookmarks_url, samples=200 if quick else 1000)),
         ("nudge", lambda: bench_nudge(api, samples=30 if quick else 200)),

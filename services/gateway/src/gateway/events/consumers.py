@@ -27,6 +27,7 @@ from typing import TypeAlias
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
+from common.consumer import FETCH_MAX_WAIT_MS
 from common.events import BookmarkDeleted, BookmarkSaved, UserDeleted, UserMerged, parse_event
 from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED
 from common.outbox import start_with_retry
@@ -92,6 +93,7 @@ class TopicTail:
             auto_offset_reset="earliest",
             client_id=f"gateway-{self.name}",
             max_poll_records=500,
+            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
         )
 
     async def _assign(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
