@@ -55,3 +55,9 @@ def bearer_token(header: str | None) -> str:
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("Authorization header must be 'Bearer <token>'.")
     return token.strip()
+
+
+async def current_principal(request: Request) -> Principal:
+    """FastAPI dependency: the verified caller (the app's lifespan puts a verifier in ``app.state``)."""
+    verifier: AccessTokenVerifier = request.app.state.verifier
+    return await verifier.from_request(request)

@@ -7,13 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from bookmarks.settings import Settings
-from common.auth import Principal
+from common.auth import Principal, current_principal
 from common.db import SessionFactory
-
-
-async def _principal(request: Request) -> Principal:
-    principal: Principal = await request.app.state.verifier.from_request(request)
-    return principal
 
 
 def _sessions(request: Request) -> SessionFactory:
@@ -26,7 +21,7 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
-CurrentUser = Annotated[Principal, Depends(_principal)]
+CurrentUser = Annotated[Principal, Depends(current_principal)]
 Sessions = Annotated[SessionFactory, Depends(_sessions)]
 AppSettings = Annotated[Settings, Depends(_settings)]
 ClientBookmarkId = Annotated[

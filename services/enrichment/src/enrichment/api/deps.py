@@ -6,17 +6,12 @@ from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
-from common.auth import Principal
+from common.auth import Principal, current_principal
 from common.db import SessionFactory
 from enrichment.api.schemas import CLIENT_BOOKMARK_ID_PATTERN
 from enrichment.domain.model import Clock
 from enrichment.entitlements import EntitlementsClient
 from enrichment.settings import Settings
-
-
-async def _principal(request: Request) -> Principal:
-    principal: Principal = await request.app.state.verifier.from_request(request)
-    return principal
 
 
 def _sessions(request: Request) -> SessionFactory:
@@ -39,7 +34,7 @@ def _entitlements(request: Request) -> EntitlementsClient:
     return client
 
 
-CurrentUser = Annotated[Principal, Depends(_principal)]
+CurrentUser = Annotated[Principal, Depends(current_principal)]
 Sessions = Annotated[SessionFactory, Depends(_sessions)]
 AppSettings = Annotated[Settings, Depends(_settings)]
 AppClock = Annotated[Clock, Depends(_clock)]

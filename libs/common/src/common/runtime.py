@@ -1,0 +1,69 @@
+"""What every database-owning service process runs: engine and sessions, the outbox relay, optionally a
+consumer, and readiness checks for both dependencies — built in the lifespan, torn down in reverse."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from common.app import broker_check
+from common.consumer import ConsumerRunner, Handler
+from common.db import SessionFactory, create_engine, create_session_factory, database_ready
+from common.outbox import OutboxRelay
+from common.settings import CommonSettings
+from common.tasks import BackgroundTasks
+
+
+@dataclass(frozen=True, slots=True)
+class Backbone:
+    engine: AsyncEngine
+    sessions: SessionFactory
+    relay: OutboxRelay
+    consumer: ConsumerRunner | None
+    tasks: BackgroundTasks
+
+
+@asynccontextmanager
+async def service_backbone(
+    app: FastAPI,
+    *,
+    service: str,
+    settings: CommonSettings,
+    database_url: str,
+    handlers: Mapping[str, Handler] | None = None,
+    consumer_group: str | None = None,
+) -> AsyncIterator[Backbone]:
+    """Start the process's database and event plumbing; ``app.state`` gets sessions, relay, consumer."""
+    engine = create_engine(database_url, pool_size=settings.db_pool_size)
+    sessions = create_session_factory(engine)
+    tasks = BackgroundTasks()
+    relay = OutboxRelay(
+        service=service, engine=engine, database_url=database_url, bootstrap=settings.kafka_bootstrap_servers
+    )
+    consumer = None
+    if handlers:
+        consumer = ConsumerRunner(
+            service=service,
+            bootstrap=settings.kafka_bootstrap_servers,
+            sessions=sessions,
+            handlers=handlers,
+            group_id=consumer_group,
+        )
+    app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
+    app.state.readiness_checks = [
+        ("database", partial(database_ready, engine)),
+        ("broker", broker_check(settings.kafka_bootstrap_servers)),
+    ]
+    tasks.start("outbox-relay", relay.run())
+    if consumer is not None:
+        tasks.start("consumer", consumer.run())
+    try:
+        yield Backbone(engine=engine, sessions=sessions, relay=relay, consumer=consumer, tasks=tasks)
+    finally:
+        await tasks.stop()
+        await engine.dispose()
