@@ -156,6 +156,8 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- $c := .Values.config -}}
 {{- $d := dict -}}
 {{- $_ := set $d "LOG_LEVEL" $c.logLevel -}}
+{{- /* Services refuse to start in production without real secrets (cursor key, signing keys). */ -}}
+{{- $_ := set $d "APP_ENV" "production" -}}
 {{- $_ := set $d "KAFKA_BOOTSTRAP_SERVERS" .Values.kafka.bootstrapServers -}}
 {{- range $name, $def := fromYaml (include "bp.componentDefs" .) -}}
 {{- $_ := set $d $def.hostEnv "0.0.0.0" -}}

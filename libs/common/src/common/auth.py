@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from common.errors import Unauthorized
-from common.jwt import JwksClient, TokenError, verify_jwt
+from common.errors import Unauthorized, Unavailable
+from common.jwt import JwksClient, JwksUnavailable, TokenError, verify_jwt
 
 ACCESS_TOKEN_ALGORITHMS = ("RS256", "EdDSA")
 
@@ -38,6 +38,9 @@ class AccessTokenVerifier:
             )
             return Principal(user_id=uuid.UUID(str(claims["sub"])), token_id=str(claims["jti"]),
                              expires_at=int(claims["exp"]))
+        except JwksUnavailable as exc:
+            # Our own auth service is unreachable: a dependency outage, not the caller's fault.
+            raise Unavailable("Access tokens cannot be verified right now; try again shortly.") from exc
         except (TokenError, ValueError) as exc:
             raise Unauthorized("The access token is invalid or expired.") from exc
 

@@ -28,6 +28,10 @@ class TokenError(Exception):
     """The token is not acceptable; the message says why (for logs, not for clients)."""
 
 
+class JwksUnavailable(TokenError):
+    """The keys could not be fetched: the issuer's outage (answer 503), not a bad token."""
+
+
 class JwksClient:
     def __init__(
         self,
@@ -84,7 +88,7 @@ class JwksClient:
                 except (httpx.HTTPError, ValueError) as exc:
                     if kid in self._keys:  # serve a known key through a JWKS outage
                         return self._keys[kid]
-                    raise TokenError(f"cannot fetch JWKS: {exc}") from exc
+                    raise JwksUnavailable(f"cannot fetch JWKS: {exc}") from exc
         if kid not in self._keys:
             raise TokenError(f"unknown kid {kid!r}")
         return self._keys[kid]

@@ -11,6 +11,7 @@ import jwt as pyjwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 
+from common.errors import Unauthorized
 from common.jwt import JwksClient, TokenError, verify_jwt
 from devstack.testing import LocalJwksServer
 
@@ -107,3 +108,24 @@ async def test_garbage(idp: LocalJwksServer) -> None:
     for token in ["", "abc", "a.b.c", "eyJhbGciOiJSUzI1NiJ9.e30."]:
         with pytest.raises(TokenError):
             await verify(idp, token)
+
+
+async def test_an_unreachable_jwks_is_an_outage_not_a_bad_token() -> None:
+    from common.auth import AccessTokenVerifier
+    from common.errors import Unavailable
+    from devstack.testing import free_port
+
+    dead = JwksClient(f"http://127.0.0.1:{free_port()}/v1/auth/jwks", timeout_seconds=0.5)
+    token = pyjwt.encode({"sub": "x"}, "k" * 32, algorithm="HS256", headers={"kid": "k1"})
+    verifier = AccessTokenVerifier(jwks=dead, issuer=ISS, audience=AUD)
+    with pytest.raises(Unauthorized):  # refused before any key is needed: HS256 is never allowed
+        await verifier.verify(token)
+    rs_token = pyjwt.encode({"sub": "x"}, _throwaway_rsa(), algorithm="RS256", headers={"kid": "k1"})
+    with pytest.raises(Unavailable):
+        await verifier.verify(rs_token)
+
+
+def _throwaway_rsa() -> object:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)

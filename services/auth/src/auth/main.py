@@ -50,6 +50,8 @@ async def _prune_forever(sessions: SessionFactory) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    if problems := settings.production_problems():
+        raise RuntimeError("; ".join(problems))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -13,7 +13,7 @@ from auth.domain.errors import ProviderNotConfigured, ProviderUnreachable
 from auth.domain.model import Identity, identity_from_claims
 from auth.settings import PROVIDERS, IdentityProviderConfig, Settings
 from common.errors import InvalidIdentityToken
-from common.jwt import ASYMMETRIC_ALGORITHMS, JwksClient, TokenError, verify_jwt
+from common.jwt import ASYMMETRIC_ALGORITHMS, JwksClient, JwksUnavailable, TokenError, verify_jwt
 
 log = logging.getLogger("auth.providers")
 
@@ -40,9 +40,8 @@ class IdentityVerifier:
             )
         except TokenError as exc:
             log.info("identity token rejected", extra={"provider": self.config.name, "reason": str(exc)[:200]})
-            # verify_jwt chains the fetch error when the provider's JWKS is unreachable: that is the
-            # provider's outage (503, retry), not a bad token.
-            if isinstance(exc.__cause__, httpx.HTTPError | ValueError):
+            # The provider's JWKS is unreachable: its outage (503, retry), not a bad token.
+            if isinstance(exc, JwksUnavailable):
                 raise ProviderUnreachable() from exc
             raise InvalidIdentityToken() from exc
         return identity_from_claims(self.config.name, claims)

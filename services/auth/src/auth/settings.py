@@ -32,6 +32,7 @@ class Settings(CommonSettings):
     # 0 turns the limit off (load tests, the e2e stack).
     anonymous_rate_limit_per_minute: int = Field(20, ge=0, validation_alias="AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE")
     signing_keys_dir: Path | None = Field(None, validation_alias="AUTH_SIGNING_KEYS_DIR")
+    app_env: str = Field("development", validation_alias="APP_ENV")
     admin_token: SecretStr | None = Field(None, validation_alias="ADMIN_TOKEN")
 
     idp_a_jwks_url: str | None = Field(None, validation_alias="IDP_A_JWKS_URL")
@@ -55,6 +56,13 @@ class Settings(CommonSettings):
     def _empty_token_is_unset(cls, value: object) -> object:
         # An empty ADMIN_TOKEN must disable the admin API, never make "" the password.
         return None if isinstance(value, str) and not value.strip() else value
+
+    def production_problems(self) -> list[str]:
+        """Why this configuration must not serve production traffic (checked at start, not by migrations)."""
+        # Keys generated into the database are for the local stack; production mounts them as a Secret.
+        if self.app_env == "production" and self.signing_keys_dir is None:
+            return ["AUTH_SIGNING_KEYS_DIR must be set when APP_ENV=production"]
+        return []
 
     @model_validator(mode="after")
     def _providers_all_or_nothing(self) -> Settings:

@@ -88,3 +88,18 @@ def test_nonsense_values_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_production_needs_signing_keys_from_a_secret(tmp_path: object) -> None:
+    from pathlib import Path
+
+    import pytest
+
+    from auth.main import create_app
+    from auth.settings import Settings
+
+    settings = Settings(app_env="production")
+    assert settings.production_problems() == ["AUTH_SIGNING_KEYS_DIR must be set when APP_ENV=production"]
+    with pytest.raises(RuntimeError, match="AUTH_SIGNING_KEYS_DIR"):
+        create_app(settings)
+    assert Settings(app_env="production", signing_keys_dir=Path(str(tmp_path))).production_problems() == []

@@ -21,6 +21,8 @@ SERVICE = "bookmarks"
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    if problems := settings.production_problems():
+        raise RuntimeError("; ".join(problems))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

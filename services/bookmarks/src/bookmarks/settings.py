@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from common.settings import CommonSettings, default_database_url
 
 # Used only when BOOKMARKS_CURSOR_SECRET is unset outside production, so local cursors survive restarts.
-_DEV_CURSOR_SECRET = "dev-only-cursor-secret-change-me"  # noqa: S105 - refused in production below
+_DEV_CURSOR_SECRET = "dev-only-cursor-secret-change-me"  # noqa: S105 - refused in production (production_problems)
 
 
 class Settings(CommonSettings):
@@ -17,8 +17,8 @@ class Settings(CommonSettings):
     cursor_secret: str = Field(_DEV_CURSOR_SECRET, validation_alias="BOOKMARKS_CURSOR_SECRET")
     app_env: str = Field("development", validation_alias="APP_ENV")
 
-    @model_validator(mode="after")
-    def _secret_required_in_production(self) -> Settings:
+    def production_problems(self) -> list[str]:
+        """Why this configuration must not serve production traffic (checked at start, not by migrations)."""
         if self.app_env == "production" and self.cursor_secret == _DEV_CURSOR_SECRET:
-            raise ValueError("BOOKMARKS_CURSOR_SECRET must be set in production")
-        return self
+            return ["BOOKMARKS_CURSOR_SECRET must be set when APP_ENV=production"]
+        return []
