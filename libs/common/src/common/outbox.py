@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from common.db import asyncpg_dsn
 from common.events import Event
 from common.metrics import OUTBOX_OLDEST_AGE, OUTBOX_PENDING, OUTBOX_PUBLISHED
+from common.tasks import wait_for_event
 from common.tracing import current_trace_headers, kafka_headers
 
 log = logging.getLogger("common.outbox")
@@ -161,10 +162,7 @@ class OutboxRelay:
                         float(self.retention_seconds),
                     )
                     last_cleanup = loop.time()
-                try:
-                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
-                except TimeoutError:
-                    pass
+                await wait_for_event(self._wake, self.poll_interval)
         finally:
             self.is_leader = False
             if producer is not None:

@@ -24,6 +24,7 @@ from starlette.websockets import WebSocket
 from common.auth import Principal, bearer_token
 from common.context import user_id_var
 from common.errors import Unauthorized
+from common.tasks import wait_for_event
 from gateway.edge import EdgeAuth
 from gateway.metrics import NUDGE_LATENCY, NUDGES_SENT, RATE_LIMITED, WS_CONNECTIONS, WS_REJECTED
 from gateway.ratelimit import TokenBucketLimiter
@@ -111,8 +112,7 @@ class Connection:
                 NUDGES_SENT.inc()
                 NUDGE_LATENCY.observe(max(0.0, self._clock() - since))
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=remaining)
+            await wait_for_event(self._wake, remaining)
 
     async def _close(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):  # already closed by the peer: nothing left to tell it

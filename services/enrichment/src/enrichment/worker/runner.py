@@ -20,6 +20,7 @@ from opentelemetry.propagate import extract
 from opentelemetry.trace import Link, SpanKind
 
 from common.db import SessionFactory, asyncpg_dsn
+from common.tasks import wait_for_event
 from enrichment import service
 from enrichment.domain.model import JOB_STATUSES
 from enrichment.fetch import FetchError
@@ -115,8 +116,7 @@ class JobWorker:
                 delay = min(delay * 2, 10.0)
                 continue
             if job is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(idle.wait(), self.poll_seconds)
+                await wait_for_event(idle, self.poll_seconds)
                 continue
             self.busy += 1
             try:
