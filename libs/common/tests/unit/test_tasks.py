@@ -15,18 +15,25 @@ async def test_wait_for_event() -> None:
 
 
 async def test_cancelling_a_waiter_is_never_swallowed() -> None:
+    """The event keeps completing around the moment the cancellation arrives; the loop still stops."""
     event = asyncio.Event()
 
-    async def loop() -> None:
+    async def waiter() -> None:
         while True:
             await wait_for_event(event, 0.001)
-            event.set()  # the event completes around the moment the cancellation arrives
+            event.clear()
+
+    async def setter() -> None:
+        while True:
+            event.set()
+            await asyncio.sleep(0)
 
     tasks = BackgroundTasks()
-    task = tasks.start("loop", loop())
+    loop_task = tasks.start("waiter", waiter())
+    tasks.start("setter", setter())
     await asyncio.sleep(0.05)
     await tasks.stop(grace_seconds=5)
-    assert task.cancelled()
+    assert loop_task.cancelled()
 
 
 async def test_a_loop_that_ignores_cancellation_does_not_hang_shutdown() -> None:
