@@ -8,12 +8,25 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from common.context import request_id_var
 from common.errors import AppError, error_for_status
 
 log = logging.getLogger("common.errors")
+
+
+class ErrorBody(BaseModel):
+    """Every non-2xx body (decisions.md §1), as documented in the OpenAPI schemas."""
+
+    code: str
+    message: str
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` declaring the error body for the given statuses of a router."""
+    return {status: {"model": ErrorBody} for status in statuses}
 
 
 def error_response(err: AppError) -> JSONResponse:

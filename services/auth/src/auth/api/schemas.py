@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
 
 from auth.domain.model import Entitlements, IssuedSession, User
+from common.handlers import error_responses
 
 
 class _Body(BaseModel):
@@ -83,11 +82,4 @@ class Jwks(BaseModel):
     keys: list[dict[str, str]]
 
 
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-
-
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (400, 401, 404, 409, 413, 429, 500, 503)
-}
+ERROR_RESPONSES = error_responses(400, 401, 404, 409, 413, 429, 500, 503)

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
+from common.handlers import error_responses
+
 
 def _iso8601_only(value: Any) -> Any:
     # pydantic would also accept numbers as Unix times; the contract says ISO 8601 strings.
@@ -93,11 +95,4 @@ class DeltaEnvelope(BaseModel):
     data: DeltaData
 
 
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-
-
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (400, 401, 404, 413, 422, 429, 500, 503)
-}
+ERROR_RESPONSES = error_responses(400, 401, 404, 413, 422, 429, 500, 503)

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
+from common.handlers import error_responses
+
 
 def _iso8601_only(value: Any) -> Any:
     # pydantic would also accept numbers as Unix times; the contract says ISO 8601 strings.
@@ -66,11 +68,4 @@ class StatusEnvelope(BaseModel):
     data: StatusData
 
 
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-
-
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (400, 401, 403, 404, 413, 429, 500, 503)
-}
+ERROR_RESPONSES = error_responses(400, 401, 403, 404, 413, 429, 500, 503)
