@@ -21,14 +21,14 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "no tests collected in $(1)"; exit 0; fi; exit $$rc
 endef
 
-.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint
+.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi
 
 help:
 	@echo "make run               start the whole platform locally (gateway on http://127.0.0.1:8080)"
 	@echo "make infra             only PostgreSQL + broker + migrations; prints the connection variables"
 	@echo "make test              lint + unit + integration + e2e tests"
 	@echo "make lint              ruff + mypy --strict per package"
-	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint"
+	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint | openapi"
 
 $(UV):
 	$(PYTHON) -m venv .bootstrap
@@ -69,6 +69,10 @@ test-e2e: venv
 bench: venv
 	@if [ -f bench/run.py ]; then $(VENV_PY) bench/run.py $(BENCH_ARGS); \
 	else echo "bench/run.py does not exist yet; nothing to run"; fi
+
+# docs/openapi.json: the public OpenAPI document, rebuilt from the services' apps (tests/docs checks it is current).
+openapi: venv
+	$(VENV_PY) docs/export_openapi.py
 
 helm-lint: venv
 	@if [ -f deploy/helm/check.sh ]; then bash deploy/helm/check.sh; \
