@@ -152,7 +152,7 @@ async def test_delta_keeps_pending_client_fields_and_accepts_server_fields(store
     changed = await store.apply_delta_page([newer_server], [], cursor="c2")
     view = await store.get_bookmark("a")
     assert view is not None
-    assert changed == ["a"]
+    assert changed.bookmarks == ["a"]
     # Queued client fields win until flushed...
     assert view["title"] == "my offline title"
     assert view["notes"] == "mine"
@@ -205,7 +205,7 @@ async def test_tombstones_against_queued_writes(store: LocalStore) -> None:
     assert b is not None and b["deleted"]
     assert c is not None and c["deleted"] and c["deletedAt"] == "2030-01-02T00:00:00Z"
     assert await store.get_bookmark("never-seen") is None
-    assert sorted(changed) == ["b", "c"]
+    assert sorted(changed.bookmarks) == ["b", "c"]
 
 
 async def test_queued_delete_survives_a_server_upsert(store: LocalStore) -> None:
@@ -218,8 +218,8 @@ async def test_queued_delete_survives_a_server_upsert(store: LocalStore) -> None
 
 async def test_replaying_a_page_reports_no_change(store: LocalStore) -> None:
     page = [server_copy("a"), server_copy("b")]
-    assert sorted(await store.apply_delta_page(page, [], cursor=None)) == ["a", "b"]
-    assert await store.apply_delta_page(page, [], cursor=None) == []
+    assert sorted((await store.apply_delta_page(page, [], cursor=None)).bookmarks) == ["a", "b"]
+    assert (await store.apply_delta_page(page, [], cursor=None)).bookmarks == []
     assert await store.cursor() is None
 
 
