@@ -85,7 +85,7 @@ def nullable_text(limit: int | None) -> Check:
             raise ValueError(f"{name} must be a string or None")
         if value is not None and limit is not None and len(value) > limit:
             raise ValueError(f"{name} is longer than {limit} characters")
-        return value
+        return None if value is None else _no_nul(name, value)
 
     return check
 
@@ -125,7 +125,15 @@ def collection_ids(name: str, value: Any) -> list[str]:
 
 
 def _has_control(text: str) -> bool:
-    return any(unicodedata.category(char) == "Cc" for char in text)
+    # Cc: C0/C1 controls (NUL, newline, ...); Cs: lone surrogates, which cannot be stored as UTF-8.
+    return any(unicodedata.category(char) in ("Cc", "Cs") for char in text)
+
+
+def _no_nul(name: str, text: str) -> str:
+    # The server refuses NUL in any client text (PostgreSQL cannot store it).
+    if "\x00" in text:
+        raise ValueError(f"{name} must not contain NUL characters")
+    return text
 
 
 def user_tags(name: str, value: Any) -> list[str]:
@@ -153,7 +161,7 @@ def collection_name(name: str, value: Any) -> str:
     text = value.strip()
     if not 1 <= len(text) <= MAX_COLLECTION_NAME:
         raise ValueError(f"{name} must be 1-{MAX_COLLECTION_NAME} characters after trimming")
-    return text
+    return _no_nul(name, text)
 
 
 def parent_id(name: str, value: Any) -> str | None:

@@ -40,6 +40,8 @@ def test_normalize_accepts_wire_and_snake_names() -> None:
         {"url": "https://"},
         {"url": "https://e.com/" + "x" * 2048},
         {"title": "x" * 1001},
+        {"title": "nul\x00inside"},
+        {"notes": "\x00"},
         {"notes": "x" * 10_001},
         {"isFavorite": "yes"},
         {"clientSavedAt": "yesterday"},
@@ -125,6 +127,7 @@ def test_user_tags_are_trimmed_and_deduplicated_keeping_the_first_spelling() -> 
         ["x" * 65],
         ["bell\x07"],
         ["line\nbreak"],
+        ["lone\ud800surrogate"],
         [1],
         "python",
         [f"t{i}" for i in range(51)],
@@ -147,7 +150,14 @@ def test_collection_fields_are_validated() -> None:
         "name": "Reading",
         "parentId": None,
     }
-    for bad in ({"name": "   "}, {"name": "x" * 201}, {"name": 3}, {"parentId": "no/slash"}, {"id": "x"}):
+    for bad in (
+        {"name": "   "},
+        {"name": "x" * 201},
+        {"name": 3},
+        {"name": "a\x00b"},
+        {"parentId": "no/slash"},
+        {"id": "x"},
+    ):
         with pytest.raises(ValueError):
             normalize_collection_fields(bad)
     with pytest.raises(ValueError, match="collection id"):
