@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
 
+from bookmarks.domain.tags import normalize_user_tags
 from common.handlers import error_responses
 
 
@@ -26,6 +27,13 @@ def _assume_utc(value: datetime | None) -> datetime | None:
 Timestamp = Annotated[datetime, BeforeValidator(_iso8601_only), AfterValidator(_assume_utc)]
 CollectionId = Annotated[str, Field(min_length=1, max_length=256)]
 CollectionIds = Annotated[list[CollectionId], Field(max_length=1000)]
+# Validated item by item by the domain rule (400 naming userTags; never silently dropped).
+UserTags = Annotated[
+    list[str],
+    Field(description="The user's own tags: trimmed, 1-64 chars, no control characters, at most 50."),
+    AfterValidator(lambda tags: list(normalize_user_tags(tags))),
+]
+ID_PATTERN = r"^[a-zA-Z0-9_-]{1,128}$"
 
 
 class BookmarkUpsert(BaseModel):
@@ -42,6 +50,8 @@ class BookmarkUpsert(BaseModel):
     notes: Annotated[str, Field(max_length=10_000)] | None = None
     lastOpenedAt: Timestamp | None = None
     collectionIds: CollectionIds | None = None
+    userTags: UserTags = Field(default_factory=list)
+    isArchived: StrictBool = False
 
 
 class CollectionsReplace(BaseModel):
@@ -67,6 +77,8 @@ class Bookmark(BaseModel):
     lastErrorCode: str | None
     isFavorite: bool
     collectionIds: list[str]
+    userTags: list[str]
+    isArchived: bool
     notes: str | None
     clientSavedAt: str | None
     lastOpenedAt: str | None
@@ -84,11 +96,51 @@ class Tombstone(BaseModel):
     deletedAt: str
 
 
+class CollectionUpsert(BaseModel):
+    """PUT body: ``name`` required on create; an absent ``parentId`` keeps the stored parent."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: Annotated[str, Field(max_length=10_000)] | None = None
+    parentId: Annotated[str, Field(pattern=ID_PATTERN)] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _trimmed_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        name = value.strip()
+        if not 1 <= len(name) <= 200:
+            raise ValueError("name must have 1-200 characters after trimming")
+        if "\x00" in name:
+            raise ValueError("name must not contain NUL characters")
+        return name
+
+
+class Collection(BaseModel):
+    id: str
+    name: str
+    parentId: str | None
+    createdAt: str
+    updatedAt: str
+
+
+class CollectionEnvelope(BaseModel):
+    data: Collection
+
+
+class CollectionTombstone(BaseModel):
+    id: str
+    deletedAt: str
+
+
 class DeltaData(BaseModel):
     cursor: str | None
     nextCursor: str | None
     upserts: list[Bookmark]
     tombstones: list[Tombstone]
+    collections: list[Collection]
+    collectionTombstones: list[CollectionTombstone]
 
 
 class DeltaEnvelope(BaseModel):

@@ -22,8 +22,15 @@ _VERSION = "1"
 
 @dataclass(frozen=True, slots=True)
 class StreamPosition:
+    """A point of a user's stream. Bookmarks and collections share the stream (extensions.md E2), so
+    ``client_bookmark_id`` holds the record's id, a bookmark's or a collection's (see ``record_id``)."""
+
     updated_at: datetime
     client_bookmark_id: str
+
+    @property
+    def record_id(self) -> str:
+        return self.client_bookmark_id
 
 
 def _b64(data: bytes) -> str:
