@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from bookmarks.domain.model import Bookmark
 from bookmarks.store import repository
 
 
@@ -20,7 +21,12 @@ async def delta(http: httpx.AsyncClient, user: Any, **params: Any) -> httpx.Resp
 async def test_initial_sync_of_empty_stream(http: httpx.AsyncClient, user: Any) -> None:
     response = await delta(http, user)
     assert response.status_code == 200
-    assert response.json() == {"data": {"cursor": None, "nextCursor": None, "upserts": [], "tombstones": []}}
+    assert response.json() == {
+        "data": {
+            "cursor": None, "nextCursor": None, "upserts": [], "tombstones": [], "collections": [],
+            "collectionTombstones": [],
+        }
+    }
 
 
 async def test_pages_are_ordered_and_interleave_tombstones(http: httpx.AsyncClient, user: Any) -> None:
@@ -100,11 +106,11 @@ async def test_a_write_blocked_behind_an_open_transaction_is_not_skipped(
     async with sessions() as session:
         await session.begin()
         position, _ = await repository.allocate_positions(session, user.id)
-        await repository.insert_bookmark(session, {
-            "owner_uid": user.id, "client_bookmark_id": "slow", "url": "https://slow.example/",
-            "normalized_url": "https://slow.example/", "domain": "slow.example", "tags": [],
-            "collection_ids": [], "is_favorite": False, "created_at": position, "updated_at": position,
-        })
+        await repository.put_bookmark(session, Bookmark(
+            owner_uid=user.id, client_bookmark_id="slow", url="https://slow.example/",
+            normalized_url="https://slow.example/", domain="slow.example", created_at=position,
+            updated_at=position,
+        ))
         fast = asyncio.create_task(
             http.put("/v1/bookmarks/fast", json={"url": "https://fast.example/"}, headers=user.headers)
         )
