@@ -529,14 +529,24 @@ async def _sync(client: BookmarkClient, args: argparse.Namespace) -> int:
     _print_flush(flushed.sent, flushed.rejected)
 
     def progress(page: PageProgress) -> None:
-        _out(f"page {page.page}: {page.upserts} upsert(s), {page.tombstones} tombstone(s), {page.changed} changed")
+        counts = _counts(page.upserts, page.tombstones, page.collections, page.collection_tombstones)
+        _out(f"page {page.page}: {counts}, {page.changed} changed")
 
     result = await client.sync(on_page=progress)
+    counts = _counts(result.upserts, result.tombstones, result.collections, result.collection_tombstones)
+    changed = len(result.changed_ids) + len(result.changed_collection_ids)
     _out(
-        f"synced {result.pages} page(s): {result.upserts} upsert(s), {result.tombstones} tombstone(s), "
-        f"{len(result.changed_ids)} changed in {result.elapsed:.2f}s" + (" (full resync)" if result.full_resync else "")
+        f"synced {result.pages} page(s): {counts}, {changed} changed in {result.elapsed:.2f}s"
+        + (" (full resync)" if result.full_resync else "")
     )
     return EXIT_OK
+
+
+def _counts(upserts: int, tombstones: int, collections: int, collection_tombstones: int) -> str:
+    text = f"{upserts} upsert(s), {tombstones} tombstone(s)"
+    if collections or collection_tombstones:
+        text += f", {collections} collection(s), {collection_tombstones} collection tombstone(s)"
+    return text
 
 
 async def _watch(client: BookmarkClient, args: argparse.Namespace) -> int:

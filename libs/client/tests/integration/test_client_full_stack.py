@@ -240,16 +240,32 @@ async def test_library_with_collections_tags_and_archive_converges(
             "b-col": ("From B", None),
         }
 
-        # B deletes a parent collection: its child moves up and every device's bookmarks lose its id.
+        # B deletes a parent collection while A listens: A is nudged and syncs by itself; the child moves
+        # up and every device's bookmarks lose the id.
         await b.set_collections("bm2", ["deep", "reading"])
-        await b.delete_collection("reading")
         assert (await b.flush()).rejected == []
-        result = await a.sync()
-        assert "reading" in result.changed_collection_ids and "bm2" in result.changed_ids
-        deep, bm2 = await a.get_collection("deep"), await a.get_bookmark("bm2")
+        changed_collections: list[str] = []
+        connected = asyncio.Event()
+        watch = asyncio.create_task(a.watch(on_collection_change=changed_collections.extend, on_connect=connected.set))
+        try:
+            await asyncio.wait_for(connected.wait(), 60)
+            await b.delete_collection("reading")
+            assert (await b.flush()).rejected == []
+
+            async def unfiled() -> bool:
+                bm2 = await a.get_bookmark("bm2")
+                return "reading" in changed_collections and bm2 is not None and bm2.collection_ids == ["deep"]
+
+            await eventually(unfiled, timeout=60)
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        deep = await a.get_collection("deep")
         assert deep is not None and deep.parent_id is None
-        assert bm2 is not None and bm2.collection_ids == ["deep"]
+        await a.sync()
         assert await library(a) == await library(b)
+        assert "reading" not in (await library(a))[1]
     finally:
         await a.close()
         await b.close()

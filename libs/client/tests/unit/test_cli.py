@@ -243,7 +243,11 @@ def test_library_writes_work_offline(cli: Cli, fake: FakeServer) -> None:
     code, out, _ = cli("add", "https://x.example/", "--id", "x", "--collection", "reading")
     assert code == 0 and "saved x offline (2 change(s) queued" in out
     assert cli("collections")[1].splitlines() == ["Reading  (reading*, 1 bookmark)", "* not yet synced"]
-    assert cli("sync")[0] == 0
+    code, out, _ = cli("sync")
+    assert code == 0 and out.splitlines()[0] == "sent 2 queued change(s)"
+    assert out.splitlines()[-1].startswith(
+        "synced 1 page(s): 1 upsert(s), 0 tombstone(s), 1 collection(s), 0 collection tombstone(s), 0 changed"
+    )
     (user_id,) = fake.users
     assert fake.visible(user_id)["x"]["collectionIds"] == ["reading"] and "reading" in fake.visible_collections(user_id)
     assert cli("collections")[1].splitlines() == ["Reading  (reading, 1 bookmark)"]
