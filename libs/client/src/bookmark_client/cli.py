@@ -174,13 +174,13 @@ def _collections_parser(parser: argparse.ArgumentParser, add_globals: Any) -> No
     parser.add_argument("--all", action="store_true", help="include deleted collections")
     actions = parser.add_subparsers(dest="collections_command", metavar="ACTION")
 
-    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+    def action(name: str, help_text: str, id_help: str = "collection id or name") -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text, description=help_text)
         add_globals(sub, defaults=False)
-        sub.add_argument("collection_id", metavar="ID")
+        sub.add_argument("collection_id", metavar="ID", help=id_help)
         return sub
 
-    add = action("add", "create a collection (offline-safe)")
+    add = action("add", "create a collection (offline-safe)", "the new collection's id (letters, digits, - and _)")
     add.add_argument("name", metavar="NAME")
     add.add_argument("--parent", metavar="P", help="id or name of the collection to create it in")
     action("rename", "rename a collection").add_argument("name", metavar="NAME")
@@ -487,32 +487,26 @@ async def _collection_add(client: BookmarkClient, args: argparse.Namespace) -> i
 
 async def _collection_rename(client: BookmarkClient, args: argparse.Namespace) -> int:
     _require_user(client)
-    await _existing_collection(client, args.collection_id)
-    renamed = await client.put_collection(args.collection_id, {"name": args.name})
+    collection_id = await _collection_id(client, args.collection_id, must_exist=True)
+    renamed = await client.put_collection(collection_id, {"name": args.name})
     return await _flush_write(client, renamed.id, f"renamed {renamed.id} to {renamed.name}") or EXIT_OK
 
 
 async def _collection_move(client: BookmarkClient, args: argparse.Namespace) -> int:
     _require_user(client)
-    await _existing_collection(client, args.collection_id)
+    collection_id = await _collection_id(client, args.collection_id, must_exist=True)
     parent = None if args.top else await _collection_id(client, args.parent, must_exist=True)
-    moved = await client.put_collection(args.collection_id, {"parentId": parent})
+    moved = await client.put_collection(collection_id, {"parentId": parent})
     where = "the top level" if parent is None else parent
     return await _flush_write(client, moved.id, f"moved {moved.id} to {where}") or EXIT_OK
 
 
 async def _collection_rm(client: BookmarkClient, args: argparse.Namespace) -> int:
     _require_user(client)
-    collection_id = args.collection_id
+    # Only what this device knows: a typo must not look like a successful delete (sync first if it is new).
+    collection_id = await _collection_id(client, args.collection_id, must_exist=True)
     await client.delete_collection(collection_id)
     return await _flush_write(client, collection_id, f"deleted collection {collection_id}") or EXIT_OK
-
-
-async def _existing_collection(client: BookmarkClient, collection_id: str) -> Collection:
-    found = await client.get_collection(collection_id)
-    if found is None or found.deleted:
-        raise _Fail(f"no collection {collection_id!r} here (run `bookmarks collections` to see them)")
-    return found
 
 
 def _print_flush(sent: int, rejected: list[RejectedOp]) -> None:

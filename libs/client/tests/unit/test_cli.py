@@ -219,6 +219,7 @@ def test_library_command_errors_are_one_line(cli: Cli) -> None:
     for args, message in [
         (("collections", "move", "a", "--parent", "b"), "into itself"),
         (("collections", "rename", "nope", "N"), "no collection 'nope' here"),
+        (("collections", "rm", "nope"), "no collection 'nope' here"),
         (("collections", "add", "c", "C", "--parent", "nope"), "no collection 'nope' here"),
         (("collections", "add", "bad id", "C"), "collection id must match"),
         (("tag", "nope", "t"), "does not exist locally"),
@@ -229,6 +230,12 @@ def test_library_command_errors_are_one_line(cli: Cli) -> None:
     ]:
         code, _, err = cli(*args)
         assert code == 1 and err.count("\n") == 1 and message in err, (args, err)
+    assert cli("collections", "rename", "a", "Same")[0] == 0
+    assert cli("collections", "rename", "b", "same")[0] == 0
+    code, _, err = cli("collections", "rm", "SAME")  # by name, but two collections answer to it
+    assert code == 1 and "2 collections are named 'SAME' (a, b); give the id" in err
+    assert cli("collections", "move", "Same", "--top")[0] == 1
+    assert cli("collections", "move", "b", "--top")[1].strip() == "moved b to the top level"
     cli("add", "https://e.com/", "--id", "e")
     code, _, err = cli("tag", "e", "bad\ttag")
     assert code == 1 and "userTags" in err
