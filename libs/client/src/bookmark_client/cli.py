@@ -361,6 +361,7 @@ def _state(b: Bookmark) -> str:
 
 
 def _table(bookmarks: list[Bookmark], collections: list[Collection]) -> list[str]:
+    by_id = {c.id: c for c in collections}
     header = ("ID", "TITLE", "DOMAIN", "TAGS", "AI-TAGS", "COLLECTIONS", "STATE", "ENRICHMENT")
     rows = []
     for b in bookmarks:
@@ -373,7 +374,7 @@ def _table(bookmarks: list[Bookmark], collections: list[Collection]) -> list[str
                 _cell(b.domain or "", 24),
                 _cell(", ".join(b.user_tags), 24),
                 _cell(", ".join(b.tags), 24),
-                _cell(", ".join(collection_names(b.collection_ids, collections)), 24),
+                _cell(", ".join(collection_names(b.collection_ids, by_id)), 24),
                 _state(b),
                 status,
             )
@@ -439,7 +440,8 @@ async def _file(client: BookmarkClient, args: argparse.Namespace) -> int:
     else:
         ids = [*bookmark.collection_ids, *(c for c in dict.fromkeys(given) if c not in bookmark.collection_ids)]
     bookmark = await client.set_collections(args.bookmark_id, ids)
-    names = ", ".join(collection_names(bookmark.collection_ids, await client.list_collections())) or "(none)"
+    by_id = {c.id: c for c in await client.list_collections(include_deleted=True)}
+    names = ", ".join(collection_names(bookmark.collection_ids, by_id)) or "(none)"
     return await _flush_write(client, args.bookmark_id, f"{args.bookmark_id}: in {names}") or EXIT_OK
 
 

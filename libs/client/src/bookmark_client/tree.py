@@ -113,10 +113,10 @@ def check_parent(collections: Iterable[Collection], collection_id: str, parent_i
         raise ValueError(f"collections nest at most {MAX_DEPTH} levels deep")
 
 
-def collection_names(ids: Iterable[str], collections: Iterable[Collection]) -> list[str]:
-    """How a bookmark's ``collectionIds`` read: names of live collections, unknown ids as themselves (an
-    offline device may file a bookmark before the collection arrives), deleted ones left out."""
-    by_id = {c.id: c for c in collections}
+def collection_names(ids: Iterable[str], by_id: Mapping[str, Collection]) -> list[str]:
+    """How a bookmark's ``collectionIds`` read (``by_id``: local collections, deleted ones included): names
+    of live collections, unknown ids as themselves (an offline device may file a bookmark before the
+    collection arrives), deleted ones left out."""
     names: list[str] = []
     for collection_id in ids:
         found = by_id.get(collection_id)

@@ -78,4 +78,4 @@ def test_at_most_a_thousand_collections() -> None:
 
 def test_collection_names_of_a_bookmark() -> None:
     tree = [c("r", name="Reading"), c("gone", deleted=True)]
-    assert collection_names(["r", "gone", "not-synced-yet"], tree) == ["Reading", "not-synced-yet"]
+    assert collection_names(["r", "gone", "not-synced-yet"], {x.id: x for x in tree}) == ["Reading", "not-synced-yet"]
