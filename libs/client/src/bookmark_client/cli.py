@@ -150,7 +150,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     file.add_argument("collections", nargs="+", metavar="C", help="collection id or name")
     file.add_argument("--remove", action="store_true", help="take it out of these collections instead")
 
-    _collections_parser(command("collections", "show the collections as a tree, or change them"), add_globals)
+    _collections_parser(
+        command("collections", "show the collections as a tree (no ACTION), or change them"), add_globals
+    )
 
     command("sync", "send queued changes, then pull the server's changes")
     command("watch", "stay connected and sync on every change notification (Ctrl-C to stop)")
