@@ -44,6 +44,7 @@ MAX_URL_LENGTH = 2048
 MAX_USER_TAGS = 50
 MAX_USER_TAG_LENGTH = 64
 MAX_COLLECTION_NAME = 200
+MAX_COLLECTION_IDS = 1000  # per bookmark
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,9 @@ def collection_ids(name: str, value: Any) -> list[str]:
     ids = _string_list(name, value)
     if not all(isinstance(item, str) and 0 < len(item) <= 256 for item in ids):
         raise ValueError(f"{name} must be non-empty strings of at most 256 characters")
-    return ids
+    if len(ids) > MAX_COLLECTION_IDS:
+        raise ValueError(f"{name}: at most {MAX_COLLECTION_IDS} collections")
+    return [_no_nul(name, item) for item in ids]
 
 
 def _has_control(text: str) -> bool:
@@ -156,8 +159,9 @@ def user_tags(name: str, value: Any) -> list[str]:
 
 
 def collection_name(name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string")
+    if not isinstance(value, str) or len(value) > 1000:
+        # The server caps the raw input too (1,000 characters before trimming).
+        raise ValueError(f"{name} must be a string of at most 1000 characters")
     text = value.strip()
     if not 1 <= len(text) <= MAX_COLLECTION_NAME:
         raise ValueError(f"{name} must be 1-{MAX_COLLECTION_NAME} characters after trimming")

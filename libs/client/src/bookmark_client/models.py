@@ -69,7 +69,7 @@ class Bookmark(_Wire):
     normalized_url: str | None = None
     domain: str | None = None
     title: Annotated[str | None, f.Writable(f.nullable_text(1000))] = None
-    description: Annotated[str | None, f.Writable(f.nullable_text(None))] = None
+    description: Annotated[str | None, f.Writable(f.nullable_text(10_000))] = None
     thumbnail_url: Annotated[str | None, f.Writable(f.nullable_text(2048))] = None
     summary: str | None = None
     save_why: str | None = None

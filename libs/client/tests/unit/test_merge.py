@@ -42,6 +42,9 @@ def test_normalize_accepts_wire_and_snake_names() -> None:
         {"title": "x" * 1001},
         {"title": "nul\x00inside"},
         {"notes": "\x00"},
+        {"description": "x" * 10_001},
+        {"collectionIds": [f"c{i}" for i in range(1001)]},
+        {"collectionIds": ["a\x00"]},
         {"notes": "x" * 10_001},
         {"isFavorite": "yes"},
         {"clientSavedAt": "yesterday"},
@@ -155,6 +158,7 @@ def test_collection_fields_are_validated() -> None:
         {"name": "x" * 201},
         {"name": 3},
         {"name": "a\x00b"},
+        {"name": " " * 995 + "short!"},
         {"parentId": "no/slash"},
         {"id": "x"},
     ):
