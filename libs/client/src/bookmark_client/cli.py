@@ -30,6 +30,7 @@ import httpx
 
 from bookmark_client.client import BookmarkClient
 from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
+from bookmark_client.fields import ID_PATTERN
 from bookmark_client.models import Bookmark, Collection, PageProgress, RejectedOp
 from bookmark_client.tree import collection_names, walk
 
@@ -318,7 +319,7 @@ async def _collection_id(client: BookmarkClient, given: str, *, must_exist: bool
         raise _Fail(f"{len(named)} collections are named {given!r} ({ids}); give the id")
     if named:
         return named[0].id
-    if must_exist:
+    if must_exist or not ID_PATTERN.fullmatch(given):
         raise _Fail(f"no collection {given!r} here (run `bookmarks collections` to see them)")
     # Filing into a collection this device has not seen is allowed (extensions.md §E2): say so.
     _out(f"note: no collection {given!r} here yet; filed under that id")

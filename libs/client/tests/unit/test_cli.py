@@ -227,6 +227,7 @@ def test_library_command_errors_are_one_line(cli: Cli) -> None:
         (("archive", "nope"), "does not exist locally"),
         (("file", "nope", "a"), "no bookmark 'nope' here"),
         (("list", "--collection", "nope"), "no collection 'nope' here"),
+        (("add", "https://e.com/", "--collection", "Not An Id"), "no collection 'Not An Id' here"),
     ]:
         code, _, err = cli(*args)
         assert code == 1 and err.count("\n") == 1 and message in err, (args, err)
