@@ -86,7 +86,7 @@ class CollectionUpsert(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    name: Annotated[Text, Field(max_length=10_000)] | None = None
+    name: Annotated[Text, Field(max_length=1000)] | None = None
     parentId: Annotated[str, Field(pattern=ID_PATTERN)] | None = None
 
     @field_validator("name")
