@@ -153,9 +153,13 @@ def _deleted(record: Mapping[str, Any], at: str | None) -> dict[str, Any]:
 
 def _apply_collection_op(record: Mapping[str, Any] | None, op: QueuedOp) -> dict[str, Any] | None:
     if op.kind == "collection-put":
-        # A PUT on a deleted collection creates it again (extensions.md §E2).
-        base = {**collection_skeleton(op.bookmark_id, at=op.created_at), **(record or {})}
-        return {**base, **op.payload["fields"], "deleted": False, "deletedAt": None}
+        fields: dict[str, Any] = op.payload["fields"]
+        fresh = collection_skeleton(op.bookmark_id, at=op.created_at)
+        if record is None or record.get("deleted"):
+            # A PUT on a deleted collection creates it again (extensions.md §E2), without its old parent:
+            # an absent parentId then means top level, as on the server.
+            return {**fresh, **(record or {}), "parentId": None, **fields, "deleted": False, "deletedAt": None}
+        return {**fresh, **record, **fields}
     return None if record is None else _deleted(record, op.created_at)
 
 

@@ -184,6 +184,10 @@ def test_collection_ops_replay_like_bookmark_ops() -> None:
     assert deleted is not None and deleted["deleted"] and deleted["deletedAt"] == "t4"
     revived = materialize({**server, "deleted": True, "deletedAt": "x"}, [rename], owner="u")
     assert revived is not None and not revived["deleted"] and revived["name"] == "Later"
+    assert revived["parentId"] is None  # recreated at the top level: the server does not keep the old parent
+    moved_back = op(5, "collection-put", "c1", fields={"name": "Later", "parentId": "p2"})
+    revived = materialize({**server, "deleted": True, "deletedAt": "x"}, [moved_back], owner="u")
+    assert revived is not None and revived["parentId"] == "p2"
     assert materialize(None, [op(1, "collection-delete", "nope")], owner=None) is None
 
 
