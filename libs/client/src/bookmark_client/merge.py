@@ -232,7 +232,8 @@ def base_after_sent(
     if op.kind == "delete":
         return _deleted(base or {"clientBookmarkId": op.bookmark_id}, now_iso())
     if op.kind == "collection-delete":
-        return _deleted(base or collection_skeleton(op.bookmark_id, at=now_iso()), now_iso())
+        # Deleting a collection the server never sent us leaves nothing to show.
+        return None if base is None else _deleted(base, now_iso())
     if op.kind == "collections":
         if base is None:
             return None

@@ -346,6 +346,13 @@ async def test_collection_tombstone_against_queued_writes(store: LocalStore) -> 
     assert b is not None and b["deleted"]
 
 
+async def test_deleting_an_unknown_collection_leaves_no_trace(store: LocalStore) -> None:
+    op = await store.queue_collection_delete("never-seen")
+    assert await store.get_collection("never-seen") is None
+    await store.complete_op(op, None)
+    assert await store.list_collections(include_deleted=True) == []
+
+
 async def test_rejected_collection_write_is_rolled_back(store: LocalStore) -> None:
     await store.apply_delta_page([], [], cursor="c1", collections=[server_collection("a")])
     rename = await store.queue_collection_put("a", {"name": "New"})
