@@ -61,6 +61,9 @@ class Bookmark(_Wire):
     ``deleted``/``deleted_at`` mirror a tombstone (or a queued delete); ``pending`` is true while
     edits of this bookmark wait in the offline queue. Defaults cover bookmarks created offline, for
     which the server has not set its fields yet.
+
+    ``Writable`` marks the fields a client writes (with their validation): this class is the one
+    declaration of a bookmark's fields in the client; ``merge`` derives its lists from it.
     """
 
     client_bookmark_id: str
