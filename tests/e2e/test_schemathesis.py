@@ -47,6 +47,8 @@ REQUIRED_OPERATIONS = {
     ("PUT", "/v1/bookmarks/{clientBookmarkId}"),
     ("DELETE", "/v1/bookmarks/{clientBookmarkId}"),
     ("PUT", "/v1/bookmarks/{clientBookmarkId}/collections"),
+    ("PUT", "/v1/collections/{collectionId}"),
+    ("DELETE", "/v1/collections/{collectionId}"),
     ("POST", "/v1/enrichment/enqueue"),
     ("GET", "/v1/enrichment/status"),
 }

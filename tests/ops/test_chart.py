@@ -43,6 +43,7 @@ TOPICS = {
     "user.updated",
     "user.deleted",
     "user.merged",
+    "collection.changed",
 }
 
 

@@ -17,6 +17,7 @@ from bookmark_client.errors import (
 )
 from bookmark_client.models import (
     Bookmark,
+    Collection,
     EnqueueResult,
     EnrichmentJob,
     EnrichmentResult,
@@ -36,6 +37,7 @@ __all__ = [
     "Bookmark",
     "BookmarkClient",
     "BookmarkClientError",
+    "Collection",
     "EnqueueResult",
     "EnrichmentJob",
     "EnrichmentResult",

@@ -26,9 +26,13 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import httpx
+
 from bookmark_client.client import BookmarkClient
 from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
-from bookmark_client.models import Bookmark, PageProgress, RejectedOp
+from bookmark_client.fields import ID_PATTERN
+from bookmark_client.models import Bookmark, Collection, PageProgress, RejectedOp
+from bookmark_client.tree import collection_names, walk
 
 __all__ = ["build_parser", "main"]
 
@@ -115,11 +119,41 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     add.add_argument("--id", dest="bookmark_id", metavar="ID", help="bookmark id (default: a new UUID)")
     add.add_argument("--favorite", action="store_true")
     add.add_argument("--notes")
+    add.add_argument(
+        "--tag", dest="tags", action="append", default=[], metavar="TAG", help="a tag of yours (repeatable)"
+    )
+    add.add_argument(
+        "--collection", dest="collections", action="append", default=[], metavar="C", help="file into C (id or name)"
+    )
+    add.add_argument("--archived", action="store_true", help="save it as already read")
     add.add_argument("--enrich", action="store_true", help="also queue AI enrichment")
 
     listing = command("list", "show the local bookmarks")
     listing.add_argument("--json", action="store_true", help="print JSON records instead of a table")
     listing.add_argument("--all", action="store_true", help="include deleted bookmarks")
+    archived = listing.add_mutually_exclusive_group()
+    archived.add_argument("--archived", action="store_true", help="only archived bookmarks")
+    archived.add_argument("--unarchived", action="store_true", help="only bookmarks not archived")
+    listing.add_argument("--tag", help="only bookmarks with this tag (yours or the AI's; any case)")
+    listing.add_argument("--collection", metavar="C", help="only bookmarks in collection C (id or name)")
+
+    tag = command("tag", "add tags of yours to a bookmark (or remove them)")
+    tag.add_argument("bookmark_id", metavar="ID")
+    tag.add_argument("tags", nargs="+", metavar="TAG")
+    tag.add_argument("--remove", action="store_true", help="remove these tags instead (any case)")
+
+    archive = command("archive", "mark a bookmark as archived (read)")
+    archive.add_argument("bookmark_id", metavar="ID")
+    archive.add_argument("--undo", action="store_true", help="move it back to the unread list")
+
+    file = command("file", "file a bookmark into collections (or take it out)")
+    file.add_argument("bookmark_id", metavar="ID")
+    file.add_argument("collections", nargs="+", metavar="C", help="collection id or name")
+    file.add_argument("--remove", action="store_true", help="take it out of these collections instead")
+
+    _collections_parser(
+        command("collections", "show the collections as a tree (no ACTION), or change them"), add_globals
+    )
 
     command("sync", "send queued changes, then pull the server's changes")
     command("watch", "stay connected and sync on every change notification (Ctrl-C to stop)")
@@ -138,10 +172,33 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _collections_parser(parser: argparse.ArgumentParser, add_globals: Any) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON records (in tree order, with level)")
+    parser.add_argument("--all", action="store_true", help="include deleted collections")
+    actions = parser.add_subparsers(dest="collections_command", metavar="ACTION")
+
+    def action(name: str, help_text: str, id_help: str = "collection id or name") -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help_text, description=help_text)
+        add_globals(sub, defaults=False)
+        sub.add_argument("collection_id", metavar="ID", help=id_help)
+        return sub
+
+    add = action("add", "create a collection (offline-safe)", "the new collection's id (letters, digits, - and _)")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--parent", metavar="P", help="id or name of the collection to create it in")
+    action("rename", "rename a collection").add_argument("name", metavar="NAME")
+    move = action("move", "move a collection into another one, or to the top level")
+    where = move.add_mutually_exclusive_group(required=True)
+    where.add_argument("--parent", metavar="P", help="id or name of the new parent")
+    where.add_argument("--top", action="store_true", help="make it a top-level collection")
+    action("rm", "delete a collection: its children move up, its bookmarks stay (unfiled from it)")
+
+
+def main(argv: Sequence[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """Run one command. ``transport`` replaces the network (tests serve a fake service through it)."""
     args = build_parser().parse_args(argv)
     try:
-        return asyncio.run(_run(args))
+        return asyncio.run(_run(args, transport))
     except KeyboardInterrupt:
         if args.command == "watch":
             _out("stopped")
@@ -149,9 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-async def _run(args: argparse.Namespace) -> int:
+async def _run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None) -> int:
     try:
-        async with BookmarkClient(args.server, store_path=args.profile) as client:
+        async with BookmarkClient(args.server, store_path=args.profile, transport=transport) as client:
             handler = _HANDLERS[args.command]
             return await handler(client, args)
     except _Fail as exc:
@@ -227,6 +284,48 @@ async def _login(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _require_user(client: BookmarkClient) -> None:
+    # Checked before the local write: a change nobody can send would only linger in the queue.
+    if client.user is None:
+        raise NotSignedIn()
+
+
+async def _flush_write(client: BookmarkClient, record_id: str, done: str) -> int | None:
+    """Send the queue after a local write: prints ``done`` once the server has it, or that it is queued.
+
+    Returns an exit code to stop with, or None when the write reached the server and the command may go on.
+    """
+    try:
+        result = await client.flush(max_retries=0)
+    except Offline:
+        pending = len(await client.pending_operations())
+        _out(f"saved {record_id} offline ({pending} change(s) queued; run `bookmarks sync` when online)")
+        return EXIT_OK
+    _print_flush(0, result.rejected)
+    if any(r.bookmark_id == record_id for r in result.rejected):
+        return EXIT_ERROR
+    _out(done)
+    return None
+
+
+async def _collection_id(client: BookmarkClient, given: str, *, must_exist: bool) -> str:
+    """A collection named on the command line by id or (unambiguous, any case) by name."""
+    collections = await client.list_collections()
+    if any(c.id == given for c in collections):
+        return given
+    named = [c for c in collections if c.name.casefold() == given.strip().casefold()]
+    if len(named) > 1:
+        ids = ", ".join(c.id for c in named)
+        raise _Fail(f"{len(named)} collections are named {given!r} ({ids}); give the id")
+    if named:
+        return named[0].id
+    if must_exist or not ID_PATTERN.fullmatch(given):
+        raise _Fail(f"no collection {given!r} here (run `bookmarks collections` to see them)")
+    # Filing into a collection this device has not seen is allowed (extensions.md §E2): say so.
+    _out(f"note: no collection {given!r} here yet; filed under that id")
+    return given
+
+
 async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
     if client.user is None:
         raise NotSignedIn()
@@ -238,20 +337,18 @@ async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
         fields["notes"] = args.notes
     if args.favorite:
         fields["isFavorite"] = True
+    if args.archived:
+        fields["isArchived"] = True
+    if args.tags:
+        fields["userTags"] = args.tags
+    if args.collections:
+        fields["collectionIds"] = [await _collection_id(client, c, must_exist=False) for c in args.collections]
     await client.put_bookmark(bookmark_id, fields)
-    try:
-        result = await client.flush(max_retries=0)
-    except Offline:
-        pending = len(await client.pending_operations())
-        _out(f"saved {bookmark_id} offline ({pending} change(s) queued; run `bookmarks sync` when online)")
-        if args.enrich:
-            raise _Fail("enrichment needs the server, which cannot be reached", EXIT_OFFLINE) from None
-        return EXIT_OK
-    mine = [r for r in result.rejected if r.bookmark_id == bookmark_id]
-    _print_flush(0, result.rejected)
-    if mine:
-        return EXIT_ERROR
-    _out(f"added {bookmark_id}: {args.url}")
+    stop = await _flush_write(client, bookmark_id, f"added {bookmark_id}: {args.url}")
+    if stop is not None:
+        if args.enrich and stop == EXIT_OK:
+            raise _Fail("enrichment needs the server, which cannot be reached", EXIT_OFFLINE)
+        return stop
     if args.enrich:
         enqueued = await client.enrich(bookmark_id)
         _out(f"enrichment: {enqueued.status}" + (" (cached result applied)" if enqueued.cache_hit else ""))
@@ -262,8 +359,13 @@ def _cell(value: str, width: int) -> str:
     return value if len(value) <= width else value[: width - 1] + "…"
 
 
-def _table(bookmarks: list[Bookmark]) -> list[str]:
-    header = ("ID", "TITLE", "DOMAIN", "TAGS", "ENRICHMENT")
+def _state(b: Bookmark) -> str:
+    return ",".join(name for name, on in (("archived", b.is_archived), ("favorite", b.is_favorite)) if on)
+
+
+def _table(bookmarks: list[Bookmark], collections: list[Collection]) -> list[str]:
+    by_id = {c.id: c for c in collections}
+    header = ("ID", "TITLE", "DOMAIN", "TAGS", "AI-TAGS", "COLLECTIONS", "STATE", "ENRICHMENT")
     rows = []
     for b in bookmarks:
         bookmark_id = b.client_bookmark_id + ("*" if b.pending else "")
@@ -271,9 +373,12 @@ def _table(bookmarks: list[Bookmark]) -> list[str]:
         rows.append(
             (
                 bookmark_id,
-                _cell(b.title or b.url, 48),
-                _cell(b.domain or "", 28),
-                _cell(", ".join(b.tags), 32),
+                _cell(b.title or b.url, 40),
+                _cell(b.domain or "", 24),
+                _cell(", ".join(b.user_tags), 24),
+                _cell(", ".join(b.tags), 24),
+                _cell(", ".join(collection_names(b.collection_ids, by_id)), 24),
+                _state(b),
                 status,
             )
         )
@@ -284,17 +389,129 @@ def _table(bookmarks: list[Bookmark]) -> list[str]:
     return lines
 
 
-async def _list(client: BookmarkClient, args: argparse.Namespace) -> int:
+async def _filtered(client: BookmarkClient, args: argparse.Namespace) -> list[Bookmark]:
     bookmarks = await client.list_bookmarks(include_deleted=args.all)
+    if args.archived or args.unarchived:
+        bookmarks = [b for b in bookmarks if b.is_archived == args.archived]
+    if args.tag:
+        wanted = args.tag.strip().casefold()
+        bookmarks = [b for b in bookmarks if wanted in {t.casefold() for t in [*b.user_tags, *b.tags]}]
+    if args.collection:
+        collection_id = await _collection_id(client, args.collection, must_exist=True)
+        bookmarks = [b for b in bookmarks if collection_id in b.collection_ids]
+    return bookmarks
+
+
+async def _list(client: BookmarkClient, args: argparse.Namespace) -> int:
+    bookmarks = await _filtered(client, args)
     if args.json:
         _out(json.dumps([b.to_wire() for b in bookmarks], indent=2, ensure_ascii=False))
         return EXIT_OK
     if not bookmarks:
         _out("no bookmarks")
         return EXIT_OK
-    for line in _table(bookmarks):
+    for line in _table(bookmarks, await client.list_collections(include_deleted=True)):
         _out(line)
     return EXIT_OK
+
+
+async def _tag(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    if args.remove:
+        bookmark = await client.tag_bookmark(args.bookmark_id, remove=args.tags)
+    else:
+        bookmark = await client.tag_bookmark(args.bookmark_id, add=args.tags)
+    tags = ", ".join(bookmark.user_tags) or "(none)"
+    return await _flush_write(client, args.bookmark_id, f"{args.bookmark_id}: tags {tags}") or EXIT_OK
+
+
+async def _archive(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    await client.archive_bookmark(args.bookmark_id, archived=not args.undo)
+    done = f"{'unarchived' if args.undo else 'archived'} {args.bookmark_id}"
+    return await _flush_write(client, args.bookmark_id, done) or EXIT_OK
+
+
+async def _file(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    bookmark = await client.get_bookmark(args.bookmark_id)
+    if bookmark is None or bookmark.deleted:
+        raise _Fail(f"no bookmark {args.bookmark_id!r} here")
+    given = [await _collection_id(client, c, must_exist=args.remove) for c in args.collections]
+    if args.remove:
+        ids = [c for c in bookmark.collection_ids if c not in given]
+    else:
+        ids = [*bookmark.collection_ids, *(c for c in dict.fromkeys(given) if c not in bookmark.collection_ids)]
+    bookmark = await client.set_collections(args.bookmark_id, ids)
+    by_id = {c.id: c for c in await client.list_collections(include_deleted=True)}
+    names = ", ".join(collection_names(bookmark.collection_ids, by_id)) or "(none)"
+    return await _flush_write(client, args.bookmark_id, f"{args.bookmark_id}: in {names}") or EXIT_OK
+
+
+def _tree_lines(collections: list[Collection], bookmarks: list[Bookmark]) -> list[str]:
+    counts: dict[str, int] = {}
+    for b in bookmarks:
+        for collection_id in set(b.collection_ids):
+            counts[collection_id] = counts.get(collection_id, 0) + 1
+    lines = []
+    for level, c in walk(collections):
+        count = counts.get(c.id, 0)
+        pending = "*" if c.pending else ""
+        lines.append(f"{'  ' * (level - 1)}{c.name}  ({c.id}{pending}, {count} bookmark{'' if count == 1 else 's'})")
+    if any(c.pending for c in collections if not c.deleted):
+        lines.append("* not yet synced")
+    return lines
+
+
+async def _collections(client: BookmarkClient, args: argparse.Namespace) -> int:
+    if args.collections_command is not None:
+        return await _COLLECTION_ACTIONS[args.collections_command](client, args)
+    collections = await client.list_collections(include_deleted=True)
+    if args.json:
+        records = [{**c.to_wire(), "level": level} for level, c in walk(collections)]
+        if args.all:
+            records += [{**c.to_wire(), "level": None} for c in collections if c.deleted]
+        _out(json.dumps(records, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    lines = _tree_lines(collections, await client.list_bookmarks())
+    if args.all:
+        lines += [f"{c.name}  ({c.id}, deleted)" for c in collections if c.deleted]
+    for line in lines or ["no collections"]:
+        _out(line)
+    return EXIT_OK
+
+
+async def _collection_add(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    fields: dict[str, Any] = {"name": args.name}
+    if args.parent is not None:
+        fields["parentId"] = await _collection_id(client, args.parent, must_exist=True)
+    created = await client.put_collection(args.collection_id, fields)
+    return await _flush_write(client, created.id, f"created collection {created.id}: {created.name}") or EXIT_OK
+
+
+async def _collection_rename(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    collection_id = await _collection_id(client, args.collection_id, must_exist=True)
+    renamed = await client.put_collection(collection_id, {"name": args.name})
+    return await _flush_write(client, renamed.id, f"renamed {renamed.id} to {renamed.name}") or EXIT_OK
+
+
+async def _collection_move(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    collection_id = await _collection_id(client, args.collection_id, must_exist=True)
+    parent = None if args.top else await _collection_id(client, args.parent, must_exist=True)
+    moved = await client.put_collection(collection_id, {"parentId": parent})
+    where = "the top level" if parent is None else parent
+    return await _flush_write(client, moved.id, f"moved {moved.id} to {where}") or EXIT_OK
+
+
+async def _collection_rm(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    # Only what this device knows: a typo must not look like a successful delete (sync first if it is new).
+    collection_id = await _collection_id(client, args.collection_id, must_exist=True)
+    await client.delete_collection(collection_id)
+    return await _flush_write(client, collection_id, f"deleted collection {collection_id}") or EXIT_OK
 
 
 def _print_flush(sent: int, rejected: list[RejectedOp]) -> None:
@@ -311,14 +528,24 @@ async def _sync(client: BookmarkClient, args: argparse.Namespace) -> int:
     _print_flush(flushed.sent, flushed.rejected)
 
     def progress(page: PageProgress) -> None:
-        _out(f"page {page.page}: {page.upserts} upsert(s), {page.tombstones} tombstone(s), {page.changed} changed")
+        counts = _counts(page.upserts, page.tombstones, page.collections, page.collection_tombstones)
+        _out(f"page {page.page}: {counts}, {page.changed} changed")
 
     result = await client.sync(on_page=progress)
+    counts = _counts(result.upserts, result.tombstones, result.collections, result.collection_tombstones)
+    changed = len(result.changed_ids) + len(result.changed_collection_ids)
     _out(
-        f"synced {result.pages} page(s): {result.upserts} upsert(s), {result.tombstones} tombstone(s), "
-        f"{len(result.changed_ids)} changed in {result.elapsed:.2f}s" + (" (full resync)" if result.full_resync else "")
+        f"synced {result.pages} page(s): {counts}, {changed} changed in {result.elapsed:.2f}s"
+        + (" (full resync)" if result.full_resync else "")
     )
     return EXIT_OK
+
+
+def _counts(upserts: int, tombstones: int, collections: int, collection_tombstones: int) -> str:
+    text = f"{upserts} upsert(s), {tombstones} tombstone(s)"
+    if collections or collection_tombstones:
+        text += f", {collections} collection(s), {collection_tombstones} collection tombstone(s)"
+    return text
 
 
 async def _watch(client: BookmarkClient, args: argparse.Namespace) -> int:
@@ -334,6 +561,14 @@ async def _watch(client: BookmarkClient, args: argparse.Namespace) -> int:
             else:
                 _out(f"changed {bookmark_id}: {bookmark.title or bookmark.url} [{bookmark.enrichment_status}]")
 
+    async def collections_changed(ids: list[str]) -> None:
+        for collection_id in ids:
+            collection = await client.get_collection(collection_id)
+            if collection is None or collection.deleted:
+                _out(f"deleted collection {collection_id}")
+            else:
+                _out(f"changed collection {collection_id}: {collection.name}")
+
     def error(exc: BaseException) -> None:
         reason = exc.message if isinstance(exc, ApiError | Offline) else (str(exc) or type(exc).__name__)
         _out(f"connection problem: {reason} (retrying)")
@@ -343,6 +578,7 @@ async def _watch(client: BookmarkClient, args: argparse.Namespace) -> int:
         on_nudge=lambda: _out("nudge: bookmarks_changed"),
         on_connect=lambda: _out("connected"),
         on_error=error,
+        on_collection_change=collections_changed,
     )
     return EXIT_OK
 
@@ -400,10 +636,21 @@ async def _logout(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_COLLECTION_ACTIONS = {
+    "add": _collection_add,
+    "rename": _collection_rename,
+    "move": _collection_move,
+    "rm": _collection_rm,
+}
+
 _HANDLERS = {
     "login": _login,
     "add": _add,
     "list": _list,
+    "tag": _tag,
+    "archive": _archive,
+    "file": _file,
+    "collections": _collections,
     "sync": _sync,
     "watch": _watch,
     "enrich": _enrich,

@@ -19,7 +19,7 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -31,9 +31,17 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketExce
 
 from bookmark_client.backoff import Backoff, default_rng
 from bookmark_client.errors import ApiError, BookmarkClientError, Offline, PendingChanges, SessionExpired
-from bookmark_client.merge import collection_ids, normalize_fields, now_iso, validate_bookmark_id
+from bookmark_client.merge import (
+    collection_ids,
+    normalize_collection_fields,
+    normalize_fields,
+    now_iso,
+    validate_bookmark_id,
+    validate_collection_id,
+)
 from bookmark_client.models import (
     Bookmark,
+    Collection,
     EnqueueResult,
     EnrichmentJob,
     FlushResult,
@@ -254,6 +262,51 @@ class BookmarkClient:
         await self._store.queue_collections(bookmark_id, collection_ids(ids))
         return await self._require(bookmark_id)
 
+    async def tag_bookmark(self, bookmark_id: str, *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> Bookmark:
+        """Add and/or remove user tags (case-insensitively) and queue the new ``userTags``.
+
+        The whole list is written: like every client field, ``userTags`` is last-write-wins on the server.
+        """
+        bookmark = await self._require(bookmark_id)
+        if bookmark.deleted:
+            raise LookupError(f"bookmark {bookmark_id!r} is deleted")
+        drop = {tag.strip().casefold() for tag in remove}
+        tags = [tag for tag in [*bookmark.user_tags, *add] if tag.strip().casefold() not in drop]
+        return await self.put_bookmark(bookmark_id, {"userTags": tags})
+
+    async def archive_bookmark(self, bookmark_id: str, *, archived: bool = True) -> Bookmark:
+        """Set the read-later "archived" state and queue the change."""
+        bookmark = await self._require(bookmark_id)
+        if bookmark.deleted:
+            raise LookupError(f"bookmark {bookmark_id!r} is deleted")
+        return await self.put_bookmark(bookmark_id, {"isArchived": archived})
+
+    # -- collections -----------------------------------------------------------------------------
+
+    async def get_collection(self, collection_id: str) -> Collection | None:
+        record = await self._store.get_collection(collection_id)
+        return Collection.model_validate(record) if record is not None else None
+
+    async def list_collections(self, *, include_deleted: bool = False) -> list[Collection]:
+        """The local collections, by name (:func:`bookmark_client.tree.walk` orders them as a tree)."""
+        records = await self._store.list_collections(include_deleted=include_deleted)
+        return [Collection.model_validate(r) for r in records]
+
+    async def put_collection(self, collection_id: str, fields: Mapping[str, Any]) -> Collection:
+        """Create, rename or move a collection locally and queue the PUT (``name``, ``parentId``; snake_case
+        accepted). ``name`` is required for a new collection; an absent ``parentId`` keeps the current one."""
+        validate_collection_id(collection_id)
+        await self._store.queue_collection_put(collection_id, normalize_collection_fields(fields))
+        collection = await self.get_collection(collection_id)
+        assert collection is not None
+        return collection
+
+    async def delete_collection(self, collection_id: str) -> None:
+        """Delete locally at once and queue the DELETE (idempotent). The server moves its children up and
+        removes its id from bookmarks; those changes arrive with the next sync."""
+        validate_collection_id(collection_id)
+        await self._store.queue_collection_delete(collection_id)
+
     async def pending_operations(self) -> list[QueuedOp]:
         return await self._store.pending_ops()
 
@@ -321,11 +374,13 @@ class BookmarkClient:
 
     async def _send_op(self, op: QueuedOp) -> dict[str, Any] | None:
         path = f"/v1/bookmarks/{op.bookmark_id}"
-        if op.kind == "put":
+        if op.kind in ("collection-put", "collection-delete"):
+            path = f"/v1/collections/{op.bookmark_id}"
+        if op.kind in ("put", "collection-put"):
             response = await self._request("PUT", path, json=op.payload["fields"])
             data = response.json().get("data")
             return data if isinstance(data, dict) else None
-        if op.kind == "delete":
+        if op.kind in ("delete", "collection-delete"):
             await self._request("DELETE", path)
             return None
         await self._request("PUT", f"{path}/collections", json={"collectionIds": op.payload["collectionIds"]})
@@ -342,7 +397,6 @@ class BookmarkClient:
         """
         started = time.monotonic()
         result = SyncResult()
-        seen: set[str] = set()
         async with self._state_lock:
             cursor = await self._store.cursor()
             while True:
@@ -356,25 +410,43 @@ class BookmarkClient:
                     cursor = None
                     continue
                 next_cursor = page.get("nextCursor")
-                upserts = list(page.get("upserts") or [])
-                tombstones = list(page.get("tombstones") or [])
-                changed = await self._store.apply_delta_page(
-                    upserts, tombstones, cursor=next_cursor if next_cursor is not None else cursor
-                )
-                result.pages += 1
-                result.upserts += len(upserts)
-                result.tombstones += len(tombstones)
-                for bookmark_id in changed:
-                    if bookmark_id not in seen:
-                        seen.add(bookmark_id)
-                        result.changed_ids.append(bookmark_id)
+                progress = await self._apply_page(page, next_cursor if next_cursor is not None else cursor, result)
                 if on_page is not None:
-                    on_page(PageProgress(result.pages, len(upserts), len(tombstones), len(changed)))
+                    on_page(progress)
                 if next_cursor is None:
                     break
                 cursor = next_cursor
         result.elapsed = time.monotonic() - started
         return result
+
+    async def _apply_page(self, page: Mapping[str, Any], cursor: str | None, result: SyncResult) -> PageProgress:
+        """Store one delta page (and the cursor to resume from) and add it to ``result``."""
+        upserts = list(page.get("upserts") or [])
+        tombstones = list(page.get("tombstones") or [])
+        collections = list(page.get("collections") or [])
+        collection_tombstones = list(page.get("collectionTombstones") or [])
+        changes = await self._store.apply_delta_page(
+            upserts,
+            tombstones,
+            cursor=cursor,
+            collections=collections,
+            collection_tombstones=collection_tombstones,
+        )
+        result.pages += 1
+        result.upserts += len(upserts)
+        result.tombstones += len(tombstones)
+        result.collections += len(collections)
+        result.collection_tombstones += len(collection_tombstones)
+        _extend_unique(result.changed_ids, changes.bookmarks)
+        _extend_unique(result.changed_collection_ids, changes.collections)
+        return PageProgress(
+            result.pages,
+            len(upserts),
+            len(tombstones),
+            len(changes.bookmarks) + len(changes.collections),
+            collections=len(collections),
+            collection_tombstones=len(collection_tombstones),
+        )
 
     async def _delta_page(self, cursor: str | None) -> dict[str, Any]:
         params: dict[str, str | int] = {"limit": self.page_size}
@@ -395,13 +467,15 @@ class BookmarkClient:
         on_nudge: EventCallback | None = None,
         on_connect: EventCallback | None = None,
         on_error: ErrorCallback | None = None,
+        on_collection_change: ChangeCallback | None = None,
     ) -> None:
         """Listen for ``bookmarks_changed`` nudges and sync on each, until cancelled.
 
         On every (re)connect, queued writes are flushed and a sync runs (nudges sent while offline are
         lost). Syncs are coalesced: nudges during a sync schedule exactly one more. ``on_change`` gets
-        the ids whose local view changed. Connection failures are retried forever with exponential
-        backoff and jitter (reported to ``on_error``); close code 4401 refreshes the token and
+        the ids of bookmarks whose local view changed, ``on_collection_change`` those of collections.
+        Connection failures are retried forever with exponential backoff and jitter (reported to
+        ``on_error``); close code 4401 refreshes the token and
         reconnects. Returns only by cancellation; raises :class:`SessionExpired` when the session is
         gone, or whatever a callback raised.
         """
@@ -418,6 +492,8 @@ class BookmarkClient:
                             raise
                         await _call(on_error, exc)
                 result = await self.sync()
+                if result.changed_collection_ids:
+                    await _call(on_collection_change, result.changed_collection_ids)
                 if result.changed_ids:
                     await _call(on_change, result.changed_ids)
             except (Offline, ApiError) as exc:
@@ -554,6 +630,14 @@ class BookmarkClient:
             return await self._http.request(method, path, json=json, params=params, headers=headers)
         except httpx.TransportError as exc:
             raise Offline(f"Cannot reach {self.base_url}: {exc or type(exc).__name__}") from exc
+
+
+def _extend_unique(target: list[str], ids: list[str]) -> None:
+    known = set(target)
+    for item in ids:
+        if item not in known:
+            known.add(item)
+            target.append(item)
 
 
 def _checked(response: httpx.Response) -> httpx.Response:

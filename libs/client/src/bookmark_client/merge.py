@@ -1,4 +1,4 @@
-"""How the local view of a bookmark is computed: pure functions, no I/O.
+"""How the local view of a bookmark or a collection is computed: pure functions, no I/O.
 
 Each bookmark keeps two things locally: the *base*, the last copy the server sent (delta upsert,
 tombstone or the answer to one of our writes), and the queued operations not yet accepted by the
@@ -17,55 +17,70 @@ That one rule gives the conflict behaviour the spec asks for:
 - Once an operation is accepted (or rejected) it leaves the queue and the server's copy rules again;
   a rejected edit is therefore rolled back locally instead of lingering forever.
 
+Collections (extensions.md §E2) follow the same rule with their own operation kinds
+(``collection-put``, ``collection-delete``): a queued rename or move shows over every newer server
+copy until the server has it. The server-side effects of deleting a collection (children moved up, the
+id removed from bookmarks) arrive through delta; until then :mod:`bookmark_client.tree` resolves them
+for display.
+
+Which fields are client-written is declared once, on the models (``fields.Writable``); the lists
+here are derived from them.
+
 Records are plain dicts with the spec's camelCase field names plus ``deleted``/``deletedAt``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from bookmark_client.models import QueuedOp
+from pydantic import BaseModel
+
+from bookmark_client import fields as f
+from bookmark_client.models import COLLECTION_KINDS, Bookmark, Collection, QueuedOp
 
 __all__ = [
     "CLIENT_FIELDS",
-    "collection_ids",
+    "COLLECTION_FIELDS",
+    "apply_op",
     "base_after_sent",
+    "base_from_collection_tombstone",
     "base_from_tombstone",
     "base_from_upsert",
-    "apply_op",
+    "collection_ids",
     "materialize",
+    "normalize_collection_fields",
     "normalize_fields",
     "now_iso",
     "validate_bookmark_id",
+    "validate_collection_id",
 ]
 
-# Fields a client may write with PUT /v1/bookmarks/{id} (spec: PUT body), in their wire spelling.
-CLIENT_FIELDS: tuple[str, ...] = (
-    "url",
-    "clientSavedAt",
-    "title",
-    "description",
-    "thumbnailUrl",
-    "isFavorite",
-    "notes",
-    "lastOpenedAt",
-    "collectionIds",
-)
-_SNAKE_NAMES = {
-    "client_saved_at": "clientSavedAt",
-    "thumbnail_url": "thumbnailUrl",
-    "is_favorite": "isFavorite",
-    "last_opened_at": "lastOpenedAt",
-    "collection_ids": "collectionIds",
-}
-_NULLABLE_TEXT = {"title": 1000, "description": None, "thumbnailUrl": 2048, "notes": 10_000}
-_TIMESTAMPS = ("clientSavedAt", "lastOpenedAt")
-_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-MAX_URL_LENGTH = 2048
+MAX_URL_LENGTH = f.MAX_URL_LENGTH
+
+
+def _writable(model: type[BaseModel]) -> dict[str, tuple[str, f.Check]]:
+    """Wire name -> (attribute name, check) of every field the model marks :class:`fields.Writable`."""
+    out: dict[str, tuple[str, f.Check]] = {}
+    for attribute, info in model.model_fields.items():
+        for marker in info.metadata:
+            if isinstance(marker, f.Writable):
+                out[info.alias or attribute] = (attribute, marker.check)
+    return out
+
+
+_BOOKMARK_WRITABLE = _writable(Bookmark)
+_COLLECTION_WRITABLE = _writable(Collection)
+
+# Fields a client may write with PUT /v1/bookmarks/{id} (spec: PUT body), in their wire spelling:
+# derived from the Bookmark model, so adding a field there is the only edit the client needs.
+CLIENT_FIELDS: tuple[str, ...] = tuple(_BOOKMARK_WRITABLE)
+# Fields of the PUT /v1/collections/{id} body (extensions.md §E2).
+COLLECTION_FIELDS: tuple[str, ...] = tuple(_COLLECTION_WRITABLE)
+# Local bookkeeping, never sent by the server.
+_LOCAL_ONLY = {"pending"}
 
 
 def now_iso() -> str:
@@ -73,79 +88,39 @@ def now_iso() -> str:
 
 
 def validate_bookmark_id(bookmark_id: str) -> str:
-    # The server refuses other ids with 400 (decisions.md §4.1); failing here keeps them out of the queue.
-    if not isinstance(bookmark_id, str) or not _ID_PATTERN.fullmatch(bookmark_id):
-        raise ValueError(f"bookmark id must match {_ID_PATTERN.pattern}: {bookmark_id!r}")
-    return bookmark_id
+    return f.record_id("bookmark", bookmark_id)
 
 
-def _validate_url(url: Any) -> str:
-    if not isinstance(url, str):
-        raise ValueError("url must be a string")
-    if len(url) > MAX_URL_LENGTH:
-        raise ValueError(f"url is longer than {MAX_URL_LENGTH} characters")
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError as exc:
-        raise ValueError(f"url is not parseable: {exc}") from None
-    if parts.scheme.lower() not in ("http", "https") or not host:
-        raise ValueError("url must be an http: or https: URL with a host")
-    return url
+def validate_collection_id(collection_id: str) -> str:
+    return f.record_id("collection", collection_id)
 
 
-def _timestamp(name: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        return moment.isoformat()
-    if isinstance(value, str):
-        try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"{name} must be an ISO 8601 timestamp") from None
-        return value
-    raise ValueError(f"{name} must be an ISO 8601 string or a datetime")
-
-
-def normalize_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate client-writable fields (wire or snake_case names) and return them in wire form.
-
-    Mirrors the server's limits so that a write the server would refuse never enters the queue.
-    """
+def _normalize(writable: dict[str, tuple[str, f.Check]], values: Mapping[str, Any]) -> dict[str, Any]:
+    by_attribute = {attribute: wire for wire, (attribute, _) in writable.items()}
     out: dict[str, Any] = {}
-    for key, value in fields.items():
-        name = _SNAKE_NAMES.get(key, key)
-        if name not in CLIENT_FIELDS:
-            raise ValueError(f"{key!r} is not a client-writable field (allowed: {', '.join(CLIENT_FIELDS)})")
-        if name == "url":
-            out[name] = _validate_url(value)
-        elif name in _NULLABLE_TEXT:
-            limit = _NULLABLE_TEXT[name]
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"{name} must be a string or None")
-            if value is not None and limit is not None and len(value) > limit:
-                raise ValueError(f"{name} is longer than {limit} characters")
-            out[name] = value
-        elif name in _TIMESTAMPS:
-            out[name] = _timestamp(name, value)
-        elif name == "isFavorite":
-            if not isinstance(value, bool):
-                raise ValueError("isFavorite must be a bool")
-            out[name] = value
-        else:  # collectionIds
-            out[name] = collection_ids(value)
+    for key, value in values.items():
+        name = by_attribute.get(key, key)
+        if name not in writable:
+            raise ValueError(f"{key!r} is not a client-writable field (allowed: {', '.join(writable)})")
+        out[name] = writable[name][1](name, value)
     return out
 
 
+def normalize_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate client-writable bookmark fields (wire or snake_case names) and return them in wire form.
+
+    Mirrors the server's limits so that a write the server would refuse never enters the queue.
+    """
+    return _normalize(_BOOKMARK_WRITABLE, fields)
+
+
+def normalize_collection_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a collection write (``name``, ``parentId``; snake_case accepted) into wire form."""
+    return _normalize(_COLLECTION_WRITABLE, fields)
+
+
 def collection_ids(value: Any) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise ValueError("collectionIds must be a list of strings")
-    ids = list(value)
-    if not all(isinstance(item, str) and 0 < len(item) <= 256 for item in ids):
-        raise ValueError("collectionIds must be non-empty strings of at most 256 characters")
-    return ids
+    return f.collection_ids("collectionIds", value)
 
 
 def _provisional_host(url: str) -> str | None:
@@ -159,38 +134,39 @@ def _provisional_host(url: str) -> str | None:
     return host[4:] if host.startswith("www.") else host
 
 
+def _defaults(model: BaseModel) -> dict[str, Any]:
+    return {k: v for k, v in model.model_dump(mode="json", by_alias=True).items() if k not in _LOCAL_ONLY}
+
+
 def skeleton(bookmark_id: str, *, owner: str | None, at: str) -> dict[str, Any]:
     """Defaults of a bookmark the server has not seen yet (spec: "A newly created bookmark has...")."""
-    return {
-        "ownerUid": owner,
-        "clientBookmarkId": bookmark_id,
-        "url": "",
-        "normalizedUrl": None,
-        "domain": None,
-        "title": None,
-        "description": None,
-        "thumbnailUrl": None,
-        "summary": None,
-        "saveWhy": None,
-        "tags": [],
-        "enrichmentStatus": "pending",
-        "snapshotStatus": "pending",
-        "lastErrorCode": None,
-        "isFavorite": False,
-        "collectionIds": [],
-        "notes": None,
-        "clientSavedAt": None,
-        "lastOpenedAt": None,
-        "createdAt": at,
-        "updatedAt": at,
-        "enrichedAt": None,
-        "deleted": False,
-        "deletedAt": None,
-    }
+    return _defaults(Bookmark(client_bookmark_id=bookmark_id, owner_uid=owner, created_at=at, updated_at=at))
+
+
+def collection_skeleton(collection_id: str, *, at: str) -> dict[str, Any]:
+    return _defaults(Collection(id=collection_id, created_at=at, updated_at=at))
+
+
+def _deleted(record: Mapping[str, Any], at: str | None) -> dict[str, Any]:
+    return {**record, "deleted": True, "deletedAt": record.get("deletedAt") or at}
+
+
+def _apply_collection_op(record: Mapping[str, Any] | None, op: QueuedOp) -> dict[str, Any] | None:
+    if op.kind == "collection-put":
+        fields: dict[str, Any] = op.payload["fields"]
+        fresh = collection_skeleton(op.bookmark_id, at=op.created_at)
+        if record is None or record.get("deleted"):
+            # A PUT on a deleted collection creates it again (extensions.md §E2), without its old parent:
+            # an absent parentId then means top level, as on the server.
+            return {**fresh, **(record or {}), "parentId": None, **fields, "deleted": False, "deletedAt": None}
+        return {**fresh, **record, **fields}
+    return None if record is None else _deleted(record, op.created_at)
 
 
 def apply_op(record: Mapping[str, Any] | None, op: QueuedOp, *, owner: str | None) -> dict[str, Any] | None:
-    """The record after ``op``, the way the server will apply it (decisions.md §4.2-4.3)."""
+    """The record after ``op``, the way the server will apply it (decisions.md §4.2-4.3, extensions.md §E2)."""
+    if op.kind in COLLECTION_KINDS:
+        return _apply_collection_op(record, op)
     if op.kind == "put":
         fields: dict[str, Any] = op.payload["fields"]
         out = {**skeleton(op.bookmark_id, owner=owner, at=op.created_at), **(record or {})}
@@ -204,9 +180,7 @@ def apply_op(record: Mapping[str, Any] | None, op: QueuedOp, *, owner: str | Non
         out["deletedAt"] = None
         return out
     if op.kind == "delete":
-        if record is None:
-            return None
-        return {**record, "deleted": True, "deletedAt": record.get("deletedAt") or op.created_at}
+        return None if record is None else _deleted(record, op.created_at)
     if op.kind == "collections":
         if record is None:
             return None
@@ -215,7 +189,7 @@ def apply_op(record: Mapping[str, Any] | None, op: QueuedOp, *, owner: str | Non
 
 
 def materialize(base: Mapping[str, Any] | None, ops: Iterable[QueuedOp], *, owner: str | None) -> dict[str, Any] | None:
-    """The local view: ``base`` with ``ops`` (this bookmark's queued writes) replayed in queue order."""
+    """The local view: ``base`` with ``ops`` (this record's queued writes) replayed in queue order."""
     record: dict[str, Any] | None = dict(base) if base is not None else None
     for op in sorted(ops, key=lambda o: o.seq):
         record = apply_op(record, op, owner=owner)
@@ -236,21 +210,30 @@ def base_from_tombstone(previous: Mapping[str, Any] | None, tombstone: Mapping[s
     }
 
 
+def base_from_collection_tombstone(previous: Mapping[str, Any] | None, tombstone: Mapping[str, Any]) -> dict[str, Any]:
+    # The last known parentId stays: it tells where the server moved this collection's children.
+    collection_id = str(tombstone["id"])
+    return {
+        **(previous or collection_skeleton(collection_id, at=str(tombstone.get("deletedAt")))),
+        "deleted": True,
+        "deletedAt": tombstone.get("deletedAt"),
+    }
+
+
 def base_after_sent(
     base: Mapping[str, Any] | None, op: QueuedOp, response: Mapping[str, Any] | None
 ) -> dict[str, Any] | None:
     """The server's copy right after it accepted ``op`` (``response``: the PUT answer's ``data``)."""
-    if op.kind == "put":
+    if op.kind in ("put", "collection-put"):
         if response is not None:
             return base_from_upsert(response)
         # No body to learn from (should not happen): the server applied exactly our fields.
         return apply_op(base, op, owner=None)
     if op.kind == "delete":
-        return {
-            **(base or {"clientBookmarkId": op.bookmark_id}),
-            "deleted": True,
-            "deletedAt": (base or {}).get("deletedAt") or now_iso(),
-        }
+        return _deleted(base or {"clientBookmarkId": op.bookmark_id}, now_iso())
+    if op.kind == "collection-delete":
+        # Deleting a collection the server never sent us leaves nothing to show.
+        return None if base is None else _deleted(base, now_iso())
     if op.kind == "collections":
         if base is None:
             return None

@@ -7,13 +7,16 @@ Server models ignore unknown fields so a newer server never breaks an older clie
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from bookmark_client import fields as f
+
 __all__ = [
     "Bookmark",
+    "Collection",
     "EnqueueResult",
     "EnrichmentJob",
     "EnrichmentResult",
@@ -58,30 +61,49 @@ class Bookmark(_Wire):
     ``deleted``/``deleted_at`` mirror a tombstone (or a queued delete); ``pending`` is true while
     edits of this bookmark wait in the offline queue. Defaults cover bookmarks created offline, for
     which the server has not set its fields yet.
+
+    ``Writable`` marks the fields a client writes (with their validation): this class is the one
+    declaration of a bookmark's fields in the client; ``merge`` derives its lists from it.
     """
 
     client_bookmark_id: str
     owner_uid: str | None = None
-    url: str = ""
+    url: Annotated[str, f.Writable(f.url)] = ""
     normalized_url: str | None = None
     domain: str | None = None
-    title: str | None = None
-    description: str | None = None
-    thumbnail_url: str | None = None
+    title: Annotated[str | None, f.Writable(f.nullable_text(1000))] = None
+    description: Annotated[str | None, f.Writable(f.nullable_text(10_000))] = None
+    thumbnail_url: Annotated[str | None, f.Writable(f.nullable_text(2048))] = None
     summary: str | None = None
     save_why: str | None = None
     tags: list[str] = []
     enrichment_status: str = "pending"
     snapshot_status: str = "pending"
     last_error_code: str | None = None
-    is_favorite: bool = False
-    collection_ids: list[str] = []
-    notes: str | None = None
-    client_saved_at: str | None = None
-    last_opened_at: str | None = None
+    is_favorite: Annotated[bool, f.Writable(f.boolean)] = False
+    is_archived: Annotated[bool, f.Writable(f.boolean)] = False
+    user_tags: Annotated[list[str], f.Writable(f.user_tags)] = []
+    collection_ids: Annotated[list[str], f.Writable(f.collection_ids)] = []
+    notes: Annotated[str | None, f.Writable(f.nullable_text(10_000))] = None
+    client_saved_at: Annotated[str | None, f.Writable(f.timestamp)] = None
+    last_opened_at: Annotated[str | None, f.Writable(f.timestamp)] = None
     created_at: str | None = None
     updated_at: str | None = None
     enriched_at: str | None = None
+    deleted: bool = False
+    deleted_at: str | None = None
+    pending: bool = False
+
+
+class Collection(_Wire):
+    """The local view of a collection (extensions.md §E2), like :class:`Bookmark`: the server's copy with
+    this device's queued writes on top; ``deleted``/``deleted_at`` mirror a tombstone or a queued delete."""
+
+    id: str
+    name: Annotated[str, f.Writable(f.collection_name)] = ""
+    parent_id: Annotated[str | None, f.Writable(f.parent_id)] = None
+    created_at: str | None = None
+    updated_at: str | None = None
     deleted: bool = False
     deleted_at: str | None = None
     pending: bool = False
@@ -124,12 +146,17 @@ class EnqueueResult(_Wire):
     accepted: bool = False
 
 
-OpKind = Literal["put", "delete", "collections"]
+# ``collection-put``/``collection-delete`` write a collection; the others a bookmark.
+OpKind = Literal["put", "delete", "collections", "collection-put", "collection-delete"]
+COLLECTION_KINDS: frozenset[OpKind] = frozenset({"collection-put", "collection-delete"})
 
 
 @dataclass(frozen=True)
 class QueuedOp:
-    """One write waiting in the offline queue; ``seq`` is the replay order."""
+    """One write waiting in the offline queue; ``seq`` is the replay order.
+
+    ``bookmark_id`` is the id of the record written: a collection's id for the ``collection-*`` kinds.
+    """
 
     seq: int
     kind: OpKind
@@ -142,7 +169,10 @@ class QueuedOp:
 
 @dataclass(frozen=True)
 class RejectedOp:
-    """A queued write the server refused with a 4xx; it was dropped from the queue and kept here."""
+    """A queued write the server refused with a 4xx; it was dropped from the queue and kept here.
+
+    ``bookmark_id`` is the id of the record written: a collection's id for the ``collection-*`` kinds.
+    """
 
     seq: int
     kind: OpKind
@@ -160,6 +190,8 @@ class PageProgress:
     upserts: int
     tombstones: int
     changed: int
+    collections: int = 0
+    collection_tombstones: int = 0
 
 
 @dataclass
@@ -168,6 +200,9 @@ class SyncResult:
     upserts: int = 0
     tombstones: int = 0
     changed_ids: list[str] = field(default_factory=list)
+    collections: int = 0
+    collection_tombstones: int = 0
+    changed_collection_ids: list[str] = field(default_factory=list)
     elapsed: float = 0.0
     full_resync: bool = False
 

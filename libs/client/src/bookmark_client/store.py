@@ -1,4 +1,5 @@
-"""The on-disk profile: session, sync cursor, local bookmarks and the offline write queue (SQLite).
+"""The on-disk profile: session, sync cursor, local bookmarks and collections, and the offline write
+queue (SQLite).
 
 Every change that must stay consistent is one SQLite transaction: a local write and its queue entry;
 a delta page and the cursor after it; an accepted operation and the server copy it produced. A crash
@@ -17,6 +18,7 @@ import json
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,16 +27,20 @@ import aiosqlite
 from bookmark_client.merge import (
     apply_op,
     base_after_sent,
+    base_from_collection_tombstone,
     base_from_tombstone,
     base_from_upsert,
     materialize,
     now_iso,
 )
-from bookmark_client.models import OpKind, QueuedOp, RejectedOp, Session
+from bookmark_client.models import COLLECTION_KINDS, Collection, OpKind, QueuedOp, RejectedOp, Session
+from bookmark_client.tree import check_parent
 
-__all__ = ["LocalStore", "SessionGuard"]
+__all__ = ["DeltaChanges", "LocalStore", "SessionGuard"]
 
-SCHEMA_VERSION = 1
+# 2: collections, userTags and isArchived. A profile of version 1 synced without them, so its cursor is
+# dropped on upgrade: the next sync fetches everything again (queued writes are kept).
+SCHEMA_VERSION = 2
 # Long enough to wait out another process holding the write lock across a token refresh request.
 BUSY_TIMEOUT_MS = 30_000
 
@@ -59,6 +65,12 @@ CREATE TABLE IF NOT EXISTS ops (
     last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS ops_by_bookmark ON ops (bookmark_id, seq);
+CREATE TABLE IF NOT EXISTS collections (
+    id TEXT PRIMARY KEY,
+    base TEXT,                          -- as for bookmarks
+    record TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS rejected (
     seq INTEGER PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -77,6 +89,65 @@ _META_CURSOR = "cursor"
 _META_VERSION = "schema_version"
 
 _OP_COLUMNS = "seq, kind, bookmark_id, payload, created_at, attempts, last_error"
+
+
+@dataclass(frozen=True)
+class _Records:
+    """The statements of one record table (bookmarks or collections) and the op kinds that write it.
+
+    ``ops.bookmark_id`` holds the written record's id for every kind, so a bookmark and a collection
+    may share an id: every lookup of queued ops filters by kind.
+    """
+
+    table: str
+    kinds: tuple[OpKind, ...]
+
+    def _kinds_sql(self) -> str:
+        return ", ".join(f"'{kind}'" for kind in self.kinds)
+
+    @property
+    def select_row(self) -> str:
+        return f"SELECT base, record FROM {self.table} WHERE id = ?"  # noqa: S608 - fixed names
+
+    @property
+    def list_rows(self) -> str:
+        # deleted <= 1 matches every row: one fixed statement for both cases.
+        return f"SELECT id, record FROM {self.table} WHERE deleted <= ?"  # noqa: S608 - fixed names
+
+    @property
+    def upsert(self) -> str:
+        return (
+            f"INSERT INTO {self.table} (id, base, record, deleted) VALUES (?, ?, ?, ?) ON CONFLICT (id)"  # noqa: S608
+            " DO UPDATE SET base = excluded.base, record = excluded.record, deleted = excluded.deleted"
+        )
+
+    @property
+    def delete_row(self) -> str:
+        return f"DELETE FROM {self.table} WHERE id = ?"  # noqa: S608 - fixed names
+
+    @property
+    def ops_for(self) -> str:
+        return f"SELECT {_OP_COLUMNS} FROM ops WHERE bookmark_id = ? AND kind IN ({self._kinds_sql()}) ORDER BY seq"  # noqa: S608
+
+    @property
+    def pending_ids(self) -> str:
+        return f"SELECT DISTINCT bookmark_id FROM ops WHERE kind IN ({self._kinds_sql()})"  # noqa: S608
+
+
+_BOOKMARKS = _Records("bookmarks", ("put", "delete", "collections"))
+_COLLECTIONS = _Records("collections", tuple(sorted(COLLECTION_KINDS)))
+
+
+def _records_of(kind: OpKind) -> _Records:
+    return _COLLECTIONS if kind in COLLECTION_KINDS else _BOOKMARKS
+
+
+@dataclass
+class DeltaChanges:
+    """Ids whose local view one delta page changed."""
+
+    bookmarks: list[str] = field(default_factory=list)
+    collections: list[str] = field(default_factory=list)
 
 
 def _op(row: Iterable[Any]) -> QueuedOp:
@@ -162,10 +233,12 @@ class LocalStore:
         try:
             await db.executescript(_SCHEMA)
             version = await _get_meta(db, _META_VERSION)
-            if version is None:
-                await _set_meta(db, _META_VERSION, str(SCHEMA_VERSION))
-            elif int(version) > SCHEMA_VERSION:
+            if version is not None and int(version) > SCHEMA_VERSION:
                 raise RuntimeError(f"profile {path} was written by a newer client (schema {version})")
+            if version is not None and int(version) < 2:
+                await _set_meta(db, _META_CURSOR, None)  # resync: the old cursor skipped collections
+            if version is None or int(version) < SCHEMA_VERSION:
+                await _set_meta(db, _META_VERSION, str(SCHEMA_VERSION))
         except BaseException:
             await db.close()
             raise
@@ -222,9 +295,9 @@ class LocalStore:
             await _set_meta(db, _META_SESSION, None)
 
     async def clear_all(self) -> None:
-        """Forget everything: session, owner, cursor, bookmarks, queue and rejections (logout)."""
+        """Forget everything: session, owner, cursor, bookmarks, collections, queue and rejections (logout)."""
         async with self._write() as db:
-            for table in ("meta", "bookmarks", "ops", "rejected"):
+            for table in ("meta", "bookmarks", "collections", "ops", "rejected"):
                 await db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
             await _set_meta(db, _META_VERSION, str(SCHEMA_VERSION))
 
@@ -263,7 +336,7 @@ class LocalStore:
 
     async def queue_put(self, bookmark_id: str, fields: Mapping[str, Any]) -> QueuedOp:
         async with self._write() as db:
-            base, record = await self._row(db, bookmark_id)
+            base, record = await self._row(db, _BOOKMARKS, bookmark_id)
             payload_fields = dict(fields)
             is_new = record is None or not record.get("url")
             if "url" not in payload_fields:
@@ -277,22 +350,46 @@ class LocalStore:
 
     async def queue_delete(self, bookmark_id: str) -> QueuedOp:
         async with self._write() as db:
-            base, record = await self._row(db, bookmark_id)
+            base, record = await self._row(db, _BOOKMARKS, bookmark_id)
             return await self._queue(db, "delete", bookmark_id, {}, base, record)
 
     async def queue_collections(self, bookmark_id: str, collection_ids: list[str]) -> QueuedOp:
         async with self._write() as db:
-            base, record = await self._row(db, bookmark_id)
+            base, record = await self._row(db, _BOOKMARKS, bookmark_id)
             if record is None or record.get("deleted"):
                 # The server answers 404 for an unknown bookmark; refuse now rather than queue a sure rejection.
                 raise LookupError(f"bookmark {bookmark_id!r} does not exist locally")
             return await self._queue(db, "collections", bookmark_id, {"collectionIds": collection_ids}, base, record)
 
+    async def queue_collection_put(self, collection_id: str, fields: Mapping[str, Any]) -> QueuedOp:
+        """Queue ``PUT /v1/collections/{id}`` (create, rename and/or move; ``fields`` in wire form).
+
+        ``name`` is required for a collection this profile does not know (or knows as deleted) and
+        resent otherwise. A ``parentId`` that breaks the tree rules in the local view is refused here.
+        """
+        async with self._write() as db:
+            base, record = await self._row(db, _COLLECTIONS, collection_id)
+            payload_fields = dict(fields)
+            is_new = record is None or bool(record.get("deleted"))
+            if "name" not in payload_fields:
+                if is_new or record is None:
+                    raise ValueError(f"collection {collection_id!r} is unknown locally: a name is required")
+                payload_fields["name"] = record["name"]
+            if is_new or "parentId" in payload_fields:
+                parent = payload_fields.get("parentId")
+                check_parent(await self._collections(db, include_deleted=True), collection_id, parent)
+            return await self._queue(db, "collection-put", collection_id, {"fields": payload_fields}, base, record)
+
+    async def queue_collection_delete(self, collection_id: str) -> QueuedOp:
+        async with self._write() as db:
+            base, record = await self._row(db, _COLLECTIONS, collection_id)
+            return await self._queue(db, "collection-delete", collection_id, {}, base, record)
+
     async def _queue(
         self,
         db: aiosqlite.Connection,
         kind: OpKind,
-        bookmark_id: str,
+        record_id: str,
         payload: dict[str, Any],
         base: dict[str, Any] | None,
         record: dict[str, Any] | None,
@@ -300,12 +397,12 @@ class LocalStore:
         created_at = now_iso()
         cur = await db.execute(
             "INSERT INTO ops (kind, bookmark_id, payload, created_at) VALUES (?, ?, ?, ?)",
-            (kind, bookmark_id, _dumps(payload), created_at),
+            (kind, record_id, _dumps(payload), created_at),
         )
         assert cur.lastrowid is not None
-        op = QueuedOp(seq=cur.lastrowid, kind=kind, bookmark_id=bookmark_id, payload=payload, created_at=created_at)
+        op = QueuedOp(seq=cur.lastrowid, kind=kind, bookmark_id=record_id, payload=payload, created_at=created_at)
         owner = await _get_meta(db, _META_OWNER)
-        await self._save_row(db, bookmark_id, base, apply_op(record, op, owner=owner))
+        await self._save_row(db, _records_of(kind), record_id, base, apply_op(record, op, owner=owner))
         return op
 
     # -- queue -----------------------------------------------------------------------------------
@@ -335,8 +432,9 @@ class LocalStore:
         """``op`` was accepted: drop it and take the server's resulting copy as the new base."""
         async with self._write() as db:
             await db.execute("DELETE FROM ops WHERE seq = ?", (op.seq,))
-            base, _ = await self._row(db, op.bookmark_id)
-            await self._rematerialize(db, op.bookmark_id, base_after_sent(base, op, response))
+            records = _records_of(op.kind)
+            base, _ = await self._row(db, records, op.bookmark_id)
+            await self._rematerialize(db, records, op.bookmark_id, base_after_sent(base, op, response))
 
     async def reject_op(self, op: QueuedOp, *, status: int, code: str, message: str) -> RejectedOp:
         """``op`` was refused for good: drop it, keep a record, and roll its local effect back."""
@@ -357,8 +455,9 @@ class LocalStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (op.seq, op.kind, op.bookmark_id, _dumps(op.payload), status, code, message, rejected.rejected_at),
             )
-            base, _ = await self._row(db, op.bookmark_id)
-            await self._rematerialize(db, op.bookmark_id, base)
+            records = _records_of(op.kind)
+            base, _ = await self._row(db, records, op.bookmark_id)
+            await self._rematerialize(db, records, op.bookmark_id, base)
         return rejected
 
     async def rejected_ops(self) -> list[RejectedOp]:
@@ -389,104 +488,145 @@ class LocalStore:
         tombstones: Sequence[Mapping[str, Any]],
         *,
         cursor: str | None,
-    ) -> list[str]:
+        collections: Sequence[Mapping[str, Any]] = (),
+        collection_tombstones: Sequence[Mapping[str, Any]] = (),
+    ) -> DeltaChanges:
         """Apply one delta page and store ``cursor`` in the same transaction; returns ids whose view changed."""
-        changed: list[str] = []
+        changes = DeltaChanges()
         async with self._write() as db:
+            # Collections first: a bookmark of this page may be filed into one of them.
+            for server in collections:
+                collection_id = str(server["id"])
+                if await self._rematerialize(db, _COLLECTIONS, collection_id, base_from_upsert(server)):
+                    changes.collections.append(collection_id)
+            for tombstone in collection_tombstones:
+                collection_id = str(tombstone["id"])
+                if await self._apply_tombstone(db, _COLLECTIONS, collection_id, tombstone):
+                    changes.collections.append(collection_id)
             for server in upserts:
                 bookmark_id = str(server["clientBookmarkId"])
-                if await self._rematerialize(db, bookmark_id, base_from_upsert(server)):
-                    changed.append(bookmark_id)
+                if await self._rematerialize(db, _BOOKMARKS, bookmark_id, base_from_upsert(server)):
+                    changes.bookmarks.append(bookmark_id)
             for tombstone in tombstones:
                 bookmark_id = str(tombstone["clientBookmarkId"])
-                base, record = await self._row(db, bookmark_id)
-                if base is None and record is None:
-                    continue  # never seen here: nothing to delete, nothing to show
-                if await self._rematerialize(db, bookmark_id, base_from_tombstone(base, tombstone)):
-                    changed.append(bookmark_id)
+                if await self._apply_tombstone(db, _BOOKMARKS, bookmark_id, tombstone):
+                    changes.bookmarks.append(bookmark_id)
             await _set_meta(db, _META_CURSOR, cursor)
-        return changed
+        return changes
+
+    async def _apply_tombstone(
+        self, db: aiosqlite.Connection, records: _Records, record_id: str, tombstone: Mapping[str, Any]
+    ) -> bool:
+        base, record = await self._row(db, records, record_id)
+        if base is None and record is None:
+            return False  # never seen here: nothing to delete, nothing to show
+        if records is _COLLECTIONS:
+            return await self._rematerialize(db, records, record_id, base_from_collection_tombstone(base, tombstone))
+        return await self._rematerialize(db, records, record_id, base_from_tombstone(base, tombstone))
 
     # -- reads -----------------------------------------------------------------------------------
 
     async def get_bookmark(self, bookmark_id: str) -> dict[str, Any] | None:
-        async with self._read() as db:
-            async with db.execute("SELECT record FROM bookmarks WHERE id = ?", (bookmark_id,)) as cur:
-                row = await cur.fetchone()
-            if row is None:
-                return None
-            pending = await self._pending_ids(db, (bookmark_id,))
-        return {**json.loads(row[0]), "pending": bookmark_id in pending}
+        return await self._get(_BOOKMARKS, bookmark_id)
 
     async def list_bookmarks(self, *, include_deleted: bool = False) -> list[dict[str, Any]]:
         async with self._read() as db:
-            # deleted <= 1 matches every row: one fixed statement for both cases.
-            query = "SELECT id, record FROM bookmarks WHERE deleted <= ?"
-            async with db.execute(query, (int(include_deleted),)) as cur:
-                rows = await cur.fetchall()
-            pending = await self._pending_ids(db, None)
-        records = [{**json.loads(record), "pending": bid in pending} for bid, record in rows]
+            records = await self._list(db, _BOOKMARKS, include_deleted=include_deleted)
         # Newest first, as a bookmark list is usually shown.
         records.sort(key=lambda r: (r.get("clientSavedAt") or r.get("createdAt") or "", r["clientBookmarkId"]))
         records.reverse()
         return records
 
+    async def get_collection(self, collection_id: str) -> dict[str, Any] | None:
+        return await self._get(_COLLECTIONS, collection_id)
+
+    async def list_collections(self, *, include_deleted: bool = False) -> list[dict[str, Any]]:
+        async with self._read() as db:
+            records = await self._list(db, _COLLECTIONS, include_deleted=include_deleted)
+        records.sort(key=lambda r: (str(r.get("name") or "").casefold(), r["id"]))
+        return records
+
+    async def _get(self, records: _Records, record_id: str) -> dict[str, Any] | None:
+        async with self._read() as db:
+            _, record = await self._row(db, records, record_id)
+            if record is None:
+                return None
+            pending = await self._pending_ids(db, records)
+        return {**record, "pending": record_id in pending}
+
+    async def _list(
+        self, db: aiosqlite.Connection, records: _Records, *, include_deleted: bool
+    ) -> list[dict[str, Any]]:
+        async with db.execute(records.list_rows, (int(include_deleted),)) as cur:
+            rows = await cur.fetchall()
+        pending = await self._pending_ids(db, records)
+        return [{**json.loads(record), "pending": rid in pending} for rid, record in rows]
+
+    async def _collections(self, db: aiosqlite.Connection, *, include_deleted: bool) -> list[Collection]:
+        return [
+            Collection.model_validate(r) for r in await self._list(db, _COLLECTIONS, include_deleted=include_deleted)
+        ]
+
     # -- internals -------------------------------------------------------------------------------
 
     @staticmethod
-    async def _pending_ids(db: aiosqlite.Connection, ids: Iterable[str] | None) -> set[str]:
-        async with db.execute("SELECT DISTINCT bookmark_id FROM ops") as cur:
-            found = {str(row[0]) for row in await cur.fetchall()}
-        return found if ids is None else found & set(ids)
+    async def _pending_ids(db: aiosqlite.Connection, records: _Records) -> set[str]:
+        async with db.execute(records.pending_ids) as cur:
+            return {str(row[0]) for row in await cur.fetchall()}
 
     @staticmethod
-    async def _row(db: aiosqlite.Connection, bookmark_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        async with db.execute("SELECT base, record FROM bookmarks WHERE id = ?", (bookmark_id,)) as cur:
+    async def _row(
+        db: aiosqlite.Connection, records: _Records, record_id: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        async with db.execute(records.select_row, (record_id,)) as cur:
             row = await cur.fetchone()
         if row is None:
             return None, None
         return (json.loads(row[0]) if row[0] is not None else None), json.loads(row[1])
 
     @staticmethod
-    async def _ops_for(db: aiosqlite.Connection, bookmark_id: str) -> list[QueuedOp]:
-        async with db.execute(
-            f"SELECT {_OP_COLUMNS} FROM ops WHERE bookmark_id = ? ORDER BY seq",  # noqa: S608
-            (bookmark_id,),
-        ) as cur:
+    async def _ops_for(db: aiosqlite.Connection, records: _Records, record_id: str) -> list[QueuedOp]:
+        async with db.execute(records.ops_for, (record_id,)) as cur:
             return [_op(row) for row in await cur.fetchall()]
 
-    async def _rematerialize(self, db: aiosqlite.Connection, bookmark_id: str, base: dict[str, Any] | None) -> bool:
+    async def _rematerialize(
+        self, db: aiosqlite.Connection, records: _Records, record_id: str, base: dict[str, Any] | None
+    ) -> bool:
         """Store ``base`` and the view recomputed from it plus the queued ops; True if the view changed."""
-        _, old = await self._row(db, bookmark_id)
+        _, old = await self._row(db, records, record_id)
         owner = await _get_meta(db, _META_OWNER)
-        record = materialize(base, await self._ops_for(db, bookmark_id), owner=owner)
-        await self._save_row(db, bookmark_id, base, record)
+        record = materialize(base, await self._ops_for(db, records, record_id), owner=owner)
+        await self._save_row(db, records, record_id, base, record)
         return record != old
 
     @staticmethod
     async def _save_row(
-        db: aiosqlite.Connection, bookmark_id: str, base: dict[str, Any] | None, record: dict[str, Any] | None
+        db: aiosqlite.Connection,
+        records: _Records,
+        record_id: str,
+        base: dict[str, Any] | None,
+        record: dict[str, Any] | None,
     ) -> None:
         if record is None:
-            await db.execute("DELETE FROM bookmarks WHERE id = ?", (bookmark_id,))
+            await db.execute(records.delete_row, (record_id,))
             return
         await db.execute(
-            "INSERT INTO bookmarks (id, base, record, deleted) VALUES (?, ?, ?, ?) ON CONFLICT (id)"
-            " DO UPDATE SET base = excluded.base, record = excluded.record, deleted = excluded.deleted",
-            (bookmark_id, _dumps(base) if base is not None else None, _dumps(record), int(bool(record.get("deleted")))),
+            records.upsert,
+            (record_id, _dumps(base) if base is not None else None, _dumps(record), int(bool(record.get("deleted")))),
         )
 
     async def _reset_data(self, db: aiosqlite.Connection, *, keep_queue: bool, owner: str) -> None:
         await db.execute("DELETE FROM bookmarks")
+        await db.execute("DELETE FROM collections")
         await _set_meta(db, _META_CURSOR, None)
         if not keep_queue:
             await db.execute("DELETE FROM ops")
             return
         # The queued writes are all that is left of the old view: rebuild it from them alone.
-        by_id: dict[str, list[QueuedOp]] = defaultdict(list)
+        by_record: dict[tuple[_Records, str], list[QueuedOp]] = defaultdict(list)
         async with db.execute(f"SELECT {_OP_COLUMNS} FROM ops ORDER BY seq") as cur:  # noqa: S608
             for row in await cur.fetchall():
                 op = _op(row)
-                by_id[op.bookmark_id].append(op)
-        for bookmark_id, ops in by_id.items():
-            await self._save_row(db, bookmark_id, None, materialize(None, ops, owner=owner))
+                by_record[(_records_of(op.kind), op.bookmark_id)].append(op)
+        for (records, record_id), ops in by_record.items():
+            await self._save_row(db, records, record_id, None, materialize(None, ops, owner=owner))

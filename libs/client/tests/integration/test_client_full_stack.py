@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bookmark_client import ApiError, Bookmark, BookmarkClient, Offline, SessionExpired
+from bookmark_client import ApiError, Bookmark, BookmarkClient, Collection, Offline, SessionExpired
 from devstack.testing import LocalJwksServer, eventually, free_port
 
 pytestmark = pytest.mark.e2e
@@ -149,6 +149,126 @@ async def test_offline_device_and_online_device_converge(stack: Any, idp_a: Loca
 
 async def _async(value: bool) -> bool:
     return value
+
+
+Library = tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]
+
+
+async def library(device: BookmarkClient) -> Library:
+    """What must agree across devices (extensions.md §E1-E2): the library fields of each live bookmark
+    and each live collection, with the server's updatedAt."""
+    bookmarks: list[Bookmark] = await device.list_bookmarks()
+    collections: list[Collection] = await device.list_collections()
+    return (
+        {
+            b.client_bookmark_id: (b.url, tuple(b.user_tags), b.is_archived, tuple(b.collection_ids), b.updated_at)
+            for b in bookmarks
+            if not b.deleted
+        },
+        {c.id: (c.name, c.parent_id, c.updated_at) for c in collections if not c.deleted},
+    )
+
+
+async def test_library_with_collections_tags_and_archive_converges(
+    stack: Any, idp_a: LocalJwksServer, tmp_path: Path
+) -> None:
+    gateway, sub = stack.gateway_url, f"lib-{uuid.uuid4().hex}"
+    a_path, b_path = tmp_path / "device-a.sqlite", tmp_path / "device-b.sqlite"
+    a = await BookmarkClient(gateway, store_path=a_path).open()
+    b = await BookmarkClient(gateway, store_path=b_path).open()
+    try:
+        await a.sign_in_with_idp_a(identity(idp_a, sub))
+        await b.sign_in_with_idp_a(identity(idp_a, sub))
+        await a.put_collection("reading", {"name": "Reading"})
+        await a.put_bookmark("bm1", {"url": "https://example.com/lib/1", "userTags": ["Python", "Sync"]})
+        assert (await a.flush()).rejected == []
+        await b.sync()
+        assert await library(b) == await library(a)
+    finally:
+        await a.close()
+
+    # Device A offline: a collection and a bookmark filed into it, in both queue orders, plus tags,
+    # archive state and a rename.
+    async with BookmarkClient(f"http://127.0.0.1:{free_port()}", store_path=a_path) as a_offline:
+        await a_offline.put_collection("deep", {"name": "Deep dives", "parentId": "reading"})
+        await a_offline.put_bookmark("bm2", {"url": "https://example.com/lib/2", "collectionIds": ["deep"]})
+        await a_offline.put_bookmark("bm3", {"url": "https://example.com/lib/3", "collectionIds": ["later"]})
+        await a_offline.put_collection("later", {"name": "Later"})
+        await a_offline.tag_bookmark("bm1", add=["offline"], remove=["sync"])
+        await a_offline.archive_bookmark("bm1")
+        await a_offline.put_collection("reading", {"name": "To read"})
+        with pytest.raises(Offline):
+            await a_offline.flush(max_retries=0)
+        assert len(await a_offline.pending_operations()) == 7
+
+    # Meanwhile device B files bm1 into a collection of its own and favorites it.
+    await b.put_collection("b-col", {"name": "From B"})
+    await b.set_collections("bm1", ["b-col"])
+    await b.put_bookmark("bm1", {"isFavorite": True})
+    assert (await b.flush()).rejected == []
+
+    a = await BookmarkClient(gateway, store_path=a_path).open()
+    try:
+        # Back online, A syncs before flushing: its queued edits stay visible over B's newer copies...
+        await a.sync()
+        bm1, deep = await a.get_bookmark("bm1"), await a.get_collection("deep")
+        assert bm1 is not None and bm1.user_tags == ["Python", "offline"] and bm1.is_archived
+        assert bm1.collection_ids == ["b-col"] and bm1.is_favorite  # not edited on A: B's values
+        assert deep is not None and deep.pending and deep.parent_id == "reading"
+        reading = await a.get_collection("reading")
+        assert reading is not None and reading.name == "To read"
+
+        # ...then flushes: every write is accepted, unknown collection ids on bookmarks included.
+        flushed = await a.flush()
+        assert flushed.sent == 7 and flushed.rejected == [] and await a.pending_operations() == []
+        await b.sync()
+        async with BookmarkClient(gateway, store_path=tmp_path / "device-c.sqlite") as c:
+            await c.sign_in_with_idp_a(identity(idp_a, sub))
+            await c.sync()
+            server_state = await library(c)
+        assert await library(a) == server_state and await library(b) == server_state
+        bookmarks, collections = server_state
+        assert {k: v[:4] for k, v in bookmarks.items()} == {
+            "bm1": ("https://example.com/lib/1", ("Python", "offline"), True, ("b-col",)),
+            "bm2": ("https://example.com/lib/2", (), False, ("deep",)),
+            "bm3": ("https://example.com/lib/3", (), False, ("later",)),
+        }
+        assert {k: v[:2] for k, v in collections.items()} == {
+            "reading": ("To read", None),
+            "deep": ("Deep dives", "reading"),
+            "later": ("Later", None),
+            "b-col": ("From B", None),
+        }
+
+        # B deletes a parent collection while A listens: A is nudged and syncs by itself; the child moves
+        # up and every device's bookmarks lose the id.
+        await b.set_collections("bm2", ["deep", "reading"])
+        assert (await b.flush()).rejected == []
+        changed_collections: list[str] = []
+        connected = asyncio.Event()
+        watch = asyncio.create_task(a.watch(on_collection_change=changed_collections.extend, on_connect=connected.set))
+        try:
+            await asyncio.wait_for(connected.wait(), 60)
+            await b.delete_collection("reading")
+            assert (await b.flush()).rejected == []
+
+            async def unfiled() -> bool:
+                bm2 = await a.get_bookmark("bm2")
+                return "reading" in changed_collections and bm2 is not None and bm2.collection_ids == ["deep"]
+
+            await eventually(unfiled, timeout=60)
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        deep = await a.get_collection("deep")
+        assert deep is not None and deep.parent_id is None
+        await a.sync()
+        assert await library(a) == await library(b)
+        assert "reading" not in (await library(a))[1]
+    finally:
+        await a.close()
+        await b.close()
 
 
 async def test_concurrent_requests_share_one_refresh(stack: Any, tmp_path: Path) -> None:
@@ -297,7 +417,25 @@ def test_cli_session(stack: Any, tmp_path: Path) -> None:
         ("cli-1", "From the CLI", True, "example.com")
     ]
     table = cli(profile, server, "list")
-    assert table.stdout.splitlines()[0].split() == ["ID", "TITLE", "DOMAIN", "TAGS", "ENRICHMENT"]
+    assert table.stdout.splitlines()[0].split() == [
+        "ID",
+        "TITLE",
+        "DOMAIN",
+        "TAGS",
+        "AI-TAGS",
+        "COLLECTIONS",
+        "STATE",
+        "ENRICHMENT",
+    ]
+
+    created = cli(profile, server, "collections", "add", "cli-col", "From the CLI")
+    assert created.returncode == 0 and created.stdout.strip() == "created collection cli-col: From the CLI"
+    assert cli(profile, server, "file", "cli-1", "cli-col").stdout.strip() == "cli-1: in From the CLI"
+    assert cli(profile, server, "tag", "cli-1", "mine", "Mine").stdout.strip() == "cli-1: tags mine"
+    assert cli(profile, server, "archive", "cli-1").stdout.strip() == "archived cli-1"
+    row = cli(profile, server, "list").stdout.splitlines()[1]
+    assert "mine" in row and "From the CLI" in row and "archived" in row
+    assert cli(profile, server, "collections").stdout.splitlines() == ["From the CLI  (cli-col, 1 bookmark)"]
 
     synced = cli(profile, server, "sync")
     assert synced.returncode == 0, synced.stderr

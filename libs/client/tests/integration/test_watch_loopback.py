@@ -52,8 +52,15 @@ async def test_watch_syncs_on_nudges_and_survives_token_expiry(tmp_path: Path) -
             await client.put_bookmark("queued", {"url": "https://e.com/queued"})  # flushed on connect
 
             changes: asyncio.Queue[list[str]] = asyncio.Queue()
+            collection_changes: asyncio.Queue[list[str]] = asyncio.Queue()
             nudges: asyncio.Queue[None] = asyncio.Queue()
-            task = asyncio.create_task(client.watch(changes.put_nowait, on_nudge=lambda: nudges.put_nowait(None)))
+            task = asyncio.create_task(
+                client.watch(
+                    changes.put_nowait,
+                    on_nudge=lambda: nudges.put_nowait(None),
+                    on_collection_change=collection_changes.put_nowait,
+                )
+            )
             try:
                 first = await asyncio.wait_for(connections.get(), 30)
                 # Connecting flushes the queue and catches up on what happened while disconnected.
@@ -65,6 +72,14 @@ async def test_watch_syncs_on_nudges_and_survives_token_expiry(tmp_path: Path) -
                 await first.send(NUDGE)
                 await asyncio.wait_for(nudges.get(), 30)
                 assert await asyncio.wait_for(changes.get(), 30) == ["nudged"]
+
+                # A collection changed elsewhere travels the same way (same nudge, same delta stream).
+                fake.server_collection(user_id, "col", name="Elsewhere")
+                await first.send(NUDGE)
+                assert await asyncio.wait_for(collection_changes.get(), 30) == ["col"]
+                collection = await client.get_collection("col")
+                assert collection is not None and collection.name == "Elsewhere"
+                assert changes.empty()
 
                 # The token expires: the server closes with 4401, the client refreshes and reconnects.
                 fake.expire_all_access_tokens()

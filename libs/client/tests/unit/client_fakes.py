@@ -1,8 +1,9 @@
 """An in-memory stand-in for the service, served to the client through ``httpx.MockTransport``.
 
 It implements just what the client relies on (service-spec + decisions.md): sessions with rotating,
-reuse-detecting refresh tokens; bookmark PUT/DELETE/collections with server-side positions; cursor
-delta pages; enrichment and settings stubs. ``script()`` injects failures for matching requests.
+reuse-detecting refresh tokens; bookmark PUT/DELETE/collections and collection PUT/DELETE (extensions.md
+§E2: children move up, ids leave bookmarks) with server-side positions in one stream; cursor delta pages
+with collections and collection tombstones; enrichment and settings stubs. ``script()`` injects failures for matching requests.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ class FakeServer:
     refresh_tokens: dict[str, Refresh] = field(default_factory=dict)
     revoked_families: set[str] = field(default_factory=set)
     bookmarks: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # user -> id -> record
-    positions: dict[tuple[str, str], int] = field(default_factory=dict)
+    collections: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # user -> id -> record
+    # (user, "b" or "c", id) -> stream position: bookmarks and collections share one stream.
+    positions: dict[tuple[str, str, str], int] = field(default_factory=dict)
     settings: dict[str, bool] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
     urls: list[httpx.URL] = field(default_factory=list)
@@ -78,6 +81,13 @@ class FakeServer:
 
     def server_delete(self, user_id: str, bookmark_id: str) -> None:
         self._delete(user_id, bookmark_id)
+
+    def server_collection(self, user_id: str, collection_id: str, **fields: Any) -> dict[str, Any]:
+        """A collection write by "another device"."""
+        return self._put_collection(user_id, collection_id, fields)
+
+    def server_delete_collection(self, user_id: str, collection_id: str) -> None:
+        self._delete_collection(user_id, collection_id)
 
     def server_enrich(self, user_id: str, bookmark_id: str, **fields: Any) -> None:
         record = self.bookmarks[user_id][bookmark_id]
@@ -113,6 +123,8 @@ class FakeServer:
             return await self._unauthorized()
         if path == "/v1/bookmarks/delta":
             return self._delta(user_id, request.url.params)
+        if path.startswith("/v1/collections/"):
+            return self._collection_request(user_id, method, path.removeprefix("/v1/collections/"), body)
         if path.startswith("/v1/bookmarks/"):
             rest = path.removeprefix("/v1/bookmarks/")
             if rest.endswith("/collections"):
@@ -189,7 +201,10 @@ class FakeServer:
     def _touch(self, user_id: str, record: dict[str, Any]) -> None:
         tick = next(self._clock)
         record["updatedAt"] = f"2030-01-01T00:00:00.{tick:06d}Z"
-        self.positions[(user_id, record["clientBookmarkId"])] = tick
+        if "clientBookmarkId" in record:
+            self.positions[(user_id, "b", record["clientBookmarkId"])] = tick
+        else:
+            self.positions[(user_id, "c", record["id"])] = tick
 
     def _upsert(self, user_id: str, bookmark_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         records = self.bookmarks.setdefault(user_id, {})
@@ -211,6 +226,8 @@ class FakeServer:
                 "snapshotStatus": "pending",
                 "lastErrorCode": None,
                 "isFavorite": False,
+                "isArchived": False,
+                "userTags": [],
                 "collectionIds": [],
                 "notes": None,
                 "clientSavedAt": None,
@@ -226,6 +243,8 @@ class FakeServer:
             "description",
             "thumbnailUrl",
             "isFavorite",
+            "isArchived",
+            "userTags",
             "notes",
             "lastOpenedAt",
             "collectionIds",
@@ -251,23 +270,77 @@ class FakeServer:
     def visible(self, user_id: str) -> dict[str, dict[str, Any]]:
         return {bid: self._public(r) for bid, r in self.bookmarks.get(user_id, {}).items() if not r.get("_deleted")}
 
+    def visible_collections(self, user_id: str) -> dict[str, dict[str, Any]]:
+        return {cid: self._public(r) for cid, r in self.collections.get(user_id, {}).items() if not r.get("_deleted")}
+
+    # -- collections -----------------------------------------------------------------------------
+
+    def _collection_request(self, user_id: str, method: str, collection_id: str, body: Any) -> httpx.Response:
+        if method == "PUT":
+            parent = body.get("parentId") if "parentId" in body else None
+            live = self.visible_collections(user_id)
+            if parent is not None and (parent not in live or parent == collection_id):
+                return error(400, "invalid-request", "parentId: unknown collection")
+            record = self._put_collection(user_id, collection_id, body)
+            return httpx.Response(200, json={"data": self._public(record)})
+        if method == "DELETE":
+            self._delete_collection(user_id, collection_id)
+            return httpx.Response(204)
+        return error(405, "method-not-allowed")
+
+    def _put_collection(self, user_id: str, collection_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        records = self.collections.setdefault(user_id, {})
+        record = records.get(collection_id)
+        if record is None or record.get("_deleted"):
+            record = {"id": collection_id, "name": "", "parentId": None, "createdAt": "2030-01-01T00:00:00Z"}
+            records[collection_id] = record
+        record.update({k: v for k, v in fields.items() if k in ("name", "parentId")})
+        self._touch(user_id, record)
+        return record
+
+    def _delete_collection(self, user_id: str, collection_id: str) -> None:
+        records = self.collections.setdefault(user_id, {})
+        record = records.get(collection_id)
+        if record is None or record.get("_deleted"):
+            return
+        record["_deleted"] = True
+        self._touch(user_id, record)
+        for child in records.values():
+            if child.get("parentId") == collection_id and not child.get("_deleted"):
+                child["parentId"] = record["parentId"]
+                self._touch(user_id, child)
+        for bookmark in self.bookmarks.get(user_id, {}).values():
+            if collection_id in bookmark.get("collectionIds", []) and not bookmark.get("_deleted"):
+                bookmark["collectionIds"] = [c for c in bookmark["collectionIds"] if c != collection_id]
+                self._touch(user_id, bookmark)
+
+    # -- delta -----------------------------------------------------------------------------------
+
     def _delta(self, user_id: str, params: httpx.QueryParams) -> httpx.Response:
         cursor = params.get("cursor")
         limit = int(params.get("limit", "200"))
         if cursor and not cursor.startswith("c"):
             return error(400, "invalid-cursor")
         after = int(cursor[1:]) if cursor else 0
-        stream = sorted((pos, bid) for (uid, bid), pos in self.positions.items() if uid == user_id and pos > after)
-        page = stream[:limit]
-        records = self.bookmarks.get(user_id, {})
-        upserts = [self._public(records[bid]) for _, bid in page if not records[bid].get("_deleted")]
-        tombstones = [
-            {"clientBookmarkId": bid, "deletedAt": records[bid]["updatedAt"]}
-            for _, bid in page
-            if records[bid].get("_deleted")
-        ]
-        next_cursor = f"c{page[-1][0]}" if len(stream) > limit else None
-        return httpx.Response(
-            200,
-            json={"data": {"cursor": cursor, "nextCursor": next_cursor, "upserts": upserts, "tombstones": tombstones}},
+        stream = sorted(
+            (pos, kind, rid) for (uid, kind, rid), pos in self.positions.items() if uid == user_id and pos > after
         )
+        page = stream[:limit]
+        books = self.bookmarks.get(user_id, {})
+        folders = self.collections.get(user_id, {})
+        data: dict[str, Any] = {"cursor": cursor, "nextCursor": f"c{page[-1][0]}" if len(stream) > limit else None}
+        data["upserts"] = [self._public(books[i]) for _, k, i in page if k == "b" and not books[i].get("_deleted")]
+        data["tombstones"] = [
+            {"clientBookmarkId": i, "deletedAt": books[i]["updatedAt"]}
+            for _, k, i in page
+            if k == "b" and books[i].get("_deleted")
+        ]
+        data["collections"] = [
+            self._public(folders[i]) for _, k, i in page if k == "c" and not folders[i].get("_deleted")
+        ]
+        data["collectionTombstones"] = [
+            {"id": i, "deletedAt": folders[i]["updatedAt"]}
+            for _, k, i in page
+            if k == "c" and folders[i].get("_deleted")
+        ]
+        return httpx.Response(200, json={"data": data})

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
+import httpx
 import pytest
+from client_fakes import FakeServer
 
 from bookmark_client.cli import DEFAULT_PROFILE, DEFAULT_SERVER, build_parser, main
 
@@ -96,3 +99,163 @@ def test_errors_are_one_line_with_exit_codes(tmp_path: Path, capsys: pytest.Capt
 
     assert main(["--profile", profile, "enrich", "bad id!"]) == 1
     assert "bookmark id must match" in capsys.readouterr().err
+
+
+# -- the library commands, against the in-memory fake service ------------------------------------
+
+
+def test_library_commands_parse() -> None:
+    assert parse("tag", "x", "a", "b", "--remove") | {"server": None, "profile": None} == {
+        "server": None,
+        "profile": None,
+        "command": "tag",
+        "bookmark_id": "x",
+        "tags": ["a", "b"],
+        "remove": True,
+    }
+    assert parse("archive", "x", "--undo")["undo"] is True
+    assert parse("collections")["collections_command"] is None
+    add = parse("collections", "add", "c1", "My name", "--parent", "p")
+    assert (add["collections_command"], add["collection_id"], add["name"], add["parent"]) == (
+        "add",
+        "c1",
+        "My name",
+        "p",
+    )
+    assert parse("collections", "move", "c1", "--top")["top"] is True
+    with pytest.raises(SystemExit) as exc:
+        parse("collections", "move", "c1")  # where to? --parent P or --top
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit):
+        parse("tag", "x")  # at least one tag
+    listing = parse("list", "--archived", "--tag", "t", "--collection", "c")
+    assert (listing["archived"], listing["unarchived"], listing["tag"], listing["collection"]) == (
+        True,
+        False,
+        "t",
+        "c",
+    )
+    with pytest.raises(SystemExit):
+        parse("list", "--archived", "--unarchived")
+    assert parse("add", "https://e.com/", "--tag", "a", "--tag", "b", "--collection", "c")["tags"] == ["a", "b"]
+
+
+class Cli:
+    """Runs ``bookmarks`` commands on one profile against the fake service; returns (exit code, out, err)."""
+
+    def __init__(self, fake: FakeServer, profile: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.fake, self.profile, self.capsys = fake, profile, capsys
+
+    def __call__(self, *args: str) -> tuple[int, str, str]:
+        code = main(
+            ["--server", "http://bookmarks.test", "--profile", str(self.profile), *args],
+            transport=self.fake.transport(),
+        )
+        captured = self.capsys.readouterr()
+        return code, captured.out, captured.err
+
+
+@pytest.fixture
+def cli(fake: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
+    return Cli(fake, tmp_path / "cli.sqlite", capsys)
+
+
+def test_collections_tags_and_archive_from_the_command_line(cli: Cli, fake: FakeServer) -> None:
+    assert cli("tag", "x", "a")[0] == 4  # not signed in: nothing is queued
+    assert cli("login")[0] == 0
+    (user_id,) = fake.users
+
+    code, out, _ = cli("collections")
+    assert (code, out.strip()) == (0, "no collections")
+    assert cli("collections", "add", "reading", "Reading")[1].strip() == "created collection reading: Reading"
+    code, out, _ = cli("collections", "add", "deep", "Deep dives", "--parent", "reading")  # parent by name works too
+    assert code == 0, out
+    code, out, _ = cli("add", "https://x.example/a", "--id", "x", "--tag", "Long read", "--collection", "Deep dives")
+    assert code == 0 and "added x" in out
+    code, out, _ = cli("add", "https://y.example/", "--id", "y", "--collection", "elsewhere")
+    assert "note: no collection 'elsewhere' here yet" in out
+
+    assert cli("tag", "x", "python", "LONG READ")[1].strip() == "x: tags Long read, python"
+    assert cli("tag", "x", "long read", "--remove")[1].strip() == "x: tags python"
+    assert cli("archive", "x")[1].strip() == "archived x"
+    assert cli("file", "x", "reading")[1].strip() == "x: in Deep dives, Reading"
+    server = fake.visible(user_id)["x"]
+    assert (server["userTags"], server["isArchived"], server["collectionIds"]) == (
+        ["python"],
+        True,
+        ["deep", "reading"],
+    )
+
+    code, out, _ = cli("list")
+    header, *rows = out.splitlines()
+    assert header.split() == ["ID", "TITLE", "DOMAIN", "TAGS", "AI-TAGS", "COLLECTIONS", "STATE", "ENRICHMENT"]
+    (row_x,) = [r for r in rows if r.startswith("x ")]
+    assert "python" in row_x and "Deep dives, Reading" in row_x and "archived" in row_x
+    assert [r.split()[0] for r in cli("list", "--archived")[1].splitlines()[1:]] == ["x"]
+    assert [r.split()[0] for r in cli("list", "--unarchived")[1].splitlines()[1:]] == ["y"]
+    assert [r.split()[0] for r in cli("list", "--tag", "PYTHON")[1].splitlines()[1:]] == ["x"]
+    assert [r.split()[0] for r in cli("list", "--collection", "reading")[1].splitlines()[1:]] == ["x"]
+
+    code, out, _ = cli("collections")
+    assert out.splitlines() == ["Reading  (reading, 1 bookmark)", "  Deep dives  (deep, 1 bookmark)"]
+    tree = json.loads(cli("collections", "--json")[1])
+    assert [(c["id"], c["level"], c["parentId"]) for c in tree] == [("reading", 1, None), ("deep", 2, "reading")]
+
+    assert cli("collections", "move", "deep", "--top")[1].strip() == "moved deep to the top level"
+    assert cli("collections", "rename", "deep", "Deep")[1].strip() == "renamed deep to Deep"
+    assert fake.visible_collections(user_id)["deep"]["parentId"] is None
+    assert cli("collections", "rm", "deep")[1].strip() == "deleted collection deep"
+    assert cli("sync")[0] == 0
+    assert fake.visible(user_id)["x"]["collectionIds"] == ["reading"]  # the server unfiled it
+    code, out, _ = cli("list", "--json")
+    assert {r["clientBookmarkId"]: r["collectionIds"] for r in json.loads(out)}["x"] == ["reading"]
+    assert cli("collections")[1].splitlines() == ["Reading  (reading, 1 bookmark)"]
+
+
+def test_library_command_errors_are_one_line(cli: Cli) -> None:
+    cli("login")
+    cli("collections", "add", "a", "A")
+    cli("collections", "add", "b", "B", "--parent", "a")
+    for args, message in [
+        (("collections", "move", "a", "--parent", "b"), "into itself"),
+        (("collections", "rename", "nope", "N"), "no collection 'nope' here"),
+        (("collections", "rm", "nope"), "no collection 'nope' here"),
+        (("collections", "add", "c", "C", "--parent", "nope"), "no collection 'nope' here"),
+        (("collections", "add", "bad id", "C"), "collection id must match"),
+        (("tag", "nope", "t"), "does not exist locally"),
+        (("tag", "b", "bad\ttag"), "does not exist locally"),
+        (("archive", "nope"), "does not exist locally"),
+        (("file", "nope", "a"), "no bookmark 'nope' here"),
+        (("list", "--collection", "nope"), "no collection 'nope' here"),
+        (("add", "https://e.com/", "--collection", "Not An Id"), "no collection 'Not An Id' here"),
+    ]:
+        code, _, err = cli(*args)
+        assert code == 1 and err.count("\n") == 1 and message in err, (args, err)
+    assert cli("collections", "rename", "a", "Same")[0] == 0
+    assert cli("collections", "rename", "b", "same")[0] == 0
+    code, _, err = cli("collections", "rm", "SAME")  # by name, but two collections answer to it
+    assert code == 1 and "2 collections are named 'SAME' (a, b); give the id" in err
+    assert cli("collections", "move", "Same", "--top")[0] == 1
+    assert cli("collections", "move", "b", "--top")[1].strip() == "moved b to the top level"
+    cli("add", "https://e.com/", "--id", "e")
+    code, _, err = cli("tag", "e", "bad\ttag")
+    assert code == 1 and "userTags" in err
+
+
+def test_library_writes_work_offline(cli: Cli, fake: FakeServer) -> None:
+    cli("login")
+    fake.script("PUT", "/v1/collections/", httpx.ConnectError)
+    code, out, _ = cli("collections", "add", "reading", "Reading")
+    assert code == 0 and out.strip().startswith("saved reading offline (1 change(s) queued")
+    fake.script("PUT", "/v1/collections/", httpx.ConnectError)
+    code, out, _ = cli("add", "https://x.example/", "--id", "x", "--collection", "reading")
+    assert code == 0 and "saved x offline (2 change(s) queued" in out
+    assert cli("collections")[1].splitlines() == ["Reading  (reading*, 1 bookmark)", "* not yet synced"]
+    code, out, _ = cli("sync")
+    assert code == 0 and out.splitlines()[0] == "sent 2 queued change(s)"
+    assert out.splitlines()[-1].startswith(
+        "synced 1 page(s): 1 upsert(s), 0 tombstone(s), 1 collection(s), 0 collection tombstone(s), 0 changed"
+    )
+    (user_id,) = fake.users
+    assert fake.visible(user_id)["x"]["collectionIds"] == ["reading"] and "reading" in fake.visible_collections(user_id)
+    assert cli("collections")[1].splitlines() == ["Reading  (reading, 1 bookmark)"]

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
 from client_fakes import FakeServer, error
 
-from bookmark_client import ApiError, BookmarkClient, NotSignedIn, Offline, PageProgress, PendingChanges, SessionExpired
+from bookmark_client import (
+    ApiError,
+    Bookmark,
+    BookmarkClient,
+    Collection,
+    NotSignedIn,
+    Offline,
+    PageProgress,
+    PendingChanges,
+    SessionExpired,
+)
 
 MakeClient = Callable[..., Awaitable[BookmarkClient]]
 
@@ -283,3 +294,173 @@ async def test_enrich_needs_consent_then_queues(make_client: MakeClient, fake: F
     assert result.status == "pending" and result.accepted and not result.cache_hit
     with pytest.raises(LookupError):
         await client.enrich("unknown")
+
+
+# -- the library model: user tags, archive state, collections ------------------------------------
+
+
+async def two_devices(make_client: MakeClient, fake: FakeServer) -> tuple[BookmarkClient, BookmarkClient, str]:
+    a = await signed_in(make_client, "device-a")
+    user = a.user
+    assert user is not None
+    b = await make_client("device-b")
+    # The same account on a second device: share the session (the fake has no identity providers).
+    session = a._sessions.session
+    assert session is not None
+    await b._sessions.adopt(session, keep_queue=False)
+    return a, b, user.id
+
+
+Library = tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]
+
+
+def library(bookmarks: list[Bookmark], collections: list[Collection]) -> Library:
+    """What must agree across devices."""
+    return (
+        {
+            b.client_bookmark_id: (b.url, tuple(b.user_tags), b.is_archived, tuple(b.collection_ids), b.updated_at)
+            for b in bookmarks
+            if not b.deleted
+        },
+        {c.id: (c.name, c.parent_id, c.updated_at) for c in collections if not c.deleted},
+    )
+
+
+@pytest.mark.parametrize("collection_first", [True, False], ids=["collection-put-first", "bookmark-put-first"])
+async def test_offline_collection_and_bookmark_filed_into_it_converge(
+    make_client: MakeClient, fake: FakeServer, collection_first: bool
+) -> None:
+    a, b, user_id = await two_devices(make_client, fake)
+
+    async def create_collection() -> None:
+        await a.put_collection("reading", {"name": "Reading"})
+        await a.put_collection("deep", {"name": "Deep dives", "parent_id": "reading"})
+
+    if collection_first:
+        await create_collection()
+    await a.put_bookmark("x", {"url": "https://x.example/", "collectionIds": ["deep"], "userTags": ["Long read"]})
+    if not collection_first:
+        await create_collection()
+    await a.archive_bookmark("x")
+    x = await a.get_bookmark("x")
+    assert x is not None and x.is_archived and x.collection_ids == ["deep"] and x.pending
+
+    result = await a.flush()
+    assert result.rejected == [] and result.sent == 4
+    await b.sync()
+
+    server = fake.visible(user_id)["x"]
+    assert (server["collectionIds"], server["userTags"], server["isArchived"]) == (["deep"], ["Long read"], True)
+    assert fake.visible_collections(user_id)["deep"]["parentId"] == "reading"
+    state_a = library(await a.list_bookmarks(), await a.list_collections())
+    assert state_a == library(await b.list_bookmarks(), await b.list_collections())
+    assert state_a[1] == {
+        "reading": ("Reading", None, fake.visible_collections(user_id)["reading"]["updatedAt"]),
+        "deep": ("Deep dives", "reading", fake.visible_collections(user_id)["deep"]["updatedAt"]),
+    }
+
+
+async def test_collection_writes_go_to_the_collections_endpoint(make_client: MakeClient, fake: FakeServer) -> None:
+    client = await signed_in(make_client)
+    await client.put_collection("c1", {"name": "One"})
+    await client.put_collection("c1", {"name": "Uno"})
+    await client.delete_collection("c1")
+    await client.flush(sync=False)
+    writes = [r for r in fake.requests if r[1].startswith("/v1/collections/")]
+    assert writes == [("PUT", "/v1/collections/c1"), ("PUT", "/v1/collections/c1"), ("DELETE", "/v1/collections/c1")]
+    gone = await client.get_collection("c1")
+    assert gone is not None and gone.deleted and not gone.pending
+    with pytest.raises(ValueError, match="collection id"):
+        await client.put_collection("bad id", {"name": "x"})
+    with pytest.raises(ValueError, match="name"):
+        await client.put_collection("c2", {"name": " "})
+
+
+async def test_deleting_a_collection_elsewhere_reaches_every_bookmark(
+    make_client: MakeClient, fake: FakeServer
+) -> None:
+    a, b, user_id = await two_devices(make_client, fake)
+    await a.put_collection("top", {"name": "Top"})
+    await a.put_collection("mid", {"name": "Mid", "parentId": "top"})
+    await a.put_collection("leaf", {"name": "Leaf", "parentId": "mid"})
+    await a.put_bookmark("x", {"url": "https://x.example/", "collectionIds": ["mid", "top"]})
+    await a.flush()
+    await b.sync()
+
+    await b.delete_collection("mid")
+    await b.flush()
+    result = await a.sync()
+
+    assert result.collection_tombstones == 1 and set(result.changed_collection_ids) == {"mid", "leaf"}
+    assert "x" in result.changed_ids
+    for device in (a, b):
+        x = await device.get_bookmark("x")
+        leaf = await device.get_collection("leaf")
+        assert x is not None and x.collection_ids == ["top"]
+        assert leaf is not None and leaf.parent_id == "top"  # moved up to the deleted one's parent
+    assert library(await a.list_bookmarks(), await a.list_collections()) == library(
+        await b.list_bookmarks(), await b.list_collections()
+    )
+
+
+async def test_pending_rename_survives_sync_until_flushed(make_client: MakeClient, fake: FakeServer) -> None:
+    a, _, user_id = await two_devices(make_client, fake)
+    await a.put_collection("c", {"name": "Original"})
+    await a.flush()
+    await a.put_collection("c", {"name": "Mine"})  # queued
+    fake.server_collection(user_id, "c", name="Theirs")
+    fake.server_collection(user_id, "p", name="Parent")
+    fake.server_collection(user_id, "c", parentId="p")  # moved elsewhere meanwhile
+    await a.sync()
+    c = await a.get_collection("c")
+    assert c is not None and c.name == "Mine" and c.parent_id == "p" and c.pending
+
+    await a.flush()  # absent parentId keeps the server's: the move made elsewhere stays
+    assert fake.visible_collections(user_id)["c"] | {"updatedAt": None} == {
+        "id": "c",
+        "name": "Mine",
+        "parentId": "p",
+        "createdAt": "2030-01-01T00:00:00Z",
+        "updatedAt": None,
+    }
+    c = await a.get_collection("c")
+    assert c is not None and (c.name, c.parent_id, c.pending) == ("Mine", "p", False)
+
+
+async def test_tags_and_archive(make_client: MakeClient, fake: FakeServer) -> None:
+    client = await signed_in(make_client)
+    user = client.user
+    assert user is not None
+    await client.put_bookmark("x", {"url": "https://x.example/"})
+    tagged = await client.tag_bookmark("x", add=["Python", " rust ", "PYTHON"])
+    assert tagged.user_tags == ["Python", "rust"]
+    tagged = await client.tag_bookmark("x", add=["go"], remove=["RUST"])
+    assert tagged.user_tags == ["Python", "go"]
+    archived = await client.archive_bookmark("x")
+    assert archived.is_archived and archived.pending
+    with pytest.raises(ValueError, match="userTags"):
+        await client.tag_bookmark("x", add=["bad\x00tag"])
+    with pytest.raises(LookupError):
+        await client.archive_bookmark("unknown")
+
+    await client.flush()
+    server = fake.visible(user.id)["x"]
+    assert (server["userTags"], server["isArchived"]) == (["Python", "go"], True)
+    assert (await client.archive_bookmark("x", archived=False)).is_archived is False
+
+
+async def test_pending_tags_survive_sync_and_enrichment_tags_stay_apart(
+    make_client: MakeClient, fake: FakeServer
+) -> None:
+    client = await signed_in(make_client)
+    user = client.user
+    assert user is not None
+    await client.put_bookmark("x", {"url": "https://x.example/"})
+    await client.flush()
+    await client.tag_bookmark("x", add=["mine"])
+    fake.server_write(user.id, "x", userTags=["theirs"], isArchived=True)
+    fake.server_enrich(user.id, "x", tags=["ai"], enrichmentStatus="completed")
+    await client.sync()
+    x = await client.get_bookmark("x")
+    assert x is not None
+    assert x.user_tags == ["mine"] and x.tags == ["ai"] and x.is_archived is True  # not edited here: theirs

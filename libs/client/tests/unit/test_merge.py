@@ -40,6 +40,11 @@ def test_normalize_accepts_wire_and_snake_names() -> None:
         {"url": "https://"},
         {"url": "https://e.com/" + "x" * 2048},
         {"title": "x" * 1001},
+        {"title": "nul\x00inside"},
+        {"notes": "\x00"},
+        {"description": "x" * 10_001},
+        {"collectionIds": [f"c{i}" for i in range(1001)]},
+        {"collectionIds": ["a\x00"]},
         {"notes": "x" * 10_001},
         {"isFavorite": "yes"},
         {"clientSavedAt": "yesterday"},
@@ -90,3 +95,107 @@ def test_materialize_replays_in_sequence_order() -> None:
 def test_delete_or_collections_of_unknown_bookmark_shows_nothing() -> None:
     assert materialize(None, [op(1, "delete")], owner=None) is None
     assert materialize(None, [op(1, "collections", collectionIds=["c"])], owner=None) is None
+
+
+# -- the library model (extensions.md §E1-E2) ----------------------------------------------------
+
+
+def test_client_fields_come_from_the_model_declaration() -> None:
+    from bookmark_client.merge import CLIENT_FIELDS, COLLECTION_FIELDS, skeleton
+    from bookmark_client.models import Bookmark
+
+    assert {"userTags", "isArchived", "collectionIds", "url", "title"} <= set(CLIENT_FIELDS)
+    assert not {"tags", "summary", "saveWhy", "enrichmentStatus", "updatedAt"} & set(CLIENT_FIELDS)
+    assert COLLECTION_FIELDS == ("name", "parentId")
+    # Every wire field of the model has a default in a fresh record, local bookkeeping aside.
+    wire = {info.alias or name for name, info in Bookmark.model_fields.items()} - {"pending"}
+    fresh = skeleton("a", owner="u", at="t")
+    assert set(fresh) == wire
+    assert fresh["userTags"] == [] and fresh["isArchived"] is False
+
+
+def test_user_tags_are_trimmed_and_deduplicated_keeping_the_first_spelling() -> None:
+    fields = normalize_fields({"user_tags": [" Python ", "python", "Rust", "PYTHON", "rust "], "is_archived": True})
+    assert fields == {"userTags": ["Python", "Rust"], "isArchived": True}
+    assert normalize_fields({"userTags": ["x" * 64] + [f"t{i}" for i in range(49)]})["userTags"][0] == "x" * 64
+    # 60 spellings of 50 distinct tags are fine: the limit counts distinct tags.
+    assert len(normalize_fields({"userTags": [f"t{i % 50}" for i in range(60)]})["userTags"]) == 50
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        [""],
+        ["   "],
+        ["x" * 65],
+        ["bell\x07"],
+        ["line\nbreak"],
+        ["lone\ud800surrogate"],
+        [1],
+        "python",
+        [f"t{i}" for i in range(51)],
+    ],
+)
+def test_bad_user_tags_are_refused_not_dropped(tags: object) -> None:
+    with pytest.raises(ValueError, match="userTags"):
+        normalize_fields({"userTags": tags})
+
+
+def test_is_archived_must_be_a_bool() -> None:
+    with pytest.raises(ValueError, match="isArchived"):
+        normalize_fields({"isArchived": "yes"})
+
+
+def test_collection_fields_are_validated() -> None:
+    from bookmark_client.merge import normalize_collection_fields, validate_collection_id
+
+    assert normalize_collection_fields({"name": "  Reading  ", "parent_id": None}) == {
+        "name": "Reading",
+        "parentId": None,
+    }
+    for bad in (
+        {"name": "   "},
+        {"name": "x" * 201},
+        {"name": 3},
+        {"name": "a\x00b"},
+        {"name": " " * 995 + "short!"},
+        {"parentId": "no/slash"},
+        {"id": "x"},
+    ):
+        with pytest.raises(ValueError):
+            normalize_collection_fields(bad)
+    with pytest.raises(ValueError, match="collection id"):
+        validate_collection_id("has space")
+
+
+def test_collection_ops_replay_like_bookmark_ops() -> None:
+    put = op(1, "collection-put", "c1", fields={"name": "Reading", "parentId": None})
+    rename = op(3, "collection-put", "c1", fields={"name": "Later"})
+    created = materialize(None, [put], owner="u")
+    assert created is not None
+    assert (created["id"], created["name"], created["parentId"], created["deleted"]) == ("c1", "Reading", None, False)
+
+    server = {"id": "c1", "name": "Reading", "parentId": "p", "createdAt": "s", "updatedAt": "s2"}
+    # A queued rename shows over a newer server copy; the server's parent stays (absent parentId keeps it).
+    view = materialize(server, [rename], owner="u")
+    assert view is not None and view["name"] == "Later" and view["parentId"] == "p"
+
+    deleted = materialize(server, [op(4, "collection-delete", "c1")], owner="u")
+    assert deleted is not None and deleted["deleted"] and deleted["deletedAt"] == "t4"
+    revived = materialize({**server, "deleted": True, "deletedAt": "x"}, [rename], owner="u")
+    assert revived is not None and not revived["deleted"] and revived["name"] == "Later"
+    assert revived["parentId"] is None  # recreated at the top level: the server does not keep the old parent
+    moved_back = op(5, "collection-put", "c1", fields={"name": "Later", "parentId": "p2"})
+    revived = materialize({**server, "deleted": True, "deletedAt": "x"}, [moved_back], owner="u")
+    assert revived is not None and revived["parentId"] == "p2"
+    assert materialize(None, [op(1, "collection-delete", "nope")], owner=None) is None
+
+
+def test_collection_tombstone_keeps_the_parent_for_display() -> None:
+    from bookmark_client.merge import base_from_collection_tombstone
+
+    previous = {"id": "c", "name": "N", "parentId": "p", "deleted": False, "deletedAt": None}
+    base = base_from_collection_tombstone(previous, {"id": "c", "deletedAt": "d"})
+    assert base["deleted"] and base["deletedAt"] == "d" and base["parentId"] == "p"
+    unseen = base_from_collection_tombstone(None, {"id": "z", "deletedAt": "d"})
+    assert unseen["id"] == "z" and unseen["deleted"]

@@ -152,7 +152,7 @@ async def test_delta_keeps_pending_client_fields_and_accepts_server_fields(store
     changed = await store.apply_delta_page([newer_server], [], cursor="c2")
     view = await store.get_bookmark("a")
     assert view is not None
-    assert changed == ["a"]
+    assert changed.bookmarks == ["a"]
     # Queued client fields win until flushed...
     assert view["title"] == "my offline title"
     assert view["notes"] == "mine"
@@ -205,7 +205,7 @@ async def test_tombstones_against_queued_writes(store: LocalStore) -> None:
     assert b is not None and b["deleted"]
     assert c is not None and c["deleted"] and c["deletedAt"] == "2030-01-02T00:00:00Z"
     assert await store.get_bookmark("never-seen") is None
-    assert sorted(changed) == ["b", "c"]
+    assert sorted(changed.bookmarks) == ["b", "c"]
 
 
 async def test_queued_delete_survives_a_server_upsert(store: LocalStore) -> None:
@@ -218,8 +218,8 @@ async def test_queued_delete_survives_a_server_upsert(store: LocalStore) -> None
 
 async def test_replaying_a_page_reports_no_change(store: LocalStore) -> None:
     page = [server_copy("a"), server_copy("b")]
-    assert sorted(await store.apply_delta_page(page, [], cursor=None)) == ["a", "b"]
-    assert await store.apply_delta_page(page, [], cursor=None) == []
+    assert sorted((await store.apply_delta_page(page, [], cursor=None)).bookmarks) == ["a", "b"]
+    assert (await store.apply_delta_page(page, [], cursor=None)).bookmarks == []
     assert await store.cursor() is None
 
 
@@ -252,3 +252,172 @@ async def test_link_merge_keeps_queued_writes(store: LocalStore) -> None:
     views = await store.list_bookmarks()
     assert [(v["clientBookmarkId"], v["title"], v["ownerUid"]) for v in views] == [("b", "offline", "owner")]
     assert await store.cursor() is None
+
+
+# -- collections, userTags, isArchived (extensions.md §E1-E2) ------------------------------------
+
+
+def server_collection(collection_id: str, **fields: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": collection_id,
+        "name": collection_id.title(),
+        "parentId": None,
+        "createdAt": "2030-01-01T00:00:00Z",
+        "updatedAt": "2030-01-01T00:00:01Z",
+    }
+    record.update(fields)
+    return record
+
+
+async def test_collection_writes_queue_in_order_with_bookmark_writes(store: LocalStore) -> None:
+    await store.queue_collection_put("reading", {"name": "Reading"})
+    await store.queue_put("a", {"url": "https://a.example/", "collectionIds": ["reading"], "userTags": ["x"]})
+    await store.queue_collection_put("later", {"name": "Later", "parentId": "reading"})
+    await store.queue_collection_delete("later")
+    ops = await store.pending_ops()
+    assert [(o.kind, o.bookmark_id) for o in ops] == [
+        ("collection-put", "reading"),
+        ("put", "a"),
+        ("collection-put", "later"),
+        ("collection-delete", "later"),
+    ]
+    reading = await store.get_collection("reading")
+    assert reading is not None and reading["name"] == "Reading" and reading["pending"] and not reading["deleted"]
+    later = await store.get_collection("later")
+    assert later is not None and later["deleted"] and later["parentId"] == "reading"
+    assert [r["id"] for r in await store.list_collections()] == ["reading"]
+    a = await store.get_bookmark("a")
+    assert a is not None and a["collectionIds"] == ["reading"] and a["userTags"] == ["x"] and a["isArchived"] is False
+
+
+async def test_a_collection_needs_a_name_when_new_and_keeps_it_when_moved(store: LocalStore) -> None:
+    with pytest.raises(ValueError, match="name is required"):
+        await store.queue_collection_put("new", {"parentId": None})
+    await store.apply_delta_page([], [], cursor="c1", collections=[server_collection("a"), server_collection("b")])
+    op = await store.queue_collection_put("b", {"parentId": "a"})
+    assert op.payload == {"fields": {"parentId": "a", "name": "B"}}  # the name is resent, as a bookmark's url
+    with pytest.raises(ValueError, match="into itself"):
+        await store.queue_collection_put("a", {"parentId": "b"})  # b is now inside a (locally)
+    with pytest.raises(ValueError, match="does not exist"):
+        await store.queue_collection_put("c", {"name": "C", "parentId": "unknown"})
+    assert await store.pending_count() == 1
+
+
+async def test_delta_keeps_a_pending_rename_and_applies_other_collection_changes(store: LocalStore) -> None:
+    await store.apply_delta_page([], [], cursor="c1", collections=[server_collection("a"), server_collection("b")])
+    await store.queue_collection_put("a", {"name": "Mine"})
+
+    changes = await store.apply_delta_page(
+        [server_copy("x", collectionIds=["a"])],
+        [],
+        cursor="c2",
+        collections=[server_collection("a", name="Theirs", parentId="b", updatedAt="2030-01-01T00:00:09Z")],
+    )
+    a = await store.get_collection("a")
+    assert a is not None and a["name"] == "Mine" and a["parentId"] == "b" and a["pending"]
+    assert changes.collections == ["a"] and changes.bookmarks == ["x"]
+
+    op = await store.next_op()
+    assert op is not None
+    await store.complete_op(op, server_collection("a", name="Mine", parentId="b", updatedAt="2030-01-01T00:00:10Z"))
+    a = await store.get_collection("a")
+    assert a is not None and a["name"] == "Mine" and not a["pending"] and a["updatedAt"] == "2030-01-01T00:00:10Z"
+
+    gone = await store.apply_delta_page(
+        [],
+        [],
+        cursor="c3",
+        collection_tombstones=[{"id": "b", "deletedAt": "d"}, {"id": "never-seen", "deletedAt": "d"}],
+    )
+    assert gone.collections == ["b"]
+    assert await store.get_collection("never-seen") is None
+    assert [r["id"] for r in await store.list_collections()] == ["a"]
+
+
+async def test_collection_tombstone_against_queued_writes(store: LocalStore) -> None:
+    await store.apply_delta_page([], [], cursor="c1", collections=[server_collection("a"), server_collection("b")])
+    await store.queue_collection_put("a", {"name": "Renamed offline"})  # a PUT creates it again
+    await store.queue_collection_delete("b")
+    await store.apply_delta_page(
+        [], [], cursor="c2", collection_tombstones=[{"id": "a", "deletedAt": "d"}, {"id": "b", "deletedAt": "d2"}]
+    )
+    a, b = await store.get_collection("a"), await store.get_collection("b")
+    assert a is not None and not a["deleted"] and a["name"] == "Renamed offline"
+    assert b is not None and b["deleted"]
+
+
+async def test_deleting_an_unknown_collection_leaves_no_trace(store: LocalStore) -> None:
+    op = await store.queue_collection_delete("never-seen")
+    assert await store.get_collection("never-seen") is None
+    await store.complete_op(op, None)
+    assert await store.list_collections(include_deleted=True) == []
+
+
+async def test_rejected_collection_write_is_rolled_back(store: LocalStore) -> None:
+    await store.apply_delta_page([], [], cursor="c1", collections=[server_collection("a")])
+    rename = await store.queue_collection_put("a", {"name": "New"})
+    created = await store.queue_collection_put("z", {"name": "Z"})
+    await store.reject_op(rename, status=400, code="invalid-request", message="no")
+    await store.reject_op(created, status=400, code="invalid-request", message="too many collections")
+    a = await store.get_collection("a")
+    assert a is not None and a["name"] == "A" and not a["pending"]
+    assert await store.get_collection("z") is None
+    assert [(r.kind, r.bookmark_id) for r in await store.rejected_ops()] == [
+        ("collection-put", "a"),
+        ("collection-put", "z"),
+    ]
+
+
+async def test_a_bookmark_and_a_collection_may_share_an_id(store: LocalStore) -> None:
+    await store.apply_delta_page([server_copy("same")], [], cursor="c1", collections=[server_collection("same")])
+    await store.queue_collection_put("same", {"name": "Renamed"})
+    bookmark = await store.get_bookmark("same")
+    collection = await store.get_collection("same")
+    assert bookmark is not None and not bookmark["pending"] and bookmark["url"] == "https://example.com/same"
+    assert collection is not None and collection["pending"] and collection["name"] == "Renamed"
+    # A bookmark delta does not replay the collection's queued op onto the bookmark (nor the reverse).
+    await store.apply_delta_page([server_copy("same", title="T")], [], cursor="c2")
+    bookmark = await store.get_bookmark("same")
+    assert bookmark is not None and bookmark["title"] == "T" and "name" not in bookmark
+
+
+async def test_switching_users_resets_collections_and_a_merge_keeps_queued_ones(store: LocalStore) -> None:
+    await store.store_sign_in(session("anon"), keep_queue=False)
+    await store.apply_delta_page([], [], cursor="c1", collections=[server_collection("synced")])
+    await store.queue_collection_put("offline", {"name": "Offline"})
+
+    assert await store.store_sign_in(session("owner"), keep_queue=True)
+    assert [r["id"] for r in await store.list_collections(include_deleted=True)] == ["offline"]
+    assert await store.store_sign_in(session("someone-else"), keep_queue=False)
+    assert await store.list_collections(include_deleted=True) == []
+
+    await store.queue_collection_put("c", {"name": "C"})
+    await store.clear_all()
+    assert await store.list_collections(include_deleted=True) == [] and await store.pending_count() == 0
+
+
+async def test_a_profile_from_before_collections_resyncs_from_scratch(tmp_path: Path) -> None:
+    import aiosqlite
+
+    path = tmp_path / "old.sqlite"
+    store = await LocalStore.open(path)
+    await store.apply_delta_page([server_copy("a")], [], cursor="c9")
+    await store.queue_put("b", {"url": "https://b.example/"})
+    await store.close()
+    async with aiosqlite.connect(path) as db:  # what version 1 of the client left behind
+        await db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        await db.commit()
+
+    upgraded = await LocalStore.open(path)
+    try:
+        # Its cursor is past collections and userTags it never stored: the next sync starts over.
+        assert await upgraded.cursor() is None
+        assert await upgraded.pending_count() == 1 and await upgraded.get_bookmark("a") is not None
+        await upgraded.set_cursor("c10")
+    finally:
+        await upgraded.close()
+    again = await LocalStore.open(path)
+    try:
+        assert await again.cursor() == "c10"  # upgraded once, not on every open
+    finally:
+        await again.close()

@@ -21,6 +21,7 @@ TOPIC_ENRICHMENT_FAILED = "enrichment.failed"
 TOPIC_USER_UPDATED = "user.updated"
 TOPIC_USER_DELETED = "user.deleted"
 TOPIC_USER_MERGED = "user.merged"
+TOPIC_COLLECTION_CHANGED = "collection.changed"
 
 TOPICS: tuple[str, ...] = (
     TOPIC_BOOKMARK_SAVED,
@@ -30,6 +31,7 @@ TOPICS: tuple[str, ...] = (
     TOPIC_USER_UPDATED,
     TOPIC_USER_DELETED,
     TOPIC_USER_MERGED,
+    TOPIC_COLLECTION_CHANGED,
 )
 
 
@@ -76,6 +78,16 @@ class BookmarkDeleted(Event):
     clientBookmarkId: str
     normalizedUrl: str | None = None
     deletedAt: datetime
+
+
+class CollectionChanged(Event):
+    """A collection was created, changed, moved, deleted or merged (extensions.md E2): a delta reader
+    would see it. Carries no name: consumers only need to know the user's stream moved."""
+
+    type: Literal["collection.changed"] = "collection.changed"
+    collectionId: str
+    deleted: bool = False
+    updatedAt: datetime
 
 
 class EnrichmentResult(BaseModel):
@@ -150,7 +162,8 @@ AnyEvent = Annotated[
     | EnrichmentFailed
     | UserUpdated
     | UserDeleted
-    | UserMerged,
+    | UserMerged
+    | CollectionChanged,
     Field(discriminator="type"),
 ]
 

@@ -13,6 +13,7 @@ from common.events import (
     TOPICS,
     BookmarkDeleted,
     BookmarkSaved,
+    CollectionChanged,
     EnrichmentCompleted,
     EnrichmentFailed,
     EnrichmentResult,
@@ -35,6 +36,7 @@ SAMPLES = [
     UserUpdated(userId=U, isAnonymous=True, isPro=False, useAi=False),
     UserDeleted(userId=U),
     UserMerged(userId=U, sourceUserId=uuid.uuid4()),
+    CollectionChanged(userId=U, collectionId="c", deleted=True, updatedAt=NOW),
 ]
 
 

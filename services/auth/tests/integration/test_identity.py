@@ -254,6 +254,7 @@ async def test_hostile_identity_tokens_are_rejected_and_change_nothing(api: Any,
         "expired beyond leeway": idp_a.mint(claims={"iat": now - 3600, "exp": now - 120}),
         "not yet valid": idp_a.mint(claims={"nbf": now + 3600}),
         "no subject": idp_a.mint(claims={"sub": ""}),
+        "NUL in the subject": idp_a.mint(claims={"sub": "vic\u0000tim"}),
         "alg none": unsigned,
         "signed by a stranger with the provider's kid": jwt.encode(base, stranger, "RS256", headers=valid_header),
         "unknown kid": jwt.encode(base, stranger, "RS256", headers={"kid": "nope"}),
@@ -294,6 +295,16 @@ async def test_hostile_profile_claims_are_dropped(api: Any) -> None:
     assert (user["displayName"], user["email"], user["photoUrl"]) == (None, None, None)
 
 
+async def test_profile_claims_with_nul_are_dropped(api: Any) -> None:
+    token = api.id_token_a(name="Ada\u0000", email="ada\u0000@example.com", picture="https://x.test/\u0000.png")
+
+    response = await api.sign_in_a(token)
+
+    assert response.status_code == 200, response.text
+    user = response.json()["user"]
+    assert (user["displayName"], user["email"], user["photoUrl"]) == (None, None, None)
+
+
 async def test_oauth_bodies_are_validated(api: Any) -> None:
     cases = [
         ("/v1/auth/oauth/idp-a", {}, "idToken"),
@@ -301,6 +312,11 @@ async def test_oauth_bodies_are_validated(api: Any) -> None:
         ("/v1/auth/oauth/idp-a", {"idToken": "x", "link": "yes"}, "link"),
         ("/v1/auth/oauth/idp-b", {"idToken": "x"}, "identityToken"),
         ("/v1/auth/oauth/idp-b", {"identityToken": "x", "authorizationCode": 7}, "authorizationCode"),
+        ("/v1/auth/oauth/idp-a", {"idToken": "x\u0000"}, "idToken"),
+        ("/v1/auth/oauth/idp-b", {"identityToken": "x\u0000"}, "identityToken"),
+        ("/v1/auth/oauth/idp-b", {"identityToken": "x", "authorizationCode": "\u0000"}, "authorizationCode"),
+        ("/v1/auth/refresh", {"refreshToken": "r\u0000"}, "refreshToken"),
+        ("/v1/auth/logout", {"refreshToken": "r\u0000"}, "refreshToken"),
     ]
     before = await api.table_counts()
     for path, body, field in cases:

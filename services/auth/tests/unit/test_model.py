@@ -38,7 +38,15 @@ def test_oversized_claims_are_cut_or_dropped() -> None:
     assert identity.photo_url is None
 
 
-@pytest.mark.parametrize("sub", [None, "", "   ", 42, "s" * 256])
+def test_profile_claims_with_nul_are_dropped() -> None:
+    identity = identity_from_claims(
+        "idp-a", {"sub": "s", "name": "Ada\u0000", "email": "a\u0000@x.test", "picture": "https://x.test/\u0000"}
+    )
+
+    assert (identity.display_name, identity.email, identity.photo_url) == (None, None, None)
+
+
+@pytest.mark.parametrize("sub", [None, "", "   ", 42, "s" * 256, "a\u0000b"])
 def test_a_token_without_a_usable_subject_is_invalid(sub: object) -> None:
     with pytest.raises(InvalidIdentityToken):
         identity_from_claims("idp-a", {"sub": sub})

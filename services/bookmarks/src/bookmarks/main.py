@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from bookmarks.api.routes import router
+from bookmarks.api.routes import collections_router, router
 from bookmarks.events.consumers import HANDLERS
 from bookmarks.settings import Settings
 from common.app import create_service_app
@@ -40,4 +40,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await jwks.aclose()
 
-    return create_service_app(service=SERVICE, title="Bookmarks service", lifespan=lifespan, routers=[router])
+    return create_service_app(
+        service=SERVICE, title="Bookmarks service", lifespan=lifespan, routers=[router, collections_router]
+    )

@@ -1,23 +1,29 @@
-"""Bookmark use cases: each is one transaction that changes state and writes its events together."""
+"""Bookmark and collection use cases: each is one transaction that changes state and writes its events
+together. The rules themselves are pure functions in ``domain/``; this module loads, applies, stores."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bookmarks.domain import collections as collection_rules
+from bookmarks.domain import model as rules
+from bookmarks.domain.collections import Collection, CollectionWrite, NestingError
 from bookmarks.domain.cursor import StreamPosition, decode_cursor, encode_cursor
-from bookmarks.domain.errors import BookmarkNotFound, UserGone
-from bookmarks.domain.model import CLIENT_FIELDS, ENRICHMENT_RESET, dedupe, to_api, to_tombstone
+from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGone
+from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.store import queries, repository
+from bookmarks.store.queries import StreamRecord
 from common.db import SessionFactory
 from common.events import (
     BookmarkDeleted,
     BookmarkSaved,
+    CollectionChanged,
     EnrichmentCompleted,
     EnrichmentFailed,
     Event,
@@ -25,26 +31,57 @@ from common.events import (
 from common.outbox import add_events
 from common.urls import normalize_url
 
+_MICRO = repository.ONE_MICROSECOND
+
 
 @dataclass(frozen=True, slots=True)
 class DeltaPage:
     cursor: str | None
     next_cursor: str | None
-    upserts: list[dict[str, Any]]
-    tombstones: list[dict[str, Any]]
+    records: list[StreamRecord]
+    is_pro: bool
 
 
-def _saved_event(row: RowMapping, *, created: bool = False, url_changed: bool = False) -> BookmarkSaved:
+@dataclass(frozen=True, slots=True)
+class BookmarkView:
+    """A bookmark as its owner may see it now (``saveWhy`` is Pro-gated on the wire)."""
+
+    record: Bookmark
+    is_pro: bool
+
+
+def _saved_event(record: Bookmark, *, created: bool = False, url_changed: bool = False) -> BookmarkSaved:
     return BookmarkSaved(
-        userId=row["owner_uid"],
-        clientBookmarkId=row["client_bookmark_id"],
-        url=row["url"],
-        normalizedUrl=row["normalized_url"],
-        domain=row["domain"],
-        updatedAt=row["updated_at"],
+        userId=record.owner_uid,
+        clientBookmarkId=record.client_bookmark_id,
+        url=record.url,
+        normalizedUrl=record.normalized_url,
+        domain=record.domain,
+        updatedAt=record.updated_at,
         created=created,
         urlChanged=url_changed,
-        enrichmentStatus=row["enrichment_status"],
+        enrichmentStatus=record.enrichment_status,
+    )
+
+
+def _deleted_event(record: Bookmark) -> BookmarkDeleted:
+    assert record.deleted_at is not None
+    return BookmarkDeleted(
+        userId=record.owner_uid,
+        clientBookmarkId=record.client_bookmark_id,
+        normalizedUrl=record.normalized_url or None,
+        deletedAt=record.deleted_at,
+    )
+
+
+def _bookmark_event(record: Bookmark, *, created: bool = False) -> Event:
+    return _deleted_event(record) if record.is_deleted else _saved_event(record, created=created)
+
+
+def _collection_event(record: Collection) -> CollectionChanged:
+    return CollectionChanged(
+        userId=record.owner_uid, collectionId=record.collection_id, deleted=record.is_deleted,
+        updatedAt=record.updated_at,
     )
 
 
@@ -53,51 +90,41 @@ async def _guard_user(session: AsyncSession, owner: uuid.UUID) -> None:
         raise UserGone()
 
 
-async def upsert_bookmark(
-    *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, fields: dict[str, Any]
-) -> dict[str, Any]:
-    """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived)."""
-    changes: dict[str, Any] = {CLIENT_FIELDS[k]: v for k, v in fields.items() if k in CLIENT_FIELDS}
-    if "collection_ids" in changes:
-        changes["collection_ids"] = dedupe(changes["collection_ids"] or [])
-    if "is_favorite" in changes and changes["is_favorite"] is None:
-        changes["is_favorite"] = False
-    normalized = normalize_url(changes["url"])
-    changes["normalized_url"], changes["domain"] = normalized.url, normalized.domain
+def client_write(fields: Mapping[str, Any]) -> BookmarkWrite:
+    """The validated PUT body (domain field names) with its URL normalized."""
+    normalized = normalize_url(fields["url"])
+    return BookmarkWrite.of({**fields, "normalized_url": normalized.url, "domain": normalized.domain})
 
+
+# --- bookmarks ----------------------------------------------------------------------------------------
+
+
+async def upsert_bookmark(
+    *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
+) -> BookmarkView:
+    """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived)."""
     async with sessions() as session, session.begin():
         await _guard_user(session, owner)
         position, is_pro = await repository.allocate_positions(session, owner)
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
-        events: list[Event] = []
         if existing is None:
-            values = {
-                "owner_uid": owner,
-                "client_bookmark_id": client_bookmark_id,
-                "tags": [],
-                "collection_ids": [],
-                "is_favorite": False,
-                **changes,
-                "created_at": position,
-                "updated_at": position,
-            }
-            row = await repository.insert_bookmark(session, values)
+            record = rules.new_bookmark(owner, client_bookmark_id, write, position)
             pending = await repository.take_pending_enrichment(session, owner, client_bookmark_id)
-            if pending is not None and pending.get("normalizedUrl") == row["normalized_url"]:
-                row = await _apply_enrichment_event(session, row, pending, position)
-            events.append(_saved_event(row, created=True))
+            if pending is not None:
+                completed = EnrichmentCompleted.model_validate(pending)
+                if rules.enrichment_applies(record, completed.normalizedUrl):
+                    record = rules.apply_enrichment(record, completed.result, completed.enrichedAt, position)
+            event = _saved_event(record, created=True)
         else:
-            url_changed = existing["normalized_url"] != changes["normalized_url"]
-            if url_changed:
-                changes = {**ENRICHMENT_RESET, **changes}
-            if existing["deleted_at"] is None and all(existing[c] == v for c, v in changes.items()):
+            merged = rules.merge_write(existing, write, position)
+            if merged is None:
                 # A retried or redundant write: same state, no new position, nothing to sync.
-                return to_api(existing, is_pro=is_pro)
-            changes.update(updated_at=position, deleted_at=None)
-            row = await repository.update_bookmark(session, owner, client_bookmark_id, changes)
-            events.append(_saved_event(row, url_changed=url_changed))
-        await add_events(session, events)
-        return to_api(row, is_pro=is_pro)
+                return BookmarkView(existing, is_pro)
+            record = merged
+            event = _saved_event(record, url_changed=rules.url_changed(existing, write))
+        await repository.put_bookmark(session, record)
+        await add_events(session, [event])
+        return BookmarkView(record, is_pro)
 
 
 async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str) -> None:
@@ -106,59 +133,88 @@ async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_
         await _guard_user(session, owner)
         position, _ = await repository.allocate_positions(session, owner)
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
-        if existing is not None and existing["deleted_at"] is not None:
+        record = rules.tombstone(existing, owner, client_bookmark_id, position)
+        if record is None:
             return
-        if existing is None:
-            row = await repository.insert_bookmark(
-                session,
-                {
-                    "owner_uid": owner,
-                    "client_bookmark_id": client_bookmark_id,
-                    "url": "",
-                    "normalized_url": "",
-                    "domain": "",
-                    "tags": [],
-                    "collection_ids": [],
-                    "is_favorite": False,
-                    "created_at": position,
-                    "updated_at": position,
-                    "deleted_at": position,
-                },
-            )
-        else:
-            row = await repository.update_bookmark(
-                session, owner, client_bookmark_id, {"updated_at": position, "deleted_at": position}
-            )
-        await add_events(
-            session,
-            [
-                BookmarkDeleted(
-                    userId=owner,
-                    clientBookmarkId=client_bookmark_id,
-                    normalizedUrl=row["normalized_url"] or None,
-                    deletedAt=position,
-                )
-            ],
-        )
+        await repository.put_bookmark(session, record)
+        await add_events(session, [_deleted_event(record)])
 
 
 async def replace_collections(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, collection_ids: list[str]
 ) -> None:
     """Replace the bookmark's collection memberships with exactly ``collection_ids``."""
-    wanted = dedupe(collection_ids)
     async with sessions() as session, session.begin():
         await _guard_user(session, owner)
         position, _ = await repository.allocate_positions(session, owner)
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
-        if existing is None or existing["deleted_at"] is not None:
+        if existing is None or existing.is_deleted:
             raise BookmarkNotFound()
-        if list(existing["collection_ids"]) == wanted:
+        record = rules.with_collections(existing, collection_ids, position)
+        if record is None:
             return
-        row = await repository.update_bookmark(
-            session, owner, client_bookmark_id, {"collection_ids": wanted, "updated_at": position}
-        )
-        await add_events(session, [_saved_event(row)])
+        await repository.put_bookmark(session, record)
+        await add_events(session, [_saved_event(record)])
+
+
+# --- collections --------------------------------------------------------------------------------------
+
+
+async def upsert_collection(
+    *, sessions: SessionFactory, owner: uuid.UUID, collection_id: str, write: CollectionWrite
+) -> Collection:
+    """Create, revive, rename or move a collection (extensions.md E2); idempotent."""
+    async with sessions() as session, session.begin():
+        await _guard_user(session, owner)
+        position, _ = await repository.allocate_positions(session, owner)
+        existing = await repository.get_collection_for_update(session, owner, collection_id)
+        live = await repository.live_collection_parents(session, owner)
+        try:
+            record = collection_rules.write_collection(
+                existing, live, owner=owner, collection_id=collection_id, write=write, position=position
+            )
+        except NestingError as exc:
+            raise InvalidCollection(str(exc)) from exc
+        if record is None:
+            assert existing is not None
+            return existing
+        await repository.put_collection(session, record)
+        await add_events(session, [_collection_event(record)])
+        return record
+
+
+async def delete_collection(*, sessions: SessionFactory, owner: uuid.UUID, collection_id: str) -> None:
+    """Tombstone the collection, move its children up to its parent and remove its id from every
+    bookmark; all of it commits together, each changed record at a new position of the stream."""
+    async with sessions() as session, session.begin():
+        await _guard_user(session, owner)
+        position, _ = await repository.allocate_positions(session, owner)
+        existing = await repository.get_collection_for_update(session, owner, collection_id)
+        record = collection_rules.delete_collection(existing, owner, collection_id, position)
+        if record is None:
+            return
+        await repository.put_collection(session, record)
+        events: list[Event] = [_collection_event(record)]
+        children = await repository.children_of(session, owner, collection_id)
+        members = await repository.in_collection(session, owner, collection_id)
+        live_members = [b for b in members if not b.is_deleted]
+        positions = iter(await _positions(session, owner, len(children) + len(live_members)))
+        for child in children:
+            moved = collection_rules.reparented(child, record.parent_id, next(positions))
+            await repository.put_collection(session, moved)
+            events.append(_collection_event(moved))
+        for member in members:
+            # Live bookmarks get new positions; tombstones keep theirs (they show no collections).
+            at = member.updated_at if member.is_deleted else next(positions)
+            stripped = rules.without_collection(member, collection_id, at)
+            if stripped is not None:
+                await repository.put_bookmark(session, stripped)
+                if not member.is_deleted:
+                    events.append(_saved_event(stripped))
+        await add_events(session, events)
+
+
+# --- delta --------------------------------------------------------------------------------------------
 
 
 async def read_delta(
@@ -169,57 +225,22 @@ async def read_delta(
     if cursor:
         after = decode_cursor(cursor, owner=owner, secret=cursor_secret)
     async with sessions() as session:
-        # One extra row tells whether more follow.
-        rows = await queries.delta_page(session, owner, after, limit + 1)
-        if not rows:
+        # One extra record tells whether more follow.
+        records, is_pro = await queries.delta_page(session, owner, after, limit + 1)
+        if not records:
             # A deleted user's stream is purged, so only an empty page needs the (rare) check.
             await _guard_user(session, owner)
-    is_pro = bool(rows[0]["owner_is_pro"]) if rows else False
-    more = len(rows) > limit
-    rows = rows[:limit]
-    upserts: list[dict[str, Any]] = []
-    tombstones: list[dict[str, Any]] = []
-    for row in rows:
-        if row["deleted_at"] is not None:
-            tombstones.append(to_tombstone(row))
-        else:
-            upserts.append(to_api(row, is_pro=is_pro))
+    more = len(records) > limit
+    records = records[:limit]
     next_cursor = None
-    if more and rows:
-        last = rows[-1]
-        next_cursor = encode_cursor(
-            StreamPosition(last["updated_at"], last["client_bookmark_id"]), owner=owner, secret=cursor_secret
-        )
-    return DeltaPage(cursor=cursor or None, next_cursor=next_cursor, upserts=upserts, tombstones=tombstones)
+    if more and records:
+        last = records[-1]
+        record_id = last.client_bookmark_id if isinstance(last, Bookmark) else last.collection_id
+        next_cursor = encode_cursor(StreamPosition(last.updated_at, record_id), owner=owner, secret=cursor_secret)
+    return DeltaPage(cursor=cursor or None, next_cursor=next_cursor, records=records, is_pro=is_pro)
 
 
 # --- applying events from other services -------------------------------------------------------------
-
-
-async def _apply_enrichment_event(
-    session: AsyncSession, row: RowMapping, event: dict[str, Any], position: datetime
-) -> RowMapping:
-    completed = EnrichmentCompleted.model_validate(event)
-    result = completed.result
-    changes: dict[str, Any] = {
-        "summary": result.summary,
-        "save_why": result.saveWhy,
-        "tags": list(result.tags),
-        "enrichment_status": "completed",
-        "snapshot_status": result.snapshotStatus,
-        "last_error_code": None,
-        "enriched_at": completed.enrichedAt,
-        "updated_at": position,
-    }
-    # Server-authoritative, but a page without a description must not erase what the user typed.
-    for column, value in (
-        ("title", result.title),
-        ("description", result.description),
-        ("thumbnail_url", result.thumbnailUrl),
-    ):
-        if value:
-            changes[column] = value
-    return await repository.update_bookmark(session, row["owner_uid"], row["client_bookmark_id"], changes)
 
 
 async def apply_enrichment_completed(session: AsyncSession, event: EnrichmentCompleted) -> None:
@@ -228,16 +249,17 @@ async def apply_enrichment_completed(session: AsyncSession, event: EnrichmentCom
     if await repository.is_user_deleted(session, owner):
         return
     position, _ = await repository.allocate_positions(session, owner)
-    row = await repository.get_for_update(session, owner, event.clientBookmarkId)
-    if row is None:
+    existing = await repository.get_for_update(session, owner, event.clientBookmarkId)
+    if existing is None:
         await repository.save_pending_enrichment(
-            session, owner, event.clientBookmarkId, event.normalizedUrl, event.model_dump_json()
+            session, owner, event.clientBookmarkId, event.normalizedUrl, event.model_dump(mode="json")
         )
         return
-    if row["deleted_at"] is not None or row["normalized_url"] != event.normalizedUrl:
+    if not rules.enrichment_applies(existing, event.normalizedUrl):
         return  # deleted, or the URL changed since: this result describes another page
-    updated = await _apply_enrichment_event(session, row, event.model_dump(mode="json"), position)
-    await add_events(session, [_saved_event(updated)])
+    record = rules.apply_enrichment(existing, event.result, event.enrichedAt, position)
+    await repository.put_bookmark(session, record)
+    await add_events(session, [_saved_event(record)])
 
 
 async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed) -> None:
@@ -245,37 +267,27 @@ async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed
     if await repository.is_user_deleted(session, owner):
         return
     position, _ = await repository.allocate_positions(session, owner)
-    row = await repository.get_for_update(session, owner, event.clientBookmarkId)
-    if row is None or row["deleted_at"] is not None or row["normalized_url"] != event.normalizedUrl:
+    existing = await repository.get_for_update(session, owner, event.clientBookmarkId)
+    if existing is None or not rules.enrichment_applies(existing, event.normalizedUrl):
         return
-    if row["enrichment_status"] == "completed":
+    record = rules.apply_enrichment_failure(existing, event.status, event.errorCode, position)
+    if record is None:
         return  # a late failure report must not undo a result
-    changes: dict[str, Any] = {
-        "enrichment_status": event.status,
-        "last_error_code": event.errorCode,
-        "updated_at": position,
-    }
-    if event.status == "failed" and row["snapshot_status"] in ("pending", "processing"):
-        changes["snapshot_status"] = "failed"  # final: no snapshot will be taken (decisions.md §6.7)
-    updated = await repository.update_bookmark(session, owner, event.clientBookmarkId, changes)
-    await add_events(session, [_saved_event(updated)])
+    await repository.put_bookmark(session, record)
+    await add_events(session, [_saved_event(record)])
 
 
 async def apply_plan_change(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> None:
     """Pro gates ``saveWhy``: when the plan flips, re-stream the bookmarks whose visible saveWhy changed."""
     if not await repository.set_pro(session, owner, is_pro):
         return
-    ids = await repository.ids_with_save_why(session, owner)
-    if not ids:
+    affected = await repository.with_save_why(session, owner)
+    if not affected:
         return
-    first, _ = await repository.allocate_positions(session, owner, len(ids))
-    events: list[Event] = []
-    for i, client_bookmark_id in enumerate(ids):
-        row = await repository.update_bookmark(
-            session, owner, client_bookmark_id, {"updated_at": first + i * _MICRO}
-        )
-        events.append(_saved_event(row))
-    await add_events(session, events)
+    first, _ = await repository.allocate_positions(session, owner, len(affected))
+    records = [rules.with_position(b, first + i * _MICRO) for i, b in enumerate(affected)]
+    await repository.put_bookmarks(session, records)
+    await add_events(session, [_saved_event(r) for r in records])
 
 
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
@@ -283,43 +295,48 @@ async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
 
 
 async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.UUID) -> None:
-    """Move the source's bookmarks into the target (later ``updatedAt`` wins per id), then purge source.
-
-    Winners get fresh positions in the target's stream so the target's other devices receive them.
-    """
+    """Move the source's bookmarks and collections into the target (later ``updatedAt`` wins per id),
+    then purge the source. Winners get fresh positions in the target's stream so the target's other
+    devices receive them."""
     if source == target:
         return
-    incoming = await repository.all_for_owner(session, source)
-    winners: list[RowMapping] = []
-    if incoming and not await repository.is_user_deleted(session, target):
-        first, _ = await repository.allocate_positions(session, target, len(incoming))
-        for row in incoming:
-            existing = await repository.get_for_update(session, target, row["client_bookmark_id"])
-            if existing is not None and existing["updated_at"] >= row["updated_at"]:
-                continue
-            winners.append(row)
-        events: list[Event] = []
-        for i, row in enumerate(winners):
-            position = first + i * _MICRO
-            values = {k: row[k] for k in row.keys()}  # noqa: SIM118 - RowMapping has no copy()
-            values.update(owner_uid=target, updated_at=position)
-            if values["deleted_at"] is not None:
-                values["deleted_at"] = position
-            await repository.delete_one(session, target, row["client_bookmark_id"])
-            merged = await repository.insert_bookmark(session, values)
-            if merged["deleted_at"] is not None:
-                events.append(
-                    BookmarkDeleted(
-                        userId=target,
-                        clientBookmarkId=merged["client_bookmark_id"],
-                        normalizedUrl=merged["normalized_url"] or None,
-                        deletedAt=position,
-                    )
-                )
-            else:
-                events.append(_saved_event(merged, created=True))
+    if not await repository.is_user_deleted(session, target):
+        events = await _move_bookmarks(session, source, target)
+        events += await _move_collections(session, source, target)
         await add_events(session, events)
     await repository.purge_user(session, source)
 
 
-_MICRO = repository.ONE_MICROSECOND
+async def _positions(session: AsyncSession, owner: uuid.UUID, count: int) -> Sequence[datetime]:
+    if count == 0:
+        return []
+    first, _ = await repository.allocate_positions(session, owner, count)
+    return [first + i * _MICRO for i in range(count)]
+
+
+async def _move_bookmarks(session: AsyncSession, source: uuid.UUID, target: uuid.UUID) -> list[Event]:
+    winners = [
+        b for b in await repository.all_for_owner(session, source)
+        if rules.incoming_wins(await repository.get_for_update(session, target, b.client_bookmark_id), b)
+    ]
+    events: list[Event] = []
+    for record, position in zip(winners, await _positions(session, target, len(winners)), strict=True):
+        moved = rules.moved_to(record, target, position)
+        await repository.put_bookmark(session, moved)
+        events.append(_bookmark_event(moved, created=True))
+    return events
+
+
+async def _move_collections(session: AsyncSession, source: uuid.UUID, target: uuid.UUID) -> list[Event]:
+    winners = [
+        c for c in await repository.all_collections_for_owner(session, source)
+        if collection_rules.incoming_wins(
+            await repository.get_collection_for_update(session, target, c.collection_id), c
+        )
+    ]
+    events: list[Event] = []
+    for record, position in zip(winners, await _positions(session, target, len(winners)), strict=True):
+        moved = collection_rules.moved_to(record, target, position)
+        await repository.put_collection(session, moved)
+        events.append(_collection_event(moved))
+    return events

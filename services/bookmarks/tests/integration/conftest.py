@@ -127,3 +127,56 @@ def sync(http: httpx.AsyncClient) -> Callable[..., Awaitable[SyncResult]]:
         return await sync_all(http, user, cursor, limit)
 
     return run
+
+
+@dataclass
+class Library:
+    """What a device holds after applying every page: bookmarks and collections, live and deleted."""
+
+    bookmarks: dict[str, dict[str, Any]]
+    bookmark_tombstones: dict[str, str]
+    collections: dict[str, dict[str, Any]]
+    collection_tombstones: dict[str, str]
+    cursor: str | None = None
+
+    def apply(self, data: dict[str, Any]) -> None:
+        for record in data["upserts"]:
+            self.bookmarks[record["clientBookmarkId"]] = record
+            self.bookmark_tombstones.pop(record["clientBookmarkId"], None)
+        for tomb in data["tombstones"]:
+            self.bookmarks.pop(tomb["clientBookmarkId"], None)
+            self.bookmark_tombstones[tomb["clientBookmarkId"]] = tomb["deletedAt"]
+        for record in data["collections"]:
+            self.collections[record["id"]] = record
+            self.collection_tombstones.pop(record["id"], None)
+        for tomb in data["collectionTombstones"]:
+            self.collections.pop(tomb["id"], None)
+            self.collection_tombstones[tomb["id"]] = tomb["deletedAt"]
+
+
+async def sync_library(
+    http: httpx.AsyncClient, user: User, library: Library | None = None, *, cursor: str | None = None,
+    limit: int = 200,
+) -> Library:
+    """Follow the delta stream to its end from ``library.cursor`` (or ``cursor`` for a new library),
+    applying every page to ``library``."""
+    library = library or Library({}, {}, {}, {}, cursor)
+    while True:
+        params = {"limit": str(limit)} | ({"cursor": library.cursor} if library.cursor else {})
+        response = await http.get("/v1/bookmarks/delta", params=params, headers=user.headers)
+        assert response.status_code == 200, response.text
+        data = response.json()["data"]
+        count = sum(len(data[k]) for k in ("upserts", "tombstones", "collections", "collectionTombstones"))
+        assert count <= limit
+        library.apply(data)
+        if data["nextCursor"] is None:
+            return library
+        library.cursor = data["nextCursor"]
+
+
+@pytest.fixture
+def sync_lib(http: httpx.AsyncClient) -> Callable[..., Awaitable[Library]]:
+    async def run(user: User, library: Library | None = None, **kwargs: Any) -> Library:
+        return await sync_library(http, user, library, **kwargs)
+
+    return run

@@ -10,6 +10,7 @@ BOOKMARK_FIELDS = {
     "ownerUid", "clientBookmarkId", "url", "normalizedUrl", "domain", "title", "description", "thumbnailUrl",
     "summary", "saveWhy", "tags", "enrichmentStatus", "snapshotStatus", "lastErrorCode", "isFavorite",
     "collectionIds", "notes", "clientSavedAt", "lastOpenedAt", "createdAt", "updatedAt", "enrichedAt",
+    "userTags", "isArchived",
 }
 
 
@@ -34,6 +35,7 @@ async def test_create_returns_every_field_with_defaults(http: httpx.AsyncClient,
     assert data["tags"] == [] and data["collectionIds"] == []
     assert data["summary"] is None and data["saveWhy"] is None and data["enrichedAt"] is None
     assert data["isFavorite"] is False and data["notes"] is None and data["lastErrorCode"] is None
+    assert data["userTags"] == [] and data["isArchived"] is False
     assert data["createdAt"] == data["updatedAt"] and data["updatedAt"].endswith("Z")
 
 

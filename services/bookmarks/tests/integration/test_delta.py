@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from bookmarks.domain.model import Bookmark
 from bookmarks.store import repository
 
 
@@ -20,7 +21,12 @@ async def delta(http: httpx.AsyncClient, user: Any, **params: Any) -> httpx.Resp
 async def test_initial_sync_of_empty_stream(http: httpx.AsyncClient, user: Any) -> None:
     response = await delta(http, user)
     assert response.status_code == 200
-    assert response.json() == {"data": {"cursor": None, "nextCursor": None, "upserts": [], "tombstones": []}}
+    assert response.json() == {
+        "data": {
+            "cursor": None, "nextCursor": None, "upserts": [], "tombstones": [], "collections": [],
+            "collectionTombstones": [],
+        }
+    }
 
 
 async def test_pages_are_ordered_and_interleave_tombstones(http: httpx.AsyncClient, user: Any) -> None:
@@ -100,11 +106,11 @@ async def test_a_write_blocked_behind_an_open_transaction_is_not_skipped(
     async with sessions() as session:
         await session.begin()
         position, _ = await repository.allocate_positions(session, user.id)
-        await repository.insert_bookmark(session, {
-            "owner_uid": user.id, "client_bookmark_id": "slow", "url": "https://slow.example/",
-            "normalized_url": "https://slow.example/", "domain": "slow.example", "tags": [],
-            "collection_ids": [], "is_favorite": False, "created_at": position, "updated_at": position,
-        })
+        await repository.put_bookmark(session, Bookmark(
+            owner_uid=user.id, client_bookmark_id="slow", url="https://slow.example/",
+            normalized_url="https://slow.example/", domain="slow.example", created_at=position,
+            updated_at=position,
+        ))
         fast = asyncio.create_task(
             http.put("/v1/bookmarks/fast", json={"url": "https://fast.example/"}, headers=user.headers)
         )
@@ -172,3 +178,65 @@ async def test_concurrent_writers_and_cursor_following_readers_converge(
     for live, dead in results:
         assert {bid: rec["title"] for bid, rec in live.items()} == server_live
         assert dead == server_dead
+
+
+async def test_concurrent_bookmark_and_collection_writers_and_readers_converge(
+    http: httpx.AsyncClient, user: Any, bookmarks_app: Any, sync_lib: Any
+) -> None:
+    """Stress with collections (extensions.md E2): writers race bookmark puts/deletes that file into
+    collections, and collection puts/moves/deletes (which move children and strip ids from bookmarks,
+    many records per commit), while readers follow cursors with small pages. Every reader ends with
+    exactly the server's state of bookmarks and collections."""
+    bids = [f"k{i}" for i in range(15)]
+    cids = [f"c{i}" for i in range(8)]
+    writers_done = asyncio.Event()
+
+    async def writer(seed: int) -> None:
+        rng = random.Random(seed)
+        for n in range(30):
+            roll = rng.random()
+            if roll < 0.35:
+                body = {"url": f"https://{n}.example/", "title": f"w{seed}-{n}",
+                        "collectionIds": rng.sample(cids, rng.randint(0, 3)), "userTags": [f"t{seed}"]}
+                response = await http.put(f"/v1/bookmarks/{rng.choice(bids)}", json=body, headers=user.headers)
+                assert response.status_code == 200, response.text
+            elif roll < 0.5:
+                response = await http.delete(f"/v1/bookmarks/{rng.choice(bids)}", headers=user.headers)
+                assert response.status_code == 204
+            elif roll < 0.85:
+                body = {"name": f"n{seed}-{n}", "parentId": rng.choice([None, *cids])}
+                response = await http.put(f"/v1/collections/{rng.choice(cids)}", json=body, headers=user.headers)
+                assert response.status_code in (200, 400), response.text  # 400: unknown parent or a cycle
+            else:
+                response = await http.delete(f"/v1/collections/{rng.choice(cids)}", headers=user.headers)
+                assert response.status_code == 204
+
+    async def reader() -> Any:
+        library = None
+        while True:
+            finishing = writers_done.is_set()
+            library = await sync_lib(user, library, limit=5)
+            if finishing:
+                return library
+            await asyncio.sleep(0)
+
+    readers = [asyncio.create_task(reader()) for _ in range(3)]
+    await asyncio.gather(*(writer(seed) for seed in range(5)))
+    writers_done.set()
+    results = await asyncio.gather(*readers)
+
+    async with bookmarks_app.state.sessions() as session:
+        stored_bookmarks = await repository.all_for_owner(session, user.id)
+        stored_collections = await repository.all_collections_for_owner(session, user.id)
+    server_bookmarks = {b.client_bookmark_id: (b.title, list(b.collection_ids), list(b.user_tags))
+                        for b in stored_bookmarks if not b.is_deleted}
+    server_collections = {c.collection_id: (c.name, c.parent_id) for c in stored_collections if not c.is_deleted}
+    assert server_collections  # the run did exercise collections
+    for library in results:
+        assert {bid: (r["title"], r["collectionIds"], r["userTags"]) for bid, r in library.bookmarks.items()} \
+            == server_bookmarks
+        assert set(library.bookmark_tombstones) == {b.client_bookmark_id for b in stored_bookmarks if b.is_deleted}
+        assert {cid: (r["name"], r["parentId"]) for cid, r in library.collections.items()} == server_collections
+        assert set(library.collection_tombstones) == {
+            c.collection_id for c in stored_collections if c.is_deleted
+        }

@@ -81,3 +81,76 @@ async def test_unknown_route_and_method(http: httpx.AsyncClient, user: Any) -> N
     assert response.status_code == 404 and response.json()["code"] == "not-found"
     response = await http.post("/v1/bookmarks/delta", headers=user.headers)
     assert response.status_code == 405 and response.json()["code"] == "method-not-allowed"
+
+
+NUL = "a\u0000b"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"url": "https://e.com/" + NUL}, "url"),
+        ({"url": "https://e.com/", "title": NUL}, "title"),
+        ({"url": "https://e.com/", "notes": NUL}, "notes"),
+        ({"url": "https://e.com/", "description": NUL}, "description"),
+        ({"url": "https://e.com/", "thumbnailUrl": "https://e.com/" + NUL}, "thumbnailUrl"),
+        ({"url": "https://e.com/", "collectionIds": ["ok", NUL]}, "collectionIds"),
+        ({"url": "https://e.com/", "clientSavedAt": "1"}, "clientSavedAt"),
+        ({"url": "https://e.com/", "clientSavedAt": "1700000000"}, "clientSavedAt"),
+        ({"url": "https://e.com/", "lastOpenedAt": 1700000000.5}, "lastOpenedAt"),
+        ({"url": "https://e.com/", "clientSavedAt": "9999-12-31T23:59:59-23:59"}, "clientSavedAt"),
+        ({"url": "https://e.com/", "lastOpenedAt": "0001-01-01T00:00:00+14:00"}, "lastOpenedAt"),
+        ({"url": "https://e.com/", "lastOpenedAt": "2026-01-31"}, "lastOpenedAt"),
+    ],
+)
+async def test_nul_text_and_bad_timestamps_are_refused(
+    http: httpx.AsyncClient, user: Any, sync: Any, body: Any, field: str
+) -> None:
+    response = await http.put("/v1/bookmarks/n1", json=body, headers=user.headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == "invalid-request" and field in response.json()["message"]
+    live, dead, _ = await sync(user)
+    assert not live and not dead
+
+
+async def test_nul_in_an_update_changes_nothing(http: httpx.AsyncClient, user: Any, sync: Any) -> None:
+    created = await http.put("/v1/bookmarks/n2", json={"url": "https://e.com/", "title": "kept",
+                                                       "collectionIds": ["c1"]}, headers=user.headers)
+    assert created.status_code == 200
+    for path, body in [
+        ("/v1/bookmarks/n2", {"url": "https://e.com/", "title": NUL}),
+        ("/v1/bookmarks/n2", {"url": "https://e.com/", "lastOpenedAt": "9999-12-31T23:59:59-23:59"}),
+        ("/v1/bookmarks/n2/collections", {"collectionIds": [NUL]}),
+    ]:
+        response = await http.put(path, json=body, headers=user.headers)
+        assert response.status_code == 400 and response.json()["code"] == "invalid-request", response.text
+    live, _, _ = await sync(user)
+    assert live["n2"]["title"] == "kept" and live["n2"]["collectionIds"] == ["c1"]
+    assert live["n2"]["updatedAt"] == created.json()["data"]["updatedAt"]
+
+
+async def test_timestamps_are_stored_as_the_same_instant(http: httpx.AsyncClient, user: Any) -> None:
+    response = await http.put("/v1/bookmarks/t1", json={"url": "https://e.com/",
+                                                        "clientSavedAt": "0001-01-01T00:00:00-01:00",
+                                                        "lastOpenedAt": "9999-12-31T23:59:59+00:00"},
+                              headers=user.headers)
+    assert response.status_code == 200, response.text
+    data = response.json()["data"]
+    assert data["clientSavedAt"].startswith("0001-01-01T01:00:00")
+    assert data["lastOpenedAt"].startswith("9999-12-31T23:59:59")
+
+
+async def test_altered_cursors_are_invalid_cursor(http: httpx.AsyncClient, user: Any) -> None:
+    for i in range(3):
+        await http.put(f"/v1/bookmarks/c{i}", json={"url": f"https://e.com/{i}"}, headers=user.headers)
+    first = await http.get("/v1/bookmarks/delta", params={"limit": "1"}, headers=user.headers)
+    cursor = first.json()["data"]["nextCursor"]
+    assert cursor
+    ok = await http.get("/v1/bookmarks/delta", params={"cursor": cursor}, headers=user.headers)
+    assert ok.status_code == 200
+    body, mac = cursor.split(".")
+    for altered in [cursor + "!", cursor + "~", cursor + " ", " " + cursor, cursor + "=", f"{body}=.{mac}",
+                    f"{body}.{mac}==", cursor + "\u0000"]:
+        response = await http.get("/v1/bookmarks/delta", params={"cursor": altered}, headers=user.headers)
+        assert response.status_code == 400, (altered, response.text)
+        assert response.json()["code"] == "invalid-cursor"

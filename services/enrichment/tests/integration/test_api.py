@@ -135,6 +135,33 @@ async def test_body_is_validated_before_consent(api: Api, users: AuthUsers) -> N
     assert malformed.json()["code"] == "invalid-request"
 
 
+async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(
+    api: Api, users: AuthUsers, bid: Any
+) -> None:
+    user = await users.create()
+    bookmark = bid()
+    ok_at = "2030-01-01T00:00:00Z"
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"clientBookmarkId": bookmark, "url": page("nul\u0000x"), "clientSavedAt": ok_at}, "url"),
+        ({"clientBookmarkId": "a\u0000b", "url": page("nul"), "clientSavedAt": ok_at}, "clientBookmarkId"),
+        ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1"}, "clientSavedAt"),
+        ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1700000000"}, "clientSavedAt"),
+        ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "9999-12-31T23:59:59-23:59"},
+         "clientSavedAt"),
+        ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "0001-01-01T00:00:00+14:00"},
+         "clientSavedAt"),
+    ]
+    for body, field in cases:
+        response = await api.http.post("/v1/enrichment/enqueue", json=body, headers=user.headers)
+        assert response.status_code == 400, (body, response.text)
+        assert response.json()["code"] == "invalid-request" and field in response.json()["message"], body
+    status = await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": "a\u0000b"},
+                                headers=user.headers)
+    assert status.status_code == 400 and status.json()["code"] == "invalid-request"
+    assert not await api.db.rows("SELECT 1 FROM bookmark_enrichments WHERE user_id = :u", u=user.id)
+    assert await month_used(api.db, user) == 0
+
+
 async def test_consent_is_checked_before_the_url(api: Api, users: AuthUsers, bid: Any) -> None:
     user = await users.create(use_ai=False)
     response = await api.enqueue(user, bid(), "ftp://files.example.org/x")

@@ -12,7 +12,13 @@ from starlette.middleware.cors import CORSMiddleware
 
 from common.app import broker_check, create_service_app
 from common.auth import AccessTokenVerifier
-from common.events import TOPIC_BOOKMARK_DELETED, TOPIC_BOOKMARK_SAVED, TOPIC_USER_DELETED, TOPIC_USER_MERGED
+from common.events import (
+    TOPIC_BOOKMARK_DELETED,
+    TOPIC_BOOKMARK_SAVED,
+    TOPIC_COLLECTION_CHANGED,
+    TOPIC_USER_DELETED,
+    TOPIC_USER_MERGED,
+)
 from common.jwt import JwksClient
 from common.tasks import BackgroundTasks
 from common.tracing import setup_tracing
@@ -86,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         nudge_tail = TopicTail(
             name="nudges",
             bootstrap=settings.kafka_bootstrap_servers,
-            topics=(TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED),
+            topics=(TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED),
             handler=nudge_handler(hub.notify),
         )
 

@@ -75,6 +75,8 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/bookmarks/{clientBookmarkId}", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{clientBookmarkId}/collections", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),
+    RouteSpec("/v1/collections/{collectionId}", BOOKMARKS, _R),
+    RouteSpec("/v1/collections/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/enrichment/enqueue", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/status", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),

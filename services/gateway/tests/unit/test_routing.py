@@ -32,6 +32,8 @@ from gateway.routing import AuthMode, Effect, has_dot_segments, route_for_path
             AuthMode.REQUIRED,
         ),
         ("/v1/bookmarks/a/b/c", "/v1/bookmarks/{rest:path}", "bookmarks", AuthMode.REQUIRED),
+        ("/v1/collections/c-1", "/v1/collections/{collectionId}", "bookmarks", AuthMode.REQUIRED),
+        ("/v1/collections/c/x", "/v1/collections/{rest:path}", "bookmarks", AuthMode.REQUIRED),
         ("/v1/enrichment/enqueue", "/v1/enrichment/enqueue", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/status", "/v1/enrichment/status", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/jobs/1", "/v1/enrichment/{rest:path}", "enrichment", AuthMode.REQUIRED),

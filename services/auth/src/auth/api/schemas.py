@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from auth.domain.model import Entitlements, IssuedSession, User
 from common.handlers import error_responses
+from common.validation import StrictText
 
 
 class _Body(BaseModel):
@@ -14,23 +15,23 @@ class _Body(BaseModel):
 
 
 class IdpASignIn(_Body):
-    idToken: StrictStr
+    idToken: StrictText
     link: StrictBool | None = None
 
 
 class IdpBSignIn(_Body):
-    identityToken: StrictStr
+    identityToken: StrictText
     # Accepted and ignored: no code-exchange endpoint is configured (decisions.md §3.4).
-    authorizationCode: StrictStr | None = None
+    authorizationCode: StrictText | None = None
     link: StrictBool | None = None
 
 
 class RefreshRequest(_Body):
-    refreshToken: StrictStr
+    refreshToken: StrictText
 
 
 class LogoutRequest(_Body):
-    refreshToken: StrictStr
+    refreshToken: StrictText
 
 
 class SettingsPatch(_Body):

@@ -27,3 +27,6 @@ AppSettings = Annotated[Settings, Depends(_settings)]
 ClientBookmarkId = Annotated[
     str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated bookmark id.")
 ]
+CollectionId = Annotated[
+    str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated collection id.")
+]

@@ -1,26 +1,32 @@
-"""HTTP routes of the bookmarks service (spec: Endpoints → bookmarks)."""
+"""HTTP routes of the bookmarks service (spec: Endpoints → bookmarks; extensions.md E1-E2)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse
+from pydantic.alias_generators import to_snake
 
 from bookmarks import service
-from bookmarks.api.deps import AppSettings, ClientBookmarkId, CurrentUser, Sessions
+from bookmarks.api import wire
+from bookmarks.api.deps import AppSettings, ClientBookmarkId, CollectionId, CurrentUser, Sessions
 from bookmarks.api.schemas import (
     ERROR_RESPONSES,
     BookmarkEnvelope,
     BookmarkUpsert,
+    CollectionEnvelope,
     CollectionsReplace,
+    CollectionUpsert,
     DeltaEnvelope,
 )
+from bookmarks.domain.collections import KEEP_PARENT, CollectionWrite
+from bookmarks.domain.model import Bookmark
 from bookmarks.metrics import DELTA_PAGE_RECORDS
 from common.errors import InvalidUrl
 from common.urls import InvalidUrlError, validate_http_url
 
 router = APIRouter(prefix="/v1/bookmarks", tags=["bookmarks"], responses=ERROR_RESPONSES)
+collections_router = APIRouter(prefix="/v1/collections", tags=["collections"], responses=ERROR_RESPONSES)
 
 
 @router.get("/delta", response_model=DeltaEnvelope)
@@ -30,23 +36,32 @@ async def get_delta(
     settings: AppSettings,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-) -> Response:
-    """Delta sync: records strictly after ``cursor`` in (updatedAt, clientBookmarkId) order."""
+) -> dict[str, Any]:
+    """Delta sync: bookmarks and collections strictly after ``cursor`` in stream order; ``limit``
+    counts every record of the page."""
     page = await service.read_delta(
         sessions=sessions, owner=user.user_id, cursor=cursor, limit=limit, cursor_secret=settings.cursor_secret
     )
-    DELTA_PAGE_RECORDS.labels("bookmarks").observe(len(page.upserts) + len(page.tombstones))
-    # Built directly: re-validating up to 1000 records through the response model is the hot path's cost.
-    return JSONResponse(
-        {
-            "data": {
-                "cursor": page.cursor,
-                "nextCursor": page.next_cursor,
-                "upserts": page.upserts,
-                "tombstones": page.tombstones,
-            }
-        }
-    )
+    DELTA_PAGE_RECORDS.labels("bookmarks").observe(len(page.records))
+    data: dict[str, Any] = {
+        "cursor": page.cursor,
+        "nextCursor": page.next_cursor,
+        "upserts": [],
+        "tombstones": [],
+        "collections": [],
+        "collectionTombstones": [],
+    }
+    for record in page.records:
+        if isinstance(record, Bookmark):
+            if record.is_deleted:
+                data["tombstones"].append(wire.bookmark_tombstone(record))
+            else:
+                data["upserts"].append(wire.bookmark(record, is_pro=page.is_pro))
+        elif record.is_deleted:
+            data["collectionTombstones"].append(wire.collection_tombstone(record))
+        else:
+            data["collections"].append(wire.collection(record))
+    return {"data": data}
 
 
 @router.put("/{clientBookmarkId}", response_model=BookmarkEnvelope)
@@ -55,19 +70,20 @@ async def put_bookmark(
     body: BookmarkUpsert,
     user: CurrentUser,
     sessions: Sessions,
-) -> Response:
+) -> dict[str, Any]:
     """Create or update (merge) a bookmark; idempotent."""
     try:
         validate_http_url(body.url)
     except InvalidUrlError as exc:
         raise InvalidUrl(str(exc)) from exc
-    bookmark = await service.upsert_bookmark(
+    sent = body.model_dump(include=body.model_fields_set)
+    view = await service.upsert_bookmark(
         sessions=sessions,
         owner=user.user_id,
         client_bookmark_id=clientBookmarkId,
-        fields=body.model_dump(include=body.model_fields_set),
+        write=service.client_write({to_snake(k): v for k, v in sent.items()}),
     )
-    return JSONResponse({"data": bookmark})
+    return {"data": wire.bookmark(view.record, is_pro=view.is_pro)}
 
 
 @router.delete("/{clientBookmarkId}", status_code=204)
@@ -88,4 +104,29 @@ async def put_collections(
     await service.replace_collections(
         sessions=sessions, owner=user.user_id, client_bookmark_id=clientBookmarkId, collection_ids=body.collectionIds
     )
+    return Response(status_code=204)
+
+
+@collections_router.put("/{collectionId}", response_model=CollectionEnvelope)
+async def put_collection(
+    collectionId: CollectionId,  # noqa: N803 - the spec's name
+    body: CollectionUpsert,
+    user: CurrentUser,
+    sessions: Sessions,
+) -> dict[str, Any]:
+    """Create or merge a collection (absent ``parentId`` keeps the stored parent); idempotent."""
+    write = CollectionWrite(
+        name=body.name,
+        parent_id=body.parentId if "parentId" in body.model_fields_set else KEEP_PARENT,
+    )
+    record = await service.upsert_collection(
+        sessions=sessions, owner=user.user_id, collection_id=collectionId, write=write
+    )
+    return {"data": wire.collection(record)}
+
+
+@collections_router.delete("/{collectionId}", status_code=204)
+async def delete_collection(collectionId: CollectionId, user: CurrentUser, sessions: Sessions) -> Response:  # noqa: N803
+    """Delete (idempotent): children move to its parent, its id leaves every bookmark's collectionIds."""
+    await service.delete_collection(sessions=sessions, owner=user.user_id, collection_id=collectionId)
     return Response(status_code=204)

@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, field_validator
 
+from bookmarks.domain.tags import normalize_user_tags
 from common.handlers import error_responses
+from common.validation import Text, Timestamp
 
-
-def _iso8601_only(value: Any) -> Any:
-    # pydantic would also accept numbers as Unix times; the contract says ISO 8601 strings.
-    if value is not None and not isinstance(value, str | datetime):
-        raise ValueError("must be an ISO 8601 timestamp string")
-    return value
-
-
-def _assume_utc(value: datetime | None) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
-
-
-Timestamp = Annotated[datetime, BeforeValidator(_iso8601_only), AfterValidator(_assume_utc)]
-CollectionId = Annotated[str, Field(min_length=1, max_length=256)]
+CollectionId = Annotated[Text, Field(min_length=1, max_length=256)]
 CollectionIds = Annotated[list[CollectionId], Field(max_length=1000)]
+# Validated item by item by the domain rule (400 naming userTags; never silently dropped).
+UserTags = Annotated[
+    list[str],
+    Field(description="The user's own tags: trimmed, 1-64 chars, no control characters, at most 50."),
+    AfterValidator(lambda tags: list(normalize_user_tags(tags))),
+]
+ID_PATTERN = r"^[a-zA-Z0-9_-]{1,128}$"
 
 
 class BookmarkUpsert(BaseModel):
@@ -33,15 +26,17 @@ class BookmarkUpsert(BaseModel):
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
 
-    url: Annotated[str, Field(max_length=2048)]
+    url: Annotated[Text, Field(max_length=2048)]
     clientSavedAt: Timestamp | None = None
-    title: Annotated[str, Field(max_length=1000)] | None = None
-    description: Annotated[str, Field(max_length=10_000)] | None = None
-    thumbnailUrl: Annotated[str, Field(max_length=2048)] | None = None
+    title: Annotated[Text, Field(max_length=1000)] | None = None
+    description: Annotated[Text, Field(max_length=10_000)] | None = None
+    thumbnailUrl: Annotated[Text, Field(max_length=2048)] | None = None
     isFavorite: StrictBool | None = None
-    notes: Annotated[str, Field(max_length=10_000)] | None = None
+    notes: Annotated[Text, Field(max_length=10_000)] | None = None
     lastOpenedAt: Timestamp | None = None
     collectionIds: CollectionIds | None = None
+    userTags: UserTags = Field(default_factory=list)
+    isArchived: StrictBool = False
 
 
 class CollectionsReplace(BaseModel):
@@ -67,6 +62,8 @@ class Bookmark(BaseModel):
     lastErrorCode: str | None
     isFavorite: bool
     collectionIds: list[str]
+    userTags: list[str]
+    isArchived: bool
     notes: str | None
     clientSavedAt: str | None
     lastOpenedAt: str | None
@@ -84,11 +81,49 @@ class Tombstone(BaseModel):
     deletedAt: str
 
 
+class CollectionUpsert(BaseModel):
+    """PUT body: ``name`` required on create; an absent ``parentId`` keeps the stored parent."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: Annotated[Text, Field(max_length=1000)] | None = None
+    parentId: Annotated[str, Field(pattern=ID_PATTERN)] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _trimmed_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        name = value.strip()
+        if not 1 <= len(name) <= 200:
+            raise ValueError("name must have 1-200 characters after trimming")
+        return name
+
+
+class Collection(BaseModel):
+    id: str
+    name: str
+    parentId: str | None
+    createdAt: str
+    updatedAt: str
+
+
+class CollectionEnvelope(BaseModel):
+    data: Collection
+
+
+class CollectionTombstone(BaseModel):
+    id: str
+    deletedAt: str
+
+
 class DeltaData(BaseModel):
     cursor: str | None
     nextCursor: str | None
     upserts: list[Bookmark]
     tombstones: list[Tombstone]
+    collections: list[Collection]
+    collectionTombstones: list[CollectionTombstone]
 
 
 class DeltaEnvelope(BaseModel):

@@ -10,6 +10,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,12 +19,20 @@ from common.errors import InvalidCursor
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _VERSION = "1"
+_B64URL = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True, slots=True)
 class StreamPosition:
+    """A point of a user's stream. Bookmarks and collections share the stream (extensions.md E2), so
+    ``client_bookmark_id`` holds the record's id, a bookmark's or a collection's (see ``record_id``)."""
+
     updated_at: datetime
     client_bookmark_id: str
+
+    @property
+    def record_id(self) -> str:
+        return self.client_bookmark_id
 
 
 def _b64(data: bytes) -> str:
@@ -31,7 +40,13 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Strict: only the unpadded base64url that :func:`_b64` writes, so one cursor has one spelling."""
+    if not _B64URL.fullmatch(text):
+        raise ValueError("not unpadded base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:  # unused trailing bits set: another spelling of the same bytes
+        raise ValueError("not canonical base64url")
+    return data
 
 
 def _micros(ts: datetime) -> int:
@@ -57,7 +72,10 @@ def decode_cursor(cursor: str, *, owner: uuid.UUID, secret: str) -> StreamPositi
         raise InvalidCursor() from exc
     if not hmac.compare_digest(mac, _mac(secret.encode(), owner, body)):
         raise InvalidCursor()
-    version, micros, client_bookmark_id = body.split("|", 2)
-    if version != _VERSION:
-        raise InvalidCursor()
-    return StreamPosition(_EPOCH + timedelta(microseconds=int(micros)), client_bookmark_id)
+    try:
+        version, micros, client_bookmark_id = body.split("|", 2)
+        if version != _VERSION:
+            raise ValueError(f"cursor version {version!r}")
+        return StreamPosition(_EPOCH + timedelta(microseconds=int(micros)), client_bookmark_id)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidCursor() from exc

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from common.errors import NotFound, Unauthorized
+from common.errors import InvalidRequest, NotFound, Unauthorized
 
 
 class BookmarkNotFound(NotFound):
@@ -11,3 +11,7 @@ class BookmarkNotFound(NotFound):
 
 class UserGone(Unauthorized):
     default_message = "This account was deleted or merged into another account."
+
+
+class InvalidCollection(InvalidRequest):
+    default_message = "This collection cannot be written."

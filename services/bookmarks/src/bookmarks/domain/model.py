@@ -1,31 +1,37 @@
-"""The bookmark as the API and delta stream show it, and the rules for merging a client write."""
+"""The bookmark as a frozen domain object, and the pure rules that change it (no I/O here).
+
+A stored bookmark row maps onto :class:`Bookmark` field by field (same names as the table's columns),
+so adding a field is one attribute here, one column in ``store/tables.py`` (plus a migration) and, for
+a field clients see, one attribute in each wire model of ``api/schemas.py``.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from common.events import EnrichmentResult
+
 CLIENT_BOOKMARK_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 
-# Client-writable fields: API name -> column.
-CLIENT_FIELDS: dict[str, str] = {
-    "url": "url",
-    "clientSavedAt": "client_saved_at",
-    "title": "title",
-    "description": "description",
-    "thumbnailUrl": "thumbnail_url",
-    "isFavorite": "is_favorite",
-    "notes": "notes",
-    "lastOpenedAt": "last_opened_at",
-    "collectionIds": "collection_ids",
-}
+# Fields a client write may set (decisions.md §4.2; extensions.md E1). Everything else is the server's.
+CLIENT_FIELDS = frozenset(
+    {
+        "url", "normalized_url", "domain", "client_saved_at", "title", "description", "thumbnail_url",
+        "is_favorite", "notes", "last_opened_at", "collection_ids", "user_tags", "is_archived",
+    }
+)
 
 # Cleared when a write changes the normalized URL: they described the old page (decisions.md §4.2).
-ENRICHMENT_RESET: dict[str, Any] = {
+ENRICHMENT_RESET: Mapping[str, Any] = {
     "summary": None,
     "save_why": None,
-    "tags": [],
+    "tags": (),
     "enrichment_status": "pending",
     "snapshot_status": "pending",
     "last_error_code": None,
@@ -35,50 +41,208 @@ ENRICHMENT_RESET: dict[str, Any] = {
     "thumbnail_url": None,
 }
 
-COLUMNS = (
-    "owner_uid", "client_bookmark_id", "url", "normalized_url", "domain", "title", "description",
-    "thumbnail_url", "summary", "save_why", "tags", "enrichment_status", "snapshot_status",
-    "last_error_code", "is_favorite", "collection_ids", "notes", "client_saved_at", "last_opened_at",
-    "created_at", "updated_at", "enriched_at", "deleted_at",
-)
+
+@dataclass(frozen=True, slots=True)
+class Bookmark:
+    """One bookmark of one user; ``deleted_at`` set means it is a tombstone at position ``updated_at``."""
+
+    owner_uid: uuid.UUID
+    client_bookmark_id: str
+    url: str
+    normalized_url: str
+    domain: str
+    created_at: datetime
+    updated_at: datetime
+    title: str | None = None
+    description: str | None = None
+    thumbnail_url: str | None = None
+    summary: str | None = None
+    save_why: str | None = None
+    tags: tuple[str, ...] = ()
+    enrichment_status: str = "pending"
+    snapshot_status: str = "pending"
+    last_error_code: str | None = None
+    is_favorite: bool = False
+    collection_ids: tuple[str, ...] = ()
+    user_tags: tuple[str, ...] = ()
+    is_archived: bool = False
+    notes: str | None = None
+    client_saved_at: datetime | None = None
+    last_opened_at: datetime | None = None
+    enriched_at: datetime | None = None
+    deleted_at: datetime | None = None
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any], prefix: str = "") -> Bookmark:
+        return cls(**_read_fields(cls, row, prefix))
+
+    def to_row(self) -> dict[str, Any]:
+        """Column values for the store (tuples become lists for PostgreSQL arrays)."""
+        return _write_fields(self)
 
 
-def iso(ts: datetime | None) -> str | None:
-    # Microseconds always: positions one microsecond apart must stay distinguishable to clients.
-    return ts.isoformat(timespec="microseconds").replace("+00:00", "Z") if ts is not None else None
-
-
-def to_api(row: Any, *, is_pro: bool) -> dict[str, Any]:
-    """Bookmark resource of the spec; ``saveWhy`` is Pro-gated (decisions.md §4.5)."""
+def _read_fields(cls: Any, row: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
+    # PostgreSQL arrays arrive as lists; the domain keeps them as (immutable) tuples.
     return {
-        "ownerUid": str(row["owner_uid"]),
-        "clientBookmarkId": row["client_bookmark_id"],
-        "url": row["url"],
-        "normalizedUrl": row["normalized_url"],
-        "domain": row["domain"],
-        "title": row["title"],
-        "description": row["description"],
-        "thumbnailUrl": row["thumbnail_url"],
-        "summary": row["summary"],
-        "saveWhy": row["save_why"] if is_pro else None,
-        "tags": list(row["tags"] or []),
-        "enrichmentStatus": row["enrichment_status"],
-        "snapshotStatus": row["snapshot_status"],
-        "lastErrorCode": row["last_error_code"],
-        "isFavorite": row["is_favorite"],
-        "collectionIds": list(row["collection_ids"] or []),
-        "notes": row["notes"],
-        "clientSavedAt": iso(row["client_saved_at"]),
-        "lastOpenedAt": iso(row["last_opened_at"]),
-        "createdAt": iso(row["created_at"]),
-        "updatedAt": iso(row["updated_at"]),
-        "enrichedAt": iso(row["enriched_at"]),
+        f.name: tuple(value) if isinstance(value := row[prefix + f.name], list) else value
+        for f in dataclasses.fields(cls)
     }
 
 
-def to_tombstone(row: Any) -> dict[str, Any]:
-    return {"clientBookmarkId": row["client_bookmark_id"], "deletedAt": iso(row["deleted_at"])}
+def _write_fields(obj: Any) -> dict[str, Any]:
+    return {
+        f.name: list(value) if isinstance(value := getattr(obj, f.name), tuple) else value
+        for f in dataclasses.fields(obj)
+    }
 
 
-def dedupe(ids: list[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
+@dataclass(frozen=True, slots=True)
+class BookmarkWrite:
+    """A client's PUT: only the fields it sent (``changes``), already validated and normalized."""
+
+    changes: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, sent: Mapping[str, Any]) -> BookmarkWrite:
+        unknown = set(sent) - CLIENT_FIELDS
+        if unknown:
+            raise ValueError(f"not client-writable: {sorted(unknown)}")
+        changes = {k: tuple(v) if isinstance(v, list | tuple) else v for k, v in sent.items()}
+        if "collection_ids" in changes:
+            changes["collection_ids"] = dedupe(changes["collection_ids"] or ())
+        for flag in ("is_favorite", "is_archived"):
+            if flag in changes and changes[flag] is None:
+                changes[flag] = False
+        return cls(changes)
+
+
+def dedupe(ids: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(ids))
+
+
+def new_bookmark(owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite, position: datetime) -> Bookmark:
+    """The record a first write creates (created and positioned at ``position``)."""
+    return Bookmark(
+        owner_uid=owner,
+        client_bookmark_id=client_bookmark_id,
+        created_at=position,
+        updated_at=position,
+        **write.changes,
+    )
+
+
+def merge_write(existing: Bookmark, write: BookmarkWrite, position: datetime) -> Bookmark | None:
+    """Merge a write into a stored record: sent fields overwrite, absent ones keep, a tombstone revives.
+
+    A changed normalized URL resets what enrichment said about the old page. Returns None when the
+    write is redundant (a live record already in exactly that state): no new position, nothing to sync.
+    """
+    changes = dict(write.changes)
+    if url_changed(existing, write):
+        changes = {**ENRICHMENT_RESET, **changes}
+    if not existing.is_deleted and all(getattr(existing, k) == v for k, v in changes.items()):
+        return None
+    return replace(existing, **changes, updated_at=position, deleted_at=None)
+
+
+def url_changed(existing: Bookmark, write: BookmarkWrite) -> bool:
+    return "normalized_url" in write.changes and existing.normalized_url != write.changes["normalized_url"]
+
+
+def tombstone(
+    existing: Bookmark | None, owner: uuid.UUID, client_bookmark_id: str, position: datetime
+) -> Bookmark | None:
+    """Soft-delete; an unknown id still gets a tombstone (offline create+delete replays converge).
+
+    None when it is already deleted (idempotent: no new position).
+    """
+    if existing is None:
+        return Bookmark(
+            owner_uid=owner, client_bookmark_id=client_bookmark_id, url="", normalized_url="", domain="",
+            created_at=position, updated_at=position, deleted_at=position,
+        )
+    if existing.is_deleted:
+        return None
+    return replace(existing, updated_at=position, deleted_at=position)
+
+
+def with_collections(existing: Bookmark, collection_ids: Iterable[str], position: datetime) -> Bookmark | None:
+    """Replace memberships exactly; None when nothing changes."""
+    wanted = dedupe(collection_ids)
+    if existing.collection_ids == wanted:
+        return None
+    return replace(existing, collection_ids=wanted, updated_at=position)
+
+
+def without_collection(existing: Bookmark, collection_id: str, position: datetime) -> Bookmark | None:
+    """Remove one collection id (the collection was deleted); None when the bookmark did not have it."""
+    if collection_id not in existing.collection_ids:
+        return None
+    kept = tuple(c for c in existing.collection_ids if c != collection_id)
+    return replace(existing, collection_ids=kept, updated_at=position)
+
+
+def enrichment_applies(existing: Bookmark | None, normalized_url: str) -> bool:
+    """A result applies to a live bookmark still pointing at the page it describes."""
+    return existing is not None and not existing.is_deleted and existing.normalized_url == normalized_url
+
+
+def apply_enrichment(
+    existing: Bookmark, result: EnrichmentResult, enriched_at: datetime, position: datetime
+) -> Bookmark:
+    """Write the server's enrichment fields. Title, description and thumbnail are server-authoritative,
+    but an empty value never erases what the user typed; the user's own fields are never touched."""
+    updated = replace(
+        existing,
+        summary=result.summary,
+        save_why=result.saveWhy,
+        tags=tuple(result.tags),
+        enrichment_status="completed",
+        snapshot_status=result.snapshotStatus,
+        last_error_code=None,
+        enriched_at=enriched_at,
+        updated_at=position,
+    )
+    if result.title:
+        updated = replace(updated, title=result.title)
+    if result.description:
+        updated = replace(updated, description=result.description)
+    if result.thumbnailUrl:
+        updated = replace(updated, thumbnail_url=result.thumbnailUrl)
+    return updated
+
+
+def apply_enrichment_failure(
+    existing: Bookmark, status: str, error_code: str | None, position: datetime
+) -> Bookmark | None:
+    """Record a failed or retrying enrichment; None when a result is already there (late report)."""
+    if existing.enrichment_status == "completed":
+        return None
+    snapshot = existing.snapshot_status
+    if status == "failed" and snapshot in ("pending", "processing"):
+        snapshot = "failed"  # final: no snapshot will be taken (decisions.md §6.7)
+    return replace(
+        existing, enrichment_status=status, last_error_code=error_code, snapshot_status=snapshot,
+        updated_at=position,
+    )
+
+
+def with_position(existing: Bookmark, position: datetime) -> Bookmark:
+    """Re-stream an unchanged record (e.g. its visible ``saveWhy`` changed with the plan)."""
+    return replace(existing, updated_at=position)
+
+
+def incoming_wins(existing: Bookmark | None, incoming: Bookmark) -> bool:
+    """Account merge (decisions.md §3.4): the later ``updatedAt`` wins per id; a tie keeps the target's."""
+    return existing is None or existing.updated_at < incoming.updated_at
+
+
+def moved_to(record: Bookmark, target: uuid.UUID, position: datetime) -> Bookmark:
+    """The source's winning record as it enters the target's stream at ``position``."""
+    return replace(
+        record, owner_uid=target, updated_at=position, deleted_at=position if record.is_deleted else None
+    )

@@ -1,162 +1,236 @@
-"""Writes to the bookmarks database. Every write of a user's stream first takes a position from
-:func:`allocate_positions`, which locks the user's stream row until commit (ARCHITECTURE rule 3)."""
+"""Writes to the bookmarks database, in SQLAlchemy Core over ``store/tables.py``.
+
+Every write of a user's stream first takes a position from :func:`allocate_positions`, which locks the
+user's stream row until commit (ARCHITECTURE rule 3). Reads return frozen domain objects.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import RowMapping, text
+from sqlalchemy import Table, delete, func, literal, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import Interval
 
-from bookmarks.domain.model import COLUMNS
+from bookmarks.domain.collections import Collection
+from bookmarks.domain.model import Bookmark
+from bookmarks.store.tables import bookmarks, collections, deleted_users, pending_enrichments, user_streams
 from common.outbox import forget_published_events
 
-_ONE_MICROSECOND = timedelta(microseconds=1)
+ONE_MICROSECOND = timedelta(microseconds=1)
 
-_ALLOCATE = text(
-    """
-    INSERT INTO user_streams AS s (owner_uid, last_position)
-    VALUES (:owner, clock_timestamp() + (:n - 1) * interval '1 microsecond')
-    ON CONFLICT (owner_uid) DO UPDATE
-      SET last_position = GREATEST(clock_timestamp(), s.last_position + interval '1 microsecond')
-                          + (:n - 1) * interval '1 microsecond'
-    RETURNING last_position, is_pro
-    """
-)
+
+def _micros(n: int) -> Any:
+    return literal(n * ONE_MICROSECOND, Interval())
 
 
 async def allocate_positions(session: AsyncSession, owner: uuid.UUID, count: int = 1) -> tuple[datetime, bool]:
     """Reserve ``count`` consecutive positions (1 µs apart) after every committed one of this user.
 
-    The upsert holds the stream row's lock until the transaction ends, so positions are handed out in
-    commit order and a reader can never pass a position that a later commit fills. Returns the first
-    position and the user's Pro flag.
+    ``GREATEST(clock_timestamp(), last + 1 µs)``: strictly after the last position even if the clock
+    stepped back. The upsert holds the stream row's lock until the transaction ends, so positions are
+    handed out in commit order and a reader can never pass a position that a later commit fills.
+    Returns the first position and the user's Pro flag.
     """
-    row = (await session.execute(_ALLOCATE, {"owner": owner, "n": max(1, count)})).one()
+    n = max(1, count)
+    statement = (
+        insert(user_streams)
+        .values(owner_uid=owner, last_position=func.clock_timestamp() + _micros(n - 1))
+        .on_conflict_do_update(
+            index_elements=[user_streams.c.owner_uid],
+            set_={
+                "last_position": func.greatest(
+                    func.clock_timestamp(), user_streams.c.last_position + _micros(1)
+                ) + _micros(n - 1)
+            },
+        )
+        .returning(user_streams.c.last_position, user_streams.c.is_pro)
+    )
+    row = (await session.execute(statement)).one()
     last: datetime = row.last_position
-    return last - (max(1, count) - 1) * _ONE_MICROSECOND, bool(row.is_pro)
+    return last - (n - 1) * ONE_MICROSECOND, bool(row.is_pro)
 
 
 async def is_user_deleted(session: AsyncSession, owner: uuid.UUID) -> bool:
-    found = await session.execute(text("SELECT 1 FROM deleted_users WHERE owner_uid = :o"), {"o": owner})
+    found = await session.execute(select(literal(1)).where(deleted_users.c.owner_uid == owner))
     return found.first() is not None
 
 
-async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> RowMapping | None:
-    result = await session.execute(
-        text("SELECT * FROM bookmarks WHERE owner_uid = :o AND client_bookmark_id = :id FOR UPDATE"),
-        {"o": owner, "id": client_bookmark_id},
+async def _upsert(session: AsyncSession, table: Table, values: dict[str, Any]) -> None:
+    keys = [c.name for c in table.primary_key.columns]
+    statement = insert(table).values(values)
+    statement = statement.on_conflict_do_update(
+        index_elements=keys, set_={k: statement.excluded[k] for k in values if k not in keys}
     )
-    return result.mappings().first()
+    await session.execute(statement)
 
 
-async def insert_bookmark(session: AsyncSession, values: dict[str, Any]) -> RowMapping:
-    cols = [c for c in COLUMNS if c in values]
-    statement = text(
-        f"INSERT INTO bookmarks ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)}) "  # noqa: S608
-        "RETURNING *"
+# --- bookmarks ----------------------------------------------------------------------------------------
+
+
+async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
+    statement = (
+        select(bookmarks)
+        .where(bookmarks.c.owner_uid == owner, bookmarks.c.client_bookmark_id == client_bookmark_id)
+        .with_for_update()
     )
-    return (await session.execute(statement, values)).mappings().one()
+    row = (await session.execute(statement)).mappings().first()
+    return Bookmark.from_row(row) if row is not None else None
 
 
-async def update_bookmark(
-    session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str, changes: dict[str, Any]
-) -> RowMapping:
-    # Column names come from our own constant list, never from the request.
-    assignments = ", ".join(f"{c} = :{c}" for c in changes if c in COLUMNS)
-    statement = text(
-        f"UPDATE bookmarks SET {assignments} WHERE owner_uid = :_owner AND client_bookmark_id = :_id "  # noqa: S608
-        "RETURNING *"
+async def put_bookmark(session: AsyncSession, bookmark: Bookmark) -> None:
+    """Store the record as it is (insert or replace every column): one statement, one round trip."""
+    await _upsert(session, bookmarks, bookmark.to_row())
+
+
+async def put_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> None:
+    for record in records:
+        await put_bookmark(session, record)
+
+
+async def _select_bookmarks(session: AsyncSession, *where: Any) -> list[Bookmark]:
+    statement = (
+        select(bookmarks)
+        .where(*where)
+        .order_by(bookmarks.c.updated_at, bookmarks.c.client_bookmark_id)
+        .with_for_update()
     )
-    params = {**changes, "_owner": owner, "_id": client_bookmark_id}
-    return (await session.execute(statement, params)).mappings().one()
+    return [Bookmark.from_row(r) for r in (await session.execute(statement)).mappings()]
+
+
+async def with_save_why(session: AsyncSession, owner: uuid.UUID) -> list[Bookmark]:
+    return await _select_bookmarks(
+        session, bookmarks.c.owner_uid == owner, bookmarks.c.save_why.is_not(None), bookmarks.c.deleted_at.is_(None)
+    )
+
+
+async def in_collection(session: AsyncSession, owner: uuid.UUID, collection_id: str) -> list[Bookmark]:
+    """Every bookmark (tombstones too) whose ``collection_ids`` name ``collection_id``."""
+    return await _select_bookmarks(
+        session, bookmarks.c.owner_uid == owner, bookmarks.c.collection_ids.any(collection_id)
+    )
+
+
+async def all_for_owner(session: AsyncSession, owner: uuid.UUID) -> list[Bookmark]:
+    return await _select_bookmarks(session, bookmarks.c.owner_uid == owner)
+
+
+# --- collections --------------------------------------------------------------------------------------
+
+
+async def get_collection_for_update(
+    session: AsyncSession, owner: uuid.UUID, collection_id: str
+) -> Collection | None:
+    statement = (
+        select(collections)
+        .where(collections.c.owner_uid == owner, collections.c.collection_id == collection_id)
+        .with_for_update()
+    )
+    row = (await session.execute(statement)).mappings().first()
+    return Collection.from_row(row) if row is not None else None
+
+
+async def live_collection_parents(session: AsyncSession, owner: uuid.UUID) -> dict[str, str | None]:
+    """Every live collection of the user → its parent id (the tree the nesting rules check)."""
+    statement = select(collections.c.collection_id, collections.c.parent_id).where(
+        collections.c.owner_uid == owner, collections.c.deleted_at.is_(None)
+    )
+    return {r.collection_id: r.parent_id for r in await session.execute(statement)}
+
+
+async def _select_collections(session: AsyncSession, *where: Any) -> list[Collection]:
+    statement = (
+        select(collections)
+        .where(*where)
+        .order_by(collections.c.updated_at, collections.c.collection_id)
+        .with_for_update()
+    )
+    return [Collection.from_row(r) for r in (await session.execute(statement)).mappings()]
+
+
+async def children_of(session: AsyncSession, owner: uuid.UUID, collection_id: str) -> list[Collection]:
+    return await _select_collections(
+        session,
+        collections.c.owner_uid == owner,
+        collections.c.parent_id == collection_id,
+        collections.c.deleted_at.is_(None),
+    )
+
+
+async def all_collections_for_owner(session: AsyncSession, owner: uuid.UUID) -> list[Collection]:
+    return await _select_collections(session, collections.c.owner_uid == owner)
+
+
+async def put_collection(session: AsyncSession, collection: Collection) -> None:
+    await _upsert(session, collections, collection.to_row())
+
+
+# --- users --------------------------------------------------------------------------------------------
 
 
 async def set_pro(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> bool:
     """Record the plan; return True when it changed."""
-    result = await session.execute(
-        text(
-            """
-            WITH prev AS (SELECT is_pro FROM user_streams WHERE owner_uid = :o FOR UPDATE)
-            INSERT INTO user_streams (owner_uid, last_position, is_pro) VALUES (:o, clock_timestamp(), :p)
-            ON CONFLICT (owner_uid) DO UPDATE SET is_pro = EXCLUDED.is_pro
-            RETURNING (SELECT is_pro FROM prev) AS previous
-            """
-        ),
-        {"o": owner, "p": is_pro},
+    prev = (
+        select(user_streams.c.is_pro).where(user_streams.c.owner_uid == owner).with_for_update().cte("prev")
     )
-    previous = result.one().previous
+    statement = (
+        insert(user_streams)
+        .values(owner_uid=owner, last_position=func.clock_timestamp(), is_pro=is_pro)
+        .on_conflict_do_update(index_elements=[user_streams.c.owner_uid], set_={"is_pro": is_pro})
+        .returning(select(prev.c.is_pro).scalar_subquery().label("previous"))
+        .add_cte(prev)
+    )
+    previous = (await session.execute(statement)).one().previous
     if previous is None:  # first time we hear of this user: only an upgrade changes what devices see
         return is_pro
     return bool(previous != is_pro)
 
 
-async def ids_with_save_why(session: AsyncSession, owner: uuid.UUID) -> list[str]:
-    result = await session.execute(
-        text(
-            "SELECT client_bookmark_id FROM bookmarks WHERE owner_uid = :o AND save_why IS NOT NULL "
-            "AND deleted_at IS NULL ORDER BY updated_at, client_bookmark_id FOR UPDATE"
-        ),
-        {"o": owner},
-    )
-    return [r[0] for r in result]
-
-
-async def all_for_owner(session: AsyncSession, owner: uuid.UUID) -> list[RowMapping]:
-    result = await session.execute(
-        text("SELECT * FROM bookmarks WHERE owner_uid = :o ORDER BY updated_at, client_bookmark_id FOR UPDATE"),
-        {"o": owner},
-    )
-    return list(result.mappings())
-
-
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
-    for table in ("bookmarks", "pending_enrichments", "user_streams"):
-        await session.execute(text(f"DELETE FROM {table} WHERE owner_uid = :o"), {"o": owner})  # noqa: S608
+    for table in (bookmarks, collections, pending_enrichments, user_streams):
+        await session.execute(delete(table).where(table.c.owner_uid == owner))
     await session.execute(
-        text("INSERT INTO deleted_users (owner_uid, deleted_at) VALUES (:o, now()) ON CONFLICT DO NOTHING"),
-        {"o": owner},
+        insert(deleted_users).values(owner_uid=owner, deleted_at=func.now()).on_conflict_do_nothing()
     )
     await forget_published_events(session, key=str(owner))
 
 
+# --- enrichment results that arrived before their bookmark --------------------------------------------
+
+
 async def save_pending_enrichment(
-    session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str, normalized_url: str, event: str
+    session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str, normalized_url: str, event: dict[str, Any]
 ) -> None:
-    await session.execute(
-        text(
-            """
-            INSERT INTO pending_enrichments (owner_uid, client_bookmark_id, normalized_url, event)
-            VALUES (:o, :id, :u, CAST(:e AS jsonb))
-            ON CONFLICT (owner_uid, client_bookmark_id)
-            DO UPDATE SET normalized_url = EXCLUDED.normalized_url, event = EXCLUDED.event, received_at = now()
-            """
-        ),
-        {"o": owner, "id": client_bookmark_id, "u": normalized_url, "e": event},
+    statement = insert(pending_enrichments).values(
+        owner_uid=owner, client_bookmark_id=client_bookmark_id, normalized_url=normalized_url, event=event
     )
+    statement = statement.on_conflict_do_update(
+        index_elements=[pending_enrichments.c.owner_uid, pending_enrichments.c.client_bookmark_id],
+        set_={
+            "normalized_url": statement.excluded.normalized_url,
+            "event": statement.excluded.event,
+            "received_at": func.now(),
+        },
+    )
+    await session.execute(statement)
 
 
 async def take_pending_enrichment(
     session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str
 ) -> dict[str, Any] | None:
-    result = await session.execute(
-        text(
-            "DELETE FROM pending_enrichments WHERE owner_uid = :o AND client_bookmark_id = :id "
-            "RETURNING event"
-        ),
-        {"o": owner, "id": client_bookmark_id},
+    statement = (
+        delete(pending_enrichments)
+        .where(
+            pending_enrichments.c.owner_uid == owner,
+            pending_enrichments.c.client_bookmark_id == client_bookmark_id,
+        )
+        .returning(pending_enrichments.c.event)
     )
-    row = result.first()
+    row = (await session.execute(statement)).first()
     return dict(row.event) if row is not None else None
 
 
-ONE_MICROSECOND = _ONE_MICROSECOND
-
-
-async def delete_one(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> None:
-    await session.execute(
-        text("DELETE FROM bookmarks WHERE owner_uid = :o AND client_bookmark_id = :id"),
-        {"o": owner, "id": client_bookmark_id},
-    )

@@ -40,12 +40,31 @@ class BookmarkRow(SQLModel, table=True):
     last_error_code: str | None = Field(default=None, sa_column=Column(Text))
     is_favorite: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
     collection_ids: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
+    user_tags: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
+    is_archived: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
     notes: str | None = Field(default=None, sa_column=Column(Text))
     client_saved_at: datetime | None = Field(default=None, sa_column=_ts())
     last_opened_at: datetime | None = Field(default=None, sa_column=_ts())
     created_at: datetime = Field(sa_column=_ts(nullable=False))
     updated_at: datetime = Field(sa_column=_ts(nullable=False))
     enriched_at: datetime | None = Field(default=None, sa_column=_ts())
+    deleted_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class CollectionRow(SQLModel, table=True):
+    """One collection (folder) of one user; same stream-position semantics as a bookmark row."""
+
+    __tablename__ = "collections"
+    __table_args__ = (
+        Index("ix_collections_stream", "owner_uid", "updated_at", "collection_id", unique=True),
+    )
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    collection_id: str = Field(sa_column=Column(Text, primary_key=True))
+    name: str = Field(sa_column=Column(Text, nullable=False))
+    parent_id: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = Field(sa_column=_ts(nullable=False))
+    updated_at: datetime = Field(sa_column=_ts(nullable=False))
     deleted_at: datetime | None = Field(default=None, sa_column=_ts())
 
 
@@ -79,3 +98,10 @@ class PendingEnrichmentRow(SQLModel, table=True):
     event: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
     received_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False,
                                                    server_default=text("now()")))
+
+
+bookmarks = BookmarkRow.__table__  # type: ignore[attr-defined]
+collections = CollectionRow.__table__  # type: ignore[attr-defined]
+user_streams = UserStreamRow.__table__  # type: ignore[attr-defined]
+deleted_users = DeletedUserRow.__table__  # type: ignore[attr-defined]
+pending_enrichments = PendingEnrichmentRow.__table__  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
 from common.consumer import FETCH_MAX_WAIT_MS
-from common.events import BookmarkDeleted, BookmarkSaved, UserDeleted, UserMerged, parse_event
+from common.events import BookmarkDeleted, BookmarkSaved, CollectionChanged, UserDeleted, UserMerged, parse_event
 from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED
 from common.outbox import start_with_retry
 
@@ -221,11 +221,11 @@ def _event(record: Record) -> object | None:
 
 
 def nudge_handler(notify: Callable[[uuid.UUID, float], None]) -> RecordHandler:
-    """``bookmark.saved`` / ``bookmark.deleted`` → ``notify(user_id, occurred_at_epoch)``."""
+    """``bookmark.saved`` / ``bookmark.deleted`` / ``collection.changed`` → ``notify(user_id, occurred_at_epoch)``."""
 
     def handle(record: Record) -> None:
         event = _event(record)
-        if isinstance(event, BookmarkSaved | BookmarkDeleted):
+        if isinstance(event, BookmarkSaved | BookmarkDeleted | CollectionChanged):
             notify(event.userId, event.occurredAt.timestamp())
 
     return handle

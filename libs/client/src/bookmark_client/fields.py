@@ -1,0 +1,172 @@
+"""Validation of client-written values: the server's limits, mirrored so a write the server would refuse
+never enters the offline queue.
+
+Each check takes the field's wire name and a value and returns the value in wire form (or raises
+``ValueError``). :class:`Writable` attaches a check to a field of :class:`~bookmark_client.models.Bookmark`
+or :class:`~bookmark_client.models.Collection`: that annotation is the one place that makes a field
+client-writable (``merge.CLIENT_FIELDS`` and ``merge.COLLECTION_FIELDS`` are derived from it).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = [
+    "ID_PATTERN",
+    "MAX_COLLECTION_NAME",
+    "MAX_URL_LENGTH",
+    "MAX_USER_TAG_LENGTH",
+    "MAX_USER_TAGS",
+    "Check",
+    "Writable",
+    "boolean",
+    "collection_id",
+    "collection_ids",
+    "collection_name",
+    "nullable_text",
+    "parent_id",
+    "record_id",
+    "timestamp",
+    "url",
+    "user_tags",
+]
+
+Check = Callable[[str, Any], Any]
+
+ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+MAX_URL_LENGTH = 2048
+MAX_USER_TAGS = 50
+MAX_USER_TAG_LENGTH = 64
+MAX_COLLECTION_NAME = 200
+MAX_COLLECTION_IDS = 1000  # per bookmark
+
+
+@dataclass(frozen=True)
+class Writable:
+    """Marks a model field as written by clients; ``check`` validates and normalizes a value of it."""
+
+    check: Check
+
+
+def record_id(kind: str, value: Any) -> str:
+    # The server refuses other ids with 400 (decisions.md §4.1, extensions.md §E2).
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        raise ValueError(f"{kind} id must match {ID_PATTERN.pattern}: {value!r}")
+    return value
+
+
+def collection_id(value: Any) -> str:
+    return record_id("collection", value)
+
+
+def url(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string")
+    if len(value) > MAX_URL_LENGTH:
+        raise ValueError(f"{name} is longer than {MAX_URL_LENGTH} characters")
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError as exc:
+        raise ValueError(f"{name} is not parseable: {exc}") from None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise ValueError(f"{name} must be an http: or https: URL with a host")
+    return value
+
+
+def nullable_text(limit: int | None) -> Check:
+    def check(name: str, value: Any) -> str | None:
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name} must be a string or None")
+        if value is not None and limit is not None and len(value) > limit:
+            raise ValueError(f"{name} is longer than {limit} characters")
+        return None if value is None else _no_nul(name, value)
+
+    return check
+
+
+def timestamp(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return moment.isoformat()
+    if isinstance(value, str):
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{name} must be an ISO 8601 timestamp") from None
+        return value
+    raise ValueError(f"{name} must be an ISO 8601 string or a datetime")
+
+
+def boolean(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool")
+    return value
+
+
+def _string_list(name: str, value: Any) -> list[Any]:
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise ValueError(f"{name} must be a list of strings")
+    return list(value)
+
+
+def collection_ids(name: str, value: Any) -> list[str]:
+    ids = _string_list(name, value)
+    if not all(isinstance(item, str) and 0 < len(item) <= 256 for item in ids):
+        raise ValueError(f"{name} must be non-empty strings of at most 256 characters")
+    if len(ids) > MAX_COLLECTION_IDS:
+        raise ValueError(f"{name}: at most {MAX_COLLECTION_IDS} collections")
+    return [_no_nul(name, item) for item in ids]
+
+
+def _has_control(text: str) -> bool:
+    # Cc: C0/C1 controls (NUL, newline, ...); Cs: lone surrogates, which cannot be stored as UTF-8.
+    return any(unicodedata.category(char) in ("Cc", "Cs") for char in text)
+
+
+def _no_nul(name: str, text: str) -> str:
+    # The server refuses NUL in any client text (PostgreSQL cannot store it).
+    if "\x00" in text:
+        raise ValueError(f"{name} must not contain NUL characters")
+    return text
+
+
+def user_tags(name: str, value: Any) -> list[str]:
+    """Trimmed, 1-64 characters, no control characters, deduplicated case-insensitively keeping the
+    first spelling and the order, at most 50 (extensions.md §E1). A bad tag is refused, never dropped."""
+    tags: list[str] = []
+    seen: set[str] = set()
+    for item in _string_list(name, value):
+        if not isinstance(item, str):
+            raise ValueError(f"{name} must be a list of strings")
+        tag = item.strip()
+        if not tag or len(tag) > MAX_USER_TAG_LENGTH or _has_control(tag):
+            raise ValueError(f"{name}: each tag must be 1-{MAX_USER_TAG_LENGTH} characters without control characters")
+        if tag.casefold() not in seen:
+            seen.add(tag.casefold())
+            tags.append(tag)
+    if len(tags) > MAX_USER_TAGS:
+        raise ValueError(f"{name}: at most {MAX_USER_TAGS} distinct tags")
+    return tags
+
+
+def collection_name(name: str, value: Any) -> str:
+    if not isinstance(value, str) or len(value) > 1000:
+        # The server caps the raw input too (1,000 characters before trimming).
+        raise ValueError(f"{name} must be a string of at most 1000 characters")
+    text = value.strip()
+    if not 1 <= len(text) <= MAX_COLLECTION_NAME:
+        raise ValueError(f"{name} must be 1-{MAX_COLLECTION_NAME} characters after trimming")
+    return _no_nul(name, text)
+
+
+def parent_id(name: str, value: Any) -> str | None:
+    return None if value is None else record_id("parent collection", value)
