@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from common.events import Event, serialize_event
 from common.outbox import create_producer
+from common.server import HttpLimits, edge_protocol
 from devstack.testing import LocalJwksServer, serve_app
 from gateway.main import create_app
 from gateway.settings import Settings
@@ -217,7 +218,9 @@ def start_gateway(gateway_settings: Callable[..., Settings]) -> StartGateway:
     async def start(**overrides: Any) -> AsyncIterator[RunningGateway]:
         settings = gateway_settings(**overrides)
         app = create_app(settings)
-        async with serve_app(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
+        # Served like production: the services' HTTP protocol with its head limits (common.server).
+        protocol = edge_protocol(HttpLimits.from_settings(settings))
+        async with serve_app(app, http=protocol) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
             await wait_ready(client)
             yield RunningGateway(url=url, app=app, client=client, settings=settings)
 

@@ -40,4 +40,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await jwks.aclose()
 
-    return create_service_app(service=SERVICE, title="Bookmarks service", lifespan=lifespan, routers=[router])
+    return create_service_app(
+        service=SERVICE, title="Bookmarks service", lifespan=lifespan, routers=[router], settings=settings
+    )

@@ -1,6 +1,6 @@
 """Streaming reverse proxy to the upstream services over one pooled HTTP client.
 
-Bodies are streamed in both directions (the 1 MiB request limit of ``common.asgi.EdgeMiddleware`` still
+Bodies are streamed in both directions (the request body limit (MAX_BODY_BYTES) of ``common.asgi.EdgeMiddleware`` still
 applies: it counts what the body stream receives, and its exception is deliberately left to propagate
 so the middleware answers 413). Hop-by-hop headers are dropped both ways; the request id, W3C trace
 context and ``X-Forwarded-*`` are set for the next hop.
