@@ -4,10 +4,11 @@ Prometheus metrics on a separate listener that clients never reach.
 uvicorn's own protocol classes accept any number of headers of any size (httptools concatenates a long
 header value chunk by chunk, which costs the square of its size) and answer the requests they refuse
 themselves with ``text/plain``. :class:`EdgeHttpProtocol` is uvicorn's httptools protocol with three
-bounds checked while the request head is parsed — request target length, header count, total header
-bytes — and every refusal of the server layer (a bound, a malformed request line, a malformed
-``Content-Length``, an invalid URL) answered as ``{code, message}`` JSON with ``Connection: close``.
-It is passed to uvicorn as ``http=``, one class for every service.
+bounds checked while the request head is parsed (request target length, header count, total header
+bytes) and header values trimmed of the optional whitespace HTTP allows around them. Every refusal of
+the server layer (a bound, a malformed request line, a malformed ``Content-Length``, an invalid URL)
+is answered as ``{code, message}`` JSON with ``Connection: close``. It is passed to uvicorn as
+``http=``: one class for every service.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
             raise _Refused(target_too_long(self.limits))
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        value = value.strip(b" \t")  # optional whitespace around a field value is not part of it (RFC 9110 5.5)
         self._header_count += 1
         self._header_bytes += len(name) + len(value)
         if self._header_count > self.limits.max_header_count or self._header_bytes > self.limits.max_header_bytes:
@@ -157,15 +159,19 @@ def edge_protocol(limits: HttpLimits) -> type[EdgeHttpProtocol]:
     return type("EdgeHttpProtocol", (EdgeHttpProtocol,), {"limits": limits})
 
 
+def server_options(settings: CommonSettings) -> dict[str, Any]:
+    """The uvicorn options every service runs with (tests serve apps with them too)."""
+    return {
+        "http": edge_protocol(HttpLimits.from_settings(settings)),
+        # The client address is the gateway's business (GATEWAY_TRUSTED_PROXY_HOPS, then X-Client-IP):
+        # uvicorn's X-Forwarded-For handling would let any local caller choose it.
+        "proxy_headers": False,
+        "log_config": None,
+        "access_log": False,
+    }
+
+
 def serve(app: Any, *, settings: CommonSettings, host: str, port: int, metrics_port: int, **options: Any) -> None:
     """Run ``app`` on host:port (clients) and Prometheus metrics on host:metrics_port (scrapers only)."""
     start_http_server(metrics_port, addr=host)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        http=edge_protocol(HttpLimits.from_settings(settings)),
-        log_config=None,
-        access_log=False,
-        **options,
-    )
+    uvicorn.run(app, host=host, port=port, **{**server_options(settings), **options})

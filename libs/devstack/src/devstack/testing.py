@@ -112,7 +112,8 @@ async def serve_app(
     import uvicorn
 
     port = port or free_port()
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on", **options)
+    settings: dict[str, Any] = {"log_config": None, "access_log": False, **options}
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", **settings)
     server = uvicorn.Server(config)
     # Signals belong to the test runner, not to an app served inside it.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]

@@ -25,9 +25,6 @@ def main() -> None:
         ws_ping_interval=settings.ws_ping_seconds,
         ws_ping_timeout=settings.ws_ping_seconds,
         ws_max_size=64 * 1024,  # clients send nothing but control frames
-        # X-Forwarded-For is interpreted by the gateway itself (GATEWAY_TRUSTED_PROXY_HOPS); uvicorn's
-        # own handling would let any local client choose the address used for IP rate limits.
-        proxy_headers=False,
         timeout_keep_alive=30,
     )
 
