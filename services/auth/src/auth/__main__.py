@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from auth.main import create_app
 from auth.settings import Settings
-from common.logging import setup_logging
+from common.logging import register_secret, setup_logging
 from common.server import serve
 
 
 def main() -> None:
     settings = Settings()
     setup_logging("auth", settings.log_level)
+    register_secret(settings.admin_token.get_secret_value() if settings.admin_token else None)
     serve(
         create_app(settings),
         settings=settings,
