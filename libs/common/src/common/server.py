@@ -80,6 +80,9 @@ def target_too_long(limits: HttpLimits) -> Refusal:
     return Refusal(414, "uri-too-long", f"The request target (path and query) exceeds {limits.max_target_bytes} bytes.")
 
 
+_LINGER_SECONDS = 2.0
+_LINGER_BYTES = 1024 * 1024
+
 MALFORMED = Refusal(400, "invalid-request", "The HTTP request is malformed.")
 
 
@@ -100,8 +103,14 @@ class EdgeHttpProtocol(HttpToolsProtocol):
         self._head_bytes = 0  # bytes fed while the head was still open (an upper bound of its size)
         self._header_count = 0
         self._header_bytes = 0
+        self._discarded: int | None = None  # bytes read and dropped after a refusal (lingering close)
 
     def data_received(self, data: bytes) -> None:
+        if self._discarded is not None:
+            self._discarded += len(data)
+            if self._discarded > _LINGER_BYTES:
+                self.transport.close()
+            return
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
@@ -122,11 +131,18 @@ class EdgeHttpProtocol(HttpToolsProtocol):
                 self.refuse(headers_too_large(self.limits))
 
     def refuse(self, refusal: Refusal) -> None:
+        """Answer and close. The close lingers (reading and dropping what the client still sends, for a
+        bounded time and size): closing with unread data would reset the connection and the client would
+        lose the answer it has not read yet."""
         self.logger.info("request refused by the server", extra={"status": refusal.status, "code": refusal.code})
-        if self.transport.is_closing():
+        if self.transport.is_closing() or self._discarded is not None:
             return
+        self._unset_keepalive_if_required()
         self.transport.write(refusal.wire())
-        self.transport.close()
+        self._discarded = 0
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(_LINGER_SECONDS, self.transport.close)
 
     def send_400_response(self, msg: str) -> None:  # uvicorn's plain-text answer, kept JSON
         self.refuse(MALFORMED)
