@@ -410,7 +410,7 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
         ("gateway", lambda: bench_gateway(api, bookmarks_url=bookmarks_url, samples=200 if quick else 1000)),
         ("nudge", lambda: bench_nudge(api, samples=30 if quick else 200)),
         ("enrichment", lambda: bench_enrichment(api, jobs=40 if quick else 300)),
-        ("header_flood", lambda: bench_header_flood(gateway_url, samples=200 if quick else 1000)),
+        ("header_flood", lambda: bench_header_flood(gateway_url, samples=200 if quick else 1000, rate=100.0)),
     ]
     try:
         for name, step in steps:
