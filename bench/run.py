@@ -11,6 +11,8 @@ Measured:
   gateway     the same request direct to the bookmarks service and through the gateway: p50 ratio
   nudge       PUT → bookmarks_changed on a WebSocket of the same user: p50/p99
   enrichment  jobs per minute over plain HTTP against a local site; cache-hit enqueue p50/p99
+  header_flood  a normal request's p50/p99 quiet vs during a flood of hostile-header requests
+              (bench/header_flood.py, also runnable on its own)
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 import asyncpg
 import httpx
 import websockets
+from header_flood import bench_header_flood  # bench/ is on sys.path when this script runs
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 ADMIN_TOKEN = "bench-admin-token"  # noqa: S105 - a local, throwaway stack
@@ -365,6 +368,7 @@ TARGETS = {
     "nudge.p99_ms": ("<=", 250),
     "enrichment.jobs_per_minute": (">=", 300),
     "enrichment.cache_hit_enqueue_p99_ms": ("<=", 20),
+    "header_flood.p99_ratio": ("<=", 2),
 }
 
 
@@ -406,6 +410,7 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
         ("gateway", lambda: bench_gateway(api, bookmarks_url=bookmarks_url, samples=200 if quick else 1000)),
         ("nudge", lambda: bench_nudge(api, samples=30 if quick else 200)),
         ("enrichment", lambda: bench_enrichment(api, jobs=40 if quick else 300)),
+        ("header_flood", lambda: bench_header_flood(gateway_url, samples=200 if quick else 1000, rate=100.0)),
     ]
     try:
         for name, step in steps:
@@ -439,7 +444,7 @@ def main() -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small sizes, under ~2 minutes (default)")
     mode.add_argument("--full", action="store_true", help="the sizes of the targets (100k delta sync, …)")
-    parser.add_argument("--only", nargs="*", help="run only these: writes delta gateway nudge enrichment")
+    parser.add_argument("--only", nargs="*", help="run only these: writes delta gateway nudge enrichment header_flood")
     args = parser.parse_args()
 
     from devstack.stack import Stack, StackConfig

@@ -115,8 +115,13 @@ def test_every_process_has_a_deployment_and_service(default_docs: list[dict[str,
     for component, (module, port) in COMPONENTS.items():
         container = deployments[component]["spec"]["template"]["spec"]["containers"][0]
         assert container["command"] == ["python", "-m", module]
-        assert container["ports"] == [{"name": "http", "containerPort": port, "protocol": "TCP"}]
-        assert services[component]["spec"]["ports"][0]["port"] == port
+        assert container["ports"] == [
+            {"name": "http", "containerPort": port, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": port + 1000, "protocol": "TCP"},
+        ]
+        service_ports = {p["name"]: p for p in services[component]["spec"]["ports"]}
+        assert service_ports["http"]["port"] == port
+        assert (service_ports["metrics"]["port"], service_ports["metrics"]["targetPort"]) == (port + 1000, "metrics")
 
 
 @pytest.mark.parametrize("values", ["default", "production"])
@@ -216,8 +221,30 @@ def test_config_follows_the_environment_contract(production_docs: list[dict[str,
         "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE",
         "GATEWAY_CORS_ORIGINS",
         "LOG_LEVEL",
+        "GATEWAY_METRICS_PORT",
+        "AUTH_METRICS_PORT",
+        "BOOKMARKS_METRICS_PORT",
+        "ENRICHMENT_METRICS_PORT",
+        "ENRICHMENT_WORKER_METRICS_PORT",
     ):
         assert data.get(name), name
+    assert data["GATEWAY_TRUSTED_PROXY_HOPS"] == "1"  # behind the ingress controller
+    assert "FORWARDED_ALLOW_IPS" not in data  # uvicorn's variable; the gateway never read it
+
+
+@pytest.mark.parametrize(
+    ("args", "hops"),
+    [
+        ([], "1"),  # ingress on by default: its controller is one hop
+        (["--set", "ingress.enabled=false"], "0"),
+        (["--set", "config.gateway.trustedProxyHops=2"], "2"),
+        (["--set", "ingress.enabled=false", "--set", "config.gateway.trustedProxyHops=1"], "1"),
+    ],
+)
+def test_trusted_proxy_hops_follow_the_ingress_unless_set(render: Render, args: list[str], hops: str) -> None:
+    docs = render(*args)
+    data = next(c for c in _of(docs, "ConfigMap") if c["metadata"]["name"].endswith("-config"))["data"]
+    assert data["GATEWAY_TRUSTED_PROXY_HOPS"] == hops
 
 
 def test_unset_optional_settings_stay_unset(default_docs: list[dict[str, Any]]) -> None:
@@ -291,8 +318,17 @@ def test_network_policies(default_docs: list[dict[str, Any]], production_docs: l
     for private in ("fc00::/7", "fe80::/10", "::1/128"):
         assert private in v6["except"]
     gateway = next(p for p in _of(production_docs, "NetworkPolicy") if p["metadata"]["name"] == "bookmarks-gateway")
-    sources = gateway["spec"]["ingress"][0]["from"]
-    assert {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}} in sources
+    client_rule, metrics_rule = gateway["spec"]["ingress"]
+    assert client_rule["ports"] == [{"protocol": "TCP", "port": "http"}]
+    assert {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}} in client_rule["from"]
+    # Prometheus reaches the metrics port only; the ingress controller never reaches it.
+    monitoring = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+    assert monitoring not in client_rule["from"]
+    assert metrics_rule["ports"] == [{"protocol": "TCP", "port": "metrics"}]
+    assert metrics_rule["from"] == [monitoring]
+    internal_rules = internal["ingress"]
+    assert internal_rules[0]["ports"] == [{"protocol": "TCP", "port": "http"}]
+    assert internal_rules[1] == {"ports": [{"protocol": "TCP", "port": "metrics"}], "from": [monitoring]}
 
 
 def test_monitoring_objects_only_when_enabled(
@@ -302,6 +338,7 @@ def test_monitoring_objects_only_when_enabled(
     assert not [c for c in _of(default_docs, "ConfigMap") if "grafana_dashboard" in c["metadata"]["labels"]]
     (monitor,) = _of(production_docs, "ServiceMonitor")
     assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"
+    assert monitor["spec"]["endpoints"][0]["port"] == "metrics"  # not the client-facing port
     (rule,) = _of(production_docs, "PrometheusRule")
     assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
     (dashboard,) = [c for c in _of(production_docs, "ConfigMap") if "grafana_dashboard" in c["metadata"]["labels"]]

@@ -15,10 +15,10 @@ from _support import CHART, REPO_ROOT
 
 IMAGES = {
     # service dir -> (package, modules it must be able to run, exposed ports)
-    "auth": ("bookmarks-auth", ["auth"], {8081}),
-    "bookmarks": ("bookmarks-bookmarks", ["bookmarks"], {8082}),
-    "enrichment": ("bookmarks-enrichment", ["enrichment"], {8083, 8084}),
-    "gateway": ("bookmarks-gateway", ["gateway"], {8080}),
+    "auth": ("bookmarks-auth", ["auth"], {8081, 9081}),
+    "bookmarks": ("bookmarks-bookmarks", ["bookmarks"], {8082, 9082}),
+    "enrichment": ("bookmarks-enrichment", ["enrichment"], {8083, 8084, 9083, 9084}),
+    "gateway": ("bookmarks-gateway", ["gateway"], {8080, 9080}),
 }
 
 

@@ -56,8 +56,8 @@ def _series(families: Families, metric: Metric) -> list[Any]:
     return [s for s in family.samples if s.name in names]
 
 
-def scrape(url: str) -> Families:
-    response = httpx.get(f"{url}/metrics", timeout=30.0, trust_env=False)
+def scrape(metrics_url: str) -> Families:
+    response = httpx.get(metrics_url, timeout=30.0, trust_env=False)
     response.raise_for_status()
     assert response.headers["content-type"].startswith("text/plain"), response.headers["content-type"]
     return {family.name: family for family in text_string_to_metric_families(response.text)}
@@ -65,7 +65,7 @@ def scrape(url: str) -> Families:
 
 def scrape_all(stack: Any) -> dict[str, Families]:
     processes = sorted({p for m in METRICS for p in m.processes})
-    return {process: scrape(stack.service_url(process)) for process in processes}
+    return {process: scrape(stack.metrics_url(process)) for process in processes}
 
 
 def missing_series(scrapes: dict[str, Families]) -> list[str]:

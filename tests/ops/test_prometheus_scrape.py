@@ -34,6 +34,10 @@ def _free_port() -> int:
     return free_port()
 
 
+def _target(metrics_url: str) -> str:
+    return metrics_url.removeprefix("http://").removesuffix("/metrics")
+
+
 def _wait(check: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.5) -> Any:
     """Poll ``check`` until it returns something truthy; the last value is shown on failure."""
     deadline = time.monotonic() + timeout
@@ -82,7 +86,8 @@ def prometheus(full_stack: Any, tmp_path_factory: pytest.TempPathFactory) -> Ite
             {
                 "job_name": process,
                 "metrics_path": "/metrics",
-                "static_configs": [{"targets": [full_stack.service_url(process).removeprefix("http://")]}],
+                # The metrics listener: /metrics is not served on the client-facing port of any process.
+                "static_configs": [{"targets": [_target(full_stack.metrics_url(process))]}],
             }
             for process in PROCESSES
         ],
@@ -209,3 +214,12 @@ def test_prometheus_scrapes_every_process_and_stores_the_key_metrics(full_stack:
 
     enrichment_outbox = prometheus.query('outbox_pending_events{job=~"enrichment|enrichment-worker"}')
     assert enrichment_outbox, "no outbox relay of the enrichment database reports outbox_pending_events"
+
+
+def test_metrics_are_served_only_on_the_metrics_port(full_stack: Any) -> None:
+    for process in PROCESSES:
+        client_facing = httpx.get(full_stack.service_url(process) + "/metrics", timeout=30.0, trust_env=False)
+        assert client_facing.status_code == 404, process
+        assert client_facing.json() == {"code": "not-found", "message": "Not found."}, process
+        scraped = httpx.get(full_stack.metrics_url(process), timeout=30.0, trust_env=False)
+        assert scraped.status_code == 200 and "process_resident_memory_bytes" in scraped.text, process

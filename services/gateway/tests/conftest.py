@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from common.events import Event, serialize_event
 from common.outbox import create_producer
+from common.server import server_options
 from devstack.testing import LocalJwksServer, serve_app
 from gateway.main import create_app
 from gateway.settings import Settings
@@ -132,6 +133,11 @@ def _stand_in_app(state: StandIn) -> Starlette:
     async def no_content(request: Request) -> Response:
         return Response(status_code=204)
 
+    async def redirect(request: Request) -> Response:
+        # What an upstream's trailing-slash redirect looked like: its own internal address.
+        target = request.query_params.get("to") or f"{state.url}/v1/bookmarks/delta?after=1"
+        return Response(status_code=307, headers={"location": target})
+
     methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
     return Starlette(
         routes=[
@@ -140,6 +146,7 @@ def _stand_in_app(state: StandIn) -> Starlette:
             Route("/v1/bookmarks/upload", upload, methods=methods),
             Route("/v1/bookmarks/slow", slow, methods=methods),
             Route("/v1/bookmarks/empty", no_content, methods=methods),
+            Route("/v1/bookmarks/redirect", redirect, methods=methods),
             Route("/openapi.json", openapi),
             Route("/{path:path}", echo, methods=methods),
         ]
@@ -217,7 +224,8 @@ def start_gateway(gateway_settings: Callable[..., Settings]) -> StartGateway:
     async def start(**overrides: Any) -> AsyncIterator[RunningGateway]:
         settings = gateway_settings(**overrides)
         app = create_app(settings)
-        async with serve_app(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
+        # Served like production: the services' HTTP protocol with its head limits (common.server).
+        async with serve_app(app, **server_options(settings)) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
             await wait_ready(client)
             yield RunningGateway(url=url, app=app, client=client, settings=settings)
 

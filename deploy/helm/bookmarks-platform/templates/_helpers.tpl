@@ -64,7 +64,8 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/*
 The processes of the platform. The contract fixes module, port and host/port variables; values
-only tune how each runs (values key = "key"). The enrichment API and worker share one image.
+only tune how each runs (values key = "key"). Each process serves clients on `port` and Prometheus
+metrics on `metricsPort` (never on the client-facing port). The enrichment API and worker share one image.
 */}}
 {{- define "bp.componentDefs" -}}
 gateway:
@@ -72,40 +73,50 @@ gateway:
   image: gateway
   module: gateway
   port: 8080
+  metricsPort: 9080
   hostEnv: GATEWAY_HOST
   portEnv: GATEWAY_PORT
+  metricsPortEnv: GATEWAY_METRICS_PORT
   otelName: gateway
 auth:
   key: auth
   image: auth
   module: auth
   port: 8081
+  metricsPort: 9081
   hostEnv: AUTH_HOST
   portEnv: AUTH_PORT
+  metricsPortEnv: AUTH_METRICS_PORT
   otelName: auth
 bookmarks:
   key: bookmarks
   image: bookmarks
   module: bookmarks
   port: 8082
+  metricsPort: 9082
   hostEnv: BOOKMARKS_HOST
   portEnv: BOOKMARKS_PORT
+  metricsPortEnv: BOOKMARKS_METRICS_PORT
   otelName: bookmarks
 enrichment-api:
   key: enrichmentApi
   image: enrichment
   module: enrichment
   port: 8083
+  metricsPort: 9083
   hostEnv: ENRICHMENT_HOST
   portEnv: ENRICHMENT_PORT
+  metricsPortEnv: ENRICHMENT_METRICS_PORT
   otelName: enrichment
 enrichment-worker:
   key: enrichmentWorker
   image: enrichment
   module: enrichment.worker
   port: 8084
+  metricsPort: 9084
   hostEnv: ENRICHMENT_WORKER_HOST
   portEnv: ENRICHMENT_WORKER_PORT
+  metricsPortEnv: ENRICHMENT_WORKER_METRICS_PORT
   otelName: enrichment-worker
 {{- end -}}
 
@@ -162,6 +173,7 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- range $name, $def := fromYaml (include "bp.componentDefs" .) -}}
 {{- $_ := set $d $def.hostEnv "0.0.0.0" -}}
 {{- $_ := set $d $def.portEnv (toString $def.port) -}}
+{{- $_ := set $d $def.metricsPortEnv (toString $def.metricsPort) -}}
 {{- end -}}
 {{- $_ := set $d "AUTH_URL" (include "bp.componentUrl" (dict "root" . "component" "auth" "port" 8081)) -}}
 {{- $_ := set $d "BOOKMARKS_URL" (include "bp.componentUrl" (dict "root" . "component" "bookmarks" "port" 8082)) -}}
@@ -188,7 +200,9 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- $_ := set $d "GATEWAY_RATE_LIMIT_PER_MINUTE" (toString $c.gateway.rateLimitPerMinute) -}}
 {{- end -}}
 {{- with $c.gateway.corsOrigins }}{{ $_ := set $d "GATEWAY_CORS_ORIGINS" (join "," .) }}{{ end -}}
-{{- with $c.gateway.forwardedAllowIps }}{{ $_ := set $d "FORWARDED_ALLOW_IPS" . }}{{ end -}}
+{{- $hops := $c.gateway.trustedProxyHops -}}
+{{- if kindIs "invalid" $hops }}{{ $hops = ternary 1 0 .Values.ingress.enabled }}{{ end -}}
+{{- $_ := set $d "GATEWAY_TRUSTED_PROXY_HOPS" (toString $hops) -}}
 {{- if not (kindIs "invalid" $c.auth.anonymousRateLimitPerMinute) -}}
 {{- $_ := set $d "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE" (toString $c.auth.anonymousRateLimitPerMinute) -}}
 {{- end -}}

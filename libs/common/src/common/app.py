@@ -1,4 +1,8 @@
-"""The service application factory: error handlers, edge middleware, health, readiness and metrics."""
+"""The service application factory: error handlers, edge middleware, health and readiness.
+
+Metrics are not served here: ``common.server.serve`` exposes them on a separate port (``*_METRICS_PORT``)
+that only Prometheus reaches, never the client-facing one.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from fastapi.responses import JSONResponse
 
 from common.asgi import EdgeMiddleware
 from common.handlers import install_error_handlers
+from common.settings import CommonSettings
 
 log = logging.getLogger("common.app")
 
@@ -28,9 +32,10 @@ def create_service_app(
     title: str,
     lifespan: Lifespan,
     routers: Sequence[APIRouter],
-    max_body_bytes: int = 1024 * 1024,
+    settings: CommonSettings,
     version: str = "1.0.0",
 ) -> FastAPI:
+    """The app of one service; ``settings`` is the one place the edge limits (``MAX_BODY_BYTES``) come from."""
     app = FastAPI(
         title=title,
         version=version,
@@ -40,11 +45,14 @@ def create_service_app(
         # FastAPI's native telemetry would add a second server span (a second trace at the edge) and
         # its own metrics; EdgeMiddleware already does both, once, with our names and labels.
         telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
+        # No service redirects: a trailing-slash redirect names the service's own (internal) address in
+        # Location, and behind the gateway it only hides a 404.
+        redirect_slashes=False,
     )
     app.state.service = service
     app.state.readiness_checks = []
     install_error_handlers(app)
-    app.add_middleware(EdgeMiddleware, service=service, max_body_bytes=max_body_bytes)
+    app.add_middleware(EdgeMiddleware, service=service, max_body_bytes=settings.max_body_bytes)
     app.include_router(operational_router())
     for router in routers:
         app.include_router(router)
@@ -75,10 +83,6 @@ def operational_router() -> APIRouter:
                 headers={"Retry-After": "1"},
             )
         return JSONResponse({"status": "ready"})
-
-    @router.get("/metrics")
-    async def metrics() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     return router
 

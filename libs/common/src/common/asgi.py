@@ -36,8 +36,8 @@ class _BodyTooLarge(StarletteHTTPException):
     """Raised from ``receive``. An HTTPException because FastAPI re-raises those from body parsing
     (any other exception there becomes a 400); the app's handlers then answer 413."""
 
-    def __init__(self) -> None:
-        super().__init__(status_code=413)
+    def __init__(self, message: str) -> None:
+        super().__init__(status_code=413, detail=message)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -58,6 +58,7 @@ class EdgeMiddleware:
         self.app = app
         self.service = service
         self.max_body_bytes = max_body_bytes
+        self.too_large = PayloadTooLarge.over(max_body_bytes)
         self.tracer = trace.get_tracer(f"{service}.http")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -90,7 +91,7 @@ class EdgeMiddleware:
         response_started = False
         declared = _header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            await self._send_error(send, 413, PayloadTooLarge().body(), request_id)
+            await self._send_error(send, 413, self.too_large.body(), request_id)
             self._observe(scope, method, 413, started)
             return
 
@@ -102,7 +103,7 @@ class EdgeMiddleware:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    raise _BodyTooLarge
+                    raise _BodyTooLarge(self.too_large.message)
             return message
 
         async def send_wrapper(message: Message) -> None:
@@ -120,7 +121,7 @@ class EdgeMiddleware:
             except _BodyTooLarge:
                 status = 413
                 if not response_started:
-                    await self._send_error(send, 413, PayloadTooLarge().body(), request_id)
+                    await self._send_error(send, 413, self.too_large.body(), request_id)
             except Exception:
                 status = 500
                 log.exception("unhandled error escaped the app")

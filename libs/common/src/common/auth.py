@@ -54,7 +54,7 @@ class AccessTokenVerifier:
 def bearer_token(header: str | None) -> str:
     if not header:
         raise Unauthorized("Missing Authorization: Bearer header.")
-    scheme, _, token = header.partition(" ")
+    scheme, _, token = header.strip(" \t").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("Authorization header must be 'Bearer <token>'.")
     return token.strip()

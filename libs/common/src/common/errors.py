@@ -108,7 +108,12 @@ class IdentityAlreadyInUse(AppError):
 class PayloadTooLarge(AppError):
     status = 413
     code = "payload-too-large"
-    default_message = "The request body is larger than 1 MiB."
+    default_message = "The request body is too large."
+
+    @classmethod
+    def over(cls, limit_bytes: int) -> PayloadTooLarge:
+        """The error naming the limit that was really applied (``MAX_BODY_BYTES``)."""
+        return cls(f"The request body is larger than the limit of {describe_bytes(limit_bytes)}.")
 
 
 class QuotaExceeded(AppError):
@@ -144,6 +149,14 @@ class UpstreamTimeout(AppError):
     status = 504
     code = "upstream-timeout"
     default_message = "An upstream service did not answer in time."
+
+
+def describe_bytes(count: int) -> str:
+    """``1048576`` → ``1 MiB``, ``2048`` → ``2 KiB``, otherwise the exact number of bytes."""
+    for unit, size in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
 
 
 def error_for_status(status: int, message: str | None = None) -> AppError:

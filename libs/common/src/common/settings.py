@@ -25,7 +25,11 @@ class CommonSettings(BaseSettings):
     jwt_issuer: str = Field("bookmarks-auth", validation_alias="JWT_ISSUER")
     jwt_audience: str = Field("bookmarks-api", validation_alias="JWT_AUDIENCE")
     db_pool_size: int = Field(10, validation_alias="DB_POOL_SIZE")
-    max_body_bytes: int = Field(1024 * 1024, validation_alias="MAX_BODY_BYTES")
+    max_body_bytes: int = Field(1024 * 1024, gt=0, validation_alias="MAX_BODY_BYTES")
+    # Bounds of a request head, enforced by the HTTP server layer of every service (common.server).
+    max_header_count: int = Field(100, gt=0, validation_alias="HTTP_MAX_HEADER_COUNT")
+    max_header_bytes: int = Field(16 * 1024, gt=0, validation_alias="HTTP_MAX_HEADER_BYTES")
+    max_url_bytes: int = Field(8 * 1024, gt=0, validation_alias="HTTP_MAX_URL_BYTES")
 
     @property
     def jwks_url(self) -> str:

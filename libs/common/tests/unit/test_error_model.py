@@ -8,10 +8,12 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 from fastapi import APIRouter, FastAPI
+from prometheus_client import generate_latest
 from pydantic import BaseModel, Field
 
 from common.app import create_service_app
 from common.errors import QuotaExceeded, Unauthorized
+from common.settings import CommonSettings
 
 
 class Body(BaseModel):
@@ -49,7 +51,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
-    app = create_service_app(service="test", title="t", lifespan=lifespan, routers=[router], max_body_bytes=1000)
+    settings = CommonSettings(MAX_BODY_BYTES=1000)
+    app = create_service_app(service="test", title="t", lifespan=lifespan, routers=[router], settings=settings)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         yield c
@@ -102,19 +105,38 @@ async def test_error_headers(client: httpx.AsyncClient) -> None:
     assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
 
 
+TOO_LARGE = {"code": "payload-too-large", "message": "The request body is larger than the limit of 1000 bytes."}
+
+
 async def test_body_limit(client: httpx.AsyncClient) -> None:
     r = await client.post("/things/1", content=b"x" * 1001, headers={"content-type": "application/json"})
-    assert r.status_code == 413 and r.json()["code"] == "payload-too-large"
+    assert r.status_code == 413 and r.json() == TOO_LARGE
 
     async def chunks() -> AsyncIterator[bytes]:
         for _ in range(20):
             yield b"x" * 100
 
     r = await client.post("/things/1", content=chunks(), headers={"content-type": "application/json"})
-    assert r.status_code == 413 and r.json()["code"] == "payload-too-large"
+    assert r.status_code == 413 and r.json() == TOO_LARGE
 
 
 async def test_metrics_use_route_templates(client: httpx.AsyncClient) -> None:
     await client.post("/things/99", json={"name": "a", "count": 1})
-    text = (await client.get("/metrics")).text
+    text = generate_latest().decode()
     assert 'route="/things/{thing_id}"' in text and 'route="/things/99"' not in text
+
+
+async def test_metrics_are_not_served_on_the_client_port(client: httpx.AsyncClient) -> None:
+    r = await client.get("/metrics")
+    assert r.status_code == 404 and r.json() == {"code": "not-found", "message": "Not found."}
+
+
+async def test_no_trailing_slash_redirect(client: httpx.AsyncClient) -> None:
+    r = await client.post("/things/1/", json={"name": "a", "count": 1})
+    assert r.status_code == 404 and "location" not in r.headers
+    assert r.json() == {"code": "not-found", "message": "Not found."}
+
+
+def test_the_body_limit_is_read_from_max_body_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAX_BODY_BYTES", "2097152")
+    assert CommonSettings().max_body_bytes == 2 * 1024 * 1024

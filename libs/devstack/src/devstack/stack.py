@@ -39,24 +39,30 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ServiceSpec:
-    """A service process: ``python -m <module>`` listening on ``<env_prefix>_HOST``/``_PORT``."""
+    """A service process: ``python -m <module>`` listening on ``<env_prefix>_HOST``/``_PORT`` for clients
+    and on ``<env_prefix>_METRICS_PORT`` (same host) for Prometheus."""
 
     name: str
     module: str
     env_prefix: str
     default_port: int
+    default_metrics_port: int
 
     @property
     def url_env(self) -> str:
         return f"{self.env_prefix}_URL"
 
+    @property
+    def metrics_port_env(self) -> str:
+        return f"{self.env_prefix}_METRICS_PORT"
+
 
 SERVICES: tuple[ServiceSpec, ...] = (
-    ServiceSpec("auth", "auth", "AUTH", 8081),
-    ServiceSpec("bookmarks", "bookmarks", "BOOKMARKS", 8082),
-    ServiceSpec("enrichment", "enrichment", "ENRICHMENT", 8083),
-    ServiceSpec("enrichment-worker", "enrichment.worker", "ENRICHMENT_WORKER", 8084),
-    ServiceSpec("gateway", "gateway", "GATEWAY", 8080),
+    ServiceSpec("auth", "auth", "AUTH", 8081, 9081),
+    ServiceSpec("bookmarks", "bookmarks", "BOOKMARKS", 8082, 9082),
+    ServiceSpec("enrichment", "enrichment", "ENRICHMENT", 8083, 9083),
+    ServiceSpec("enrichment-worker", "enrichment.worker", "ENRICHMENT_WORKER", 8084, 9084),
+    ServiceSpec("gateway", "gateway", "GATEWAY", 8080, 9080),
 )
 # The gateway starts last: it is the clients' entry point, so once it is ready everything is.
 _START_PHASES: tuple[tuple[str, ...], ...] = (
@@ -86,6 +92,10 @@ def _default_ports() -> dict[str, int]:
     return {spec.name: spec.default_port for spec in SERVICES}
 
 
+def _default_metrics_ports() -> dict[str, int]:
+    return {spec.name: spec.default_metrics_port for spec in SERVICES}
+
+
 @dataclass
 class StackConfig:
     """What to run and where. ``database_urls`` / ``kafka_bootstrap`` set mean "external, don't start".
@@ -99,6 +109,7 @@ class StackConfig:
     pg_port: int = DEFAULT_PG_PORT
     kafka_port: int = DEFAULT_KAFKA_PORT
     service_ports: dict[str, int] = field(default_factory=_default_ports)
+    metrics_ports: dict[str, int] = field(default_factory=_default_metrics_ports)
     service_hosts: dict[str, str] = field(default_factory=dict)
     database_urls: dict[str, str] | None = None
     kafka_bootstrap: str | None = None
@@ -120,6 +131,7 @@ class StackConfig:
         env = os.environ if environ is None else environ
         data_dir = Path(env[DATA_DIR_ENV]) if env.get(DATA_DIR_ENV) else _repo_root() / ".data"
         ports = {spec.name: _port(env, f"{spec.env_prefix}_PORT", spec.default_port) for spec in SERVICES}
+        metrics = {spec.name: _port(env, spec.metrics_port_env, spec.default_metrics_port) for spec in SERVICES}
         hosts = {spec.name: env[f"{spec.env_prefix}_HOST"] for spec in SERVICES if env.get(f"{spec.env_prefix}_HOST")}
         external_dbs = {db: env[database_url_env(db)] for db in DATABASES if env.get(database_url_env(db))}
         if external_dbs and len(external_dbs) != len(DATABASES):
@@ -130,6 +142,7 @@ class StackConfig:
             pg_port=_port(env, PG_PORT_ENV, DEFAULT_PG_PORT),
             kafka_port=_port(env, KAFKA_PORT_ENV, DEFAULT_KAFKA_PORT),
             service_ports=ports,
+            metrics_ports=metrics,
             service_hosts=hosts,
             database_urls=external_dbs or None,
             kafka_bootstrap=env.get(KAFKA_ENV) or None,
@@ -149,14 +162,17 @@ class StackConfig:
         pg_data_dir: Path | None = None,
     ) -> StackConfig:
         """Private data directory, free ports, non-durable PostgreSQL: never collides with ``make run``."""
-        count = 2 + (len(SERVICES) if services else 0)
+        count = 2 + (2 * len(SERVICES) if services else 0)
         pg_port, kafka_port, *service_ports = free_ports(count)
-        ports = dict(zip((s.name for s in SERVICES), service_ports, strict=False)) if services else {}
+        names = [s.name for s in SERVICES]
+        ports = dict(zip(names, service_ports[: len(names)], strict=True)) if services else {}
+        metrics = dict(zip(names, service_ports[len(names) :], strict=True)) if services else {}
         return cls(
             data_dir=Path(data_dir).absolute(),
             pg_port=pg_port,
             kafka_port=kafka_port,
             service_ports=ports or _default_ports(),
+            metrics_ports=metrics or _default_metrics_ports(),
             services=services,
             skip_missing_migrations=not services,
             extra_env=dict(extra_env or {}),
@@ -246,6 +262,10 @@ class Stack:
             host = "127.0.0.1"
         return f"http://{host}:{self.config.service_ports[name]}"
 
+    def metrics_url(self, name: str) -> str:
+        """Where Prometheus scrapes ``name``: its metrics listener, never the client-facing port."""
+        return self.service_url(name).rsplit(":", 1)[0] + f":{self.config.metrics_ports[name]}/metrics"
+
     @property
     def gateway_url(self) -> str:
         return self.service_url("gateway")
@@ -267,6 +287,7 @@ class Stack:
         for spec in SERVICES:
             env[f"{spec.env_prefix}_HOST"] = self.config.service_host(spec.name)
             env[f"{spec.env_prefix}_PORT"] = str(self.config.service_ports[spec.name])
+            env[spec.metrics_port_env] = str(self.config.metrics_ports[spec.name])
             if spec.name != "gateway":
                 env[spec.url_env] = self.service_url(spec.name)
         return env
@@ -386,6 +407,7 @@ class Stack:
             for spec in SERVICES:
                 host = self.config.service_host(spec.name)
                 plan.append((host, self.config.service_ports[spec.name], spec.name, f"{spec.env_prefix}_PORT"))
+                plan.append((host, self.config.metrics_ports[spec.name], f"{spec.name} metrics", spec.metrics_port_env))
         return plan
 
     def _ensure_topics(self) -> None:

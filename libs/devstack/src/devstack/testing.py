@@ -103,12 +103,17 @@ class LocalJwksServer:
 
 
 @contextlib.asynccontextmanager
-async def serve_app(app: Any, *, port: int | None = None, host: str = "127.0.0.1") -> AsyncIterator[str]:
-    """Serve ``app`` (lifespan included) on ``host:port`` in the current loop; yields its base URL."""
+async def serve_app(
+    app: Any, *, port: int | None = None, host: str = "127.0.0.1", **options: Any
+) -> AsyncIterator[str]:
+    """Serve ``app`` (lifespan included) on ``host:port`` in the current loop; yields its base URL.
+
+    ``options`` go to ``uvicorn.Config`` (e.g. ``http=`` the services' protocol class, ``common.server``)."""
     import uvicorn
 
     port = port or free_port()
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+    settings: dict[str, Any] = {"log_config": None, "access_log": False, **options}
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", **settings)
     server = uvicorn.Server(config)
     # Signals belong to the test runner, not to an app served inside it.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]

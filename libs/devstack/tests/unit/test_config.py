@@ -22,6 +22,13 @@ def test_defaults_are_the_documented_ports(tmp_path: Path) -> None:
         "enrichment-worker": 8084,
         "gateway": 8080,
     }
+    assert config.metrics_ports == {
+        "auth": 9081,
+        "bookmarks": 9082,
+        "enrichment": 9083,
+        "enrichment-worker": 9084,
+        "gateway": 9080,
+    }
     assert config.database_urls is None and config.kafka_bootstrap is None
 
 
@@ -80,3 +87,18 @@ def test_port_busy_message_names_the_variable() -> None:
     assert str(PortBusyError(8080, "gateway", "GATEWAY_PORT")) == (
         "port 8080 (gateway) is already in use; set GATEWAY_PORT to another port"
     )
+
+
+def test_metrics_have_their_own_ports_passed_to_every_service(tmp_path: Path) -> None:
+    config = StackConfig.from_env({"DEVSTACK_DATA_DIR": str(tmp_path), "GATEWAY_METRICS_PORT": "9900"})
+    stack = Stack(config)
+
+    assert stack.env["GATEWAY_METRICS_PORT"] == "9900"
+    assert stack.env["AUTH_METRICS_PORT"] == "9081"
+    assert stack.metrics_url("gateway") == "http://127.0.0.1:9900/metrics"
+
+
+def test_test_stacks_get_free_metrics_ports(tmp_path: Path) -> None:
+    config = StackConfig.for_tests(tmp_path)
+    ports = [*config.service_ports.values(), *config.metrics_ports.values(), config.pg_port, config.kafka_port]
+    assert len(set(ports)) == len(ports) == 12

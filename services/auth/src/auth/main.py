@@ -105,5 +105,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="Auth service",
         lifespan=lifespan,
         routers=routers,
-        max_body_bytes=settings.max_body_bytes,
+        settings=settings,
     )

@@ -26,6 +26,7 @@ class Settings(CommonSettings):
     database_url: str = Field(default_database_url("auth"), validation_alias="DATABASE_URL_AUTH")
     host: str = Field("127.0.0.1", validation_alias="AUTH_HOST")
     port: int = Field(8081, validation_alias="AUTH_PORT")
+    metrics_port: int = Field(9081, validation_alias="AUTH_METRICS_PORT")
 
     access_token_ttl_seconds: int = Field(900, gt=0, validation_alias="ACCESS_TOKEN_TTL_SECONDS")
     refresh_token_ttl_seconds: int = Field(2_592_000, gt=0, validation_alias="REFRESH_TOKEN_TTL_SECONDS")

@@ -287,10 +287,14 @@ async def test_anonymous_sign_up_is_rate_limited_per_client_address(make_setting
     async with run_app(make_settings(anonymous_rate_limit_per_minute=3)) as client:
         before = await asyncio.gather(*(client.post("/v1/auth/anonymous") for _ in range(3)))
         limited = await client.post("/v1/auth/anonymous")
-        # The gateway appends the peer it saw: the rightmost entry is the client, the left is forgeable.
-        other_client = await client.post("/v1/auth/anonymous", headers={"X-Forwarded-For": "127.0.0.1, 203.0.113.9"})
+        # The gateway determines the client once and passes it in X-Client-IP (always overwritten there);
+        # X-Forwarded-For (whose rightmost entry behind an ingress is the ingress) is not what counts.
+        other_client = await client.post("/v1/auth/anonymous", headers={"X-Client-IP": "203.0.113.9"})
         forged = [
-            await client.post("/v1/auth/anonymous", headers={"X-Forwarded-For": f"198.51.100.{i}, 203.0.113.7"})
+            await client.post(
+                "/v1/auth/anonymous",
+                headers={"X-Client-IP": "203.0.113.7", "X-Forwarded-For": f"198.51.100.{i}"},
+            )
             for i in range(4)
         ]
 

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import uvicorn
-
 from bookmarks.main import create_app
 from bookmarks.settings import Settings
 from common.logging import setup_logging
+from common.server import serve
 
 
 def main() -> None:
     settings = Settings()
     setup_logging("bookmarks", settings.log_level)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None, access_log=False)
+    serve(
+        create_app(settings),
+        settings=settings,
+        host=settings.host,
+        port=settings.port,
+        metrics_port=settings.metrics_port,
+    )
 
 
 if __name__ == "__main__":

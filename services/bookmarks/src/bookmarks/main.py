@@ -41,5 +41,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await jwks.aclose()
 
     return create_service_app(
-        service=SERVICE, title="Bookmarks service", lifespan=lifespan, routers=[router, collections_router]
+        service=SERVICE,
+        title="Bookmarks service",
+        lifespan=lifespan,
+        routers=[router, collections_router],
+        settings=settings,
     )

@@ -14,6 +14,7 @@ class Settings(CommonSettings):
     database_url: str = Field(default_database_url("bookmarks"), validation_alias="DATABASE_URL_BOOKMARKS")
     host: str = Field("127.0.0.1", validation_alias="BOOKMARKS_HOST")
     port: int = Field(8082, validation_alias="BOOKMARKS_PORT")
+    metrics_port: int = Field(9082, validation_alias="BOOKMARKS_METRICS_PORT")
     cursor_secret: str = Field(_DEV_CURSOR_SECRET, validation_alias="BOOKMARKS_CURSOR_SECRET")
     app_env: str = Field("development", validation_alias="APP_ENV")
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import uvicorn
-
 from common.logging import setup_logging
+from common.server import serve
 from enrichment.main import create_app
 from enrichment.settings import Settings
 
@@ -12,7 +11,13 @@ from enrichment.settings import Settings
 def main() -> None:
     settings = Settings()
     setup_logging("enrichment", settings.log_level)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None, access_log=False)
+    serve(
+        create_app(settings),
+        settings=settings,
+        host=settings.host,
+        port=settings.port,
+        metrics_port=settings.metrics_port,
+    )
 
 
 if __name__ == "__main__":

@@ -60,5 +60,5 @@ def create_app(
         title="Enrichment service",
         lifespan=lifespan,
         routers=[router],
-        max_body_bytes=settings.max_body_bytes,
+        settings=settings,
     )

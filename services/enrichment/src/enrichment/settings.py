@@ -24,8 +24,10 @@ class Settings(CommonSettings):
     database_url: str = Field(default_database_url("enrichment"), validation_alias="DATABASE_URL_ENRICHMENT")
     host: str = Field("127.0.0.1", validation_alias="ENRICHMENT_HOST")
     port: int = Field(8083, validation_alias="ENRICHMENT_PORT")
+    metrics_port: int = Field(9083, validation_alias="ENRICHMENT_METRICS_PORT")
     worker_host: str = Field("127.0.0.1", validation_alias="ENRICHMENT_WORKER_HOST")
     worker_port: int = Field(8084, validation_alias="ENRICHMENT_WORKER_PORT")
+    worker_metrics_port: int = Field(9084, validation_alias="ENRICHMENT_WORKER_METRICS_PORT")
 
     allow_private_networks: bool = Field(False, validation_alias="ENRICHMENT_ALLOW_PRIVATE_NETWORKS")
     retry_delays_seconds: Annotated[tuple[float, ...], NoDecode, BeforeValidator(_comma_separated)] = Field(

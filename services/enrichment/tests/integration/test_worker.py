@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from enrichment_support import Db, Site, enrichment_settings
+from prometheus_client import generate_latest
 
 from devstack.testing import eventually, free_port, serve_app
 from enrichment import service
@@ -81,7 +82,8 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
     async with serve_app(worker_app(infra, db)) as worker_url:
         job = await eventually(lambda: job_ended(db))
         async with httpx.AsyncClient(base_url=worker_url) as http:
-            metrics = (await http.get("/metrics")).text
+            metrics = generate_latest().decode()
+            assert (await http.get("/metrics")).status_code == 404  # metrics have their own port
             assert (await http.get("/healthz")).status_code == 200
             assert (await http.get("/readyz")).status_code == 200
 

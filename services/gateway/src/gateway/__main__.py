@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 
-import uvicorn
-
 from common.logging import setup_logging
+from common.server import serve
 from gateway.main import create_app
 from gateway.settings import Settings
 
@@ -16,19 +15,16 @@ def main() -> None:
     setup_logging("gateway", settings.log_level)
     # httpx logs every proxied request at INFO; the access log already has one line per request.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    uvicorn.run(
+    serve(
         create_app(settings),
+        settings=settings,
         host=settings.host,
         port=settings.port,
-        log_config=None,
-        access_log=False,
+        metrics_port=settings.metrics_port,
         # WebSocket pings (ASGI cannot send them; the server's protocol layer does) and dead-peer detection.
         ws_ping_interval=settings.ws_ping_seconds,
         ws_ping_timeout=settings.ws_ping_seconds,
         ws_max_size=64 * 1024,  # clients send nothing but control frames
-        # X-Forwarded-For is interpreted by the gateway itself (GATEWAY_TRUSTED_PROXY_HOPS); uvicorn's
-        # own handling would let any local client choose the address used for IP rate limits.
-        proxy_headers=False,
         timeout_keep_alive=30,
     )
 

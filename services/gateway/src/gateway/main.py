@@ -126,9 +126,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await tasks.stop()
             await proxy.aclose()
 
-    app = create_service_app(service=SERVICE, title="Gateway", lifespan=lifespan, routers=[build_router()])
-    # The gateway maps the whole public surface; a trailing-slash redirect would only hide a 404.
-    app.router.redirect_slashes = False
+    app = create_service_app(
+        service=SERVICE, title="Gateway", lifespan=lifespan, routers=[build_router()], settings=settings
+    )
 
     def combined_openapi() -> dict[str, Any]:
         gateway: Gateway = app.state.gateway

@@ -231,7 +231,7 @@ def _edge_responses(operation: Json, spec: RouteSpec, path: str) -> None:
             {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}},
         )
     if "requestBody" in operation:
-        _ensure(responses, "413", "Request body larger than 1 MiB (payload-too-large).")
+        _ensure(responses, "413", "Request body larger than MAX_BODY_BYTES, 1 MiB by default (payload-too-large).")
     _ensure(responses, "429", "Request rate limit exceeded (rate-limited).", _RATE_LIMIT_HEADERS)
     _ensure(responses, "503", "A service is unavailable (unavailable).", {"Retry-After": _RETRY_AFTER})
     _ensure(responses, "504", "A service did not answer in time (upstream-timeout).")

@@ -1,9 +1,12 @@
 """Streaming reverse proxy to the upstream services over one pooled HTTP client.
 
-Bodies are streamed in both directions (the 1 MiB request limit of ``common.asgi.EdgeMiddleware`` still
+Bodies are streamed in both directions (the request body limit (MAX_BODY_BYTES) of ``common.asgi.EdgeMiddleware`` still
 applies: it counts what the body stream receives, and its exception is deliberately left to propagate
-so the middleware answers 413). Hop-by-hop headers are dropped both ways; the request id, W3C trace
-context and ``X-Forwarded-*`` are set for the next hop.
+so the middleware answers 413). Only the request headers upstreams use pass (:data:`FORWARDED_REQUEST`,
+values trimmed); the request id, W3C trace context, ``X-Forwarded-*`` and the client address
+(``X-Client-IP``, always overwritten) are set for the next hop. Every step is one pass over the headers.
+Hop-by-hop response headers are dropped, and a ``Location`` naming an upstream's own (internal) address
+is made relative before it reaches the client.
 
 Failure mapping (metric ``gateway_upstream_errors_total{upstream,kind}``)::
 
@@ -27,8 +30,10 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from common.client_address import CLIENT_ADDRESS_HEADER
 from common.errors import AppError, Unavailable, UpstreamTimeout
 from common.tracing import inject_http_headers
+from gateway.edge import client_ip
 from gateway.metrics import UPSTREAM_ERRORS
 from gateway.routing import RouteSpec
 
@@ -39,18 +44,34 @@ RawHeaders = list[tuple[bytes, bytes]]
 HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"te", b"trailer", b"transfer-encoding", b"upgrade", b"proxy-connection"}
 )
-# Request headers this hop sets itself instead of copying the client's. `expect` is answered by our own
-# server (100-continue) and must not make the upstream wait for a second handshake.
-_RECOMPUTED_REQUEST = frozenset(
+# The client's request headers an upstream may use; nothing else is copied (an allow-list: a header
+# nobody reads upstream costs memory and a parser's time there, and may carry what should not travel).
+# Everything the next hop needs besides these is set by this hop (request id, trace context,
+# X-Forwarded-*, X-Client-IP); `expect` is answered by our own server and never passed on.
+FORWARDED_REQUEST = frozenset(
     {
+        b"accept",
+        b"accept-language",
+        b"authorization",
+        b"content-encoding",
+        b"content-length",
+        b"content-type",
+        b"if-match",
+        b"if-none-match",
+        b"user-agent",
+        b"x-admin-token",
+    }
+)
+# Client headers this hop reads to compute its own (never copied as they are).
+_EDGE_INPUTS = frozenset(
+    {
+        b"connection",
         b"host",
-        b"x-request-id",
         b"x-forwarded-for",
         b"x-forwarded-proto",
         b"x-forwarded-host",
         b"traceparent",
         b"tracestate",
-        b"expect",
     }
 )
 # Response headers our own server and middleware write; copies from upstream would be duplicates.
@@ -75,6 +96,11 @@ def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> RawHeaders:
             continue
         kept.append((key, value))
     return kept
+
+
+def _first(headers: Mapping[bytes, list[bytes]], name: bytes) -> bytes | None:
+    values = headers.get(name)
+    return values[0] if values else None
 
 
 def _no_cookie_jar() -> CookieJar:
@@ -114,20 +140,29 @@ class UpstreamProxy:
         await self.client.aclose()
 
     def request_headers(self, request: Request) -> RawHeaders:
+        """The headers of the upstream request: one pass over the client's, then this hop's own."""
         scope = request.scope
-        incoming: RawHeaders = list(scope.get("headers", ()))
-        forwarded_for = [v for k, v in incoming if k == b"x-forwarded-for"]
-        forwarded_proto = next((v for k, v in incoming if k == b"x-forwarded-proto"), None)
-        forwarded_host = next((v for k, v in incoming if k == b"x-forwarded-host"), None)
-        host = next((v for k, v in incoming if k == b"host"), b"")
-        headers = [(k, v) for k, v in strip_hop_by_hop(incoming) if k not in _RECOMPUTED_REQUEST]
+        headers: RawHeaders = []
+        edge: dict[bytes, list[bytes]] = {}
+        for key, value in scope.get("headers", ()):
+            value = value.strip(b" \t")
+            if key in FORWARDED_REQUEST:
+                headers.append((key, value))
+            elif key in _EDGE_INPUTS:
+                edge.setdefault(key, []).append(value)
+        named = {t.strip().lower() for v in edge.get(b"connection", []) for t in v.split(b",")}
+        if named - {b"", b"keep-alive", b"close"}:  # headers the client marked hop-by-hop do not pass
+            headers = [(k, v) for k, v in headers if k not in named]
 
-        peer = (scope.get("client") or ("unknown",))[0]
-        headers.append((b"x-forwarded-for", b", ".join([*forwarded_for, str(peer).encode("latin-1")])))
+        peer = str((scope.get("client") or ("unknown",))[0]).encode("latin-1")
+        headers.append((b"x-forwarded-for", b", ".join([*edge.get(b"x-forwarded-for", []), peer])))
+        address = scope.get("state", {}).get("client_ip") or client_ip(scope, self.trusted_proxy_hops)
+        headers.append((CLIENT_ADDRESS_HEADER.encode(), str(address).encode("latin-1")))
         trusted = self.trusted_proxy_hops > 0
-        proto = forwarded_proto if trusted and forwarded_proto else str(scope.get("scheme", "http")).encode()
-        headers.append((b"x-forwarded-proto", proto))
-        headers.append((b"x-forwarded-host", forwarded_host if trusted and forwarded_host else host))
+        proto = _first(edge, b"x-forwarded-proto") if trusted else None
+        headers.append((b"x-forwarded-proto", proto or str(scope.get("scheme", "http")).encode()))
+        forwarded_host = _first(edge, b"x-forwarded-host") if trusted else None
+        headers.append((b"x-forwarded-host", forwarded_host or _first(edge, b"host") or b""))
         request_id = scope.get("state", {}).get("request_id")
         if request_id:
             headers.append((b"x-request-id", str(request_id).encode("latin-1")))
@@ -135,8 +170,18 @@ class UpstreamProxy:
         if carrier:
             headers.extend((k.encode("latin-1"), v.encode("latin-1")) for k, v in carrier.items())
         else:  # tracing not set up: keep the client's context rather than dropping it
-            headers.extend((k, v) for k, v in incoming if k in (b"traceparent", b"tracestate"))
+            headers.extend((k, v) for k in (b"traceparent", b"tracestate") for v in edge.get(k, [])[:1])
         return headers
+
+    def public_location(self, location: bytes) -> bytes:
+        """A Location naming an upstream's own address becomes relative (path and query only)."""
+        try:
+            url = httpx.URL(location.decode("latin-1"))
+        except (httpx.InvalidURL, UnicodeDecodeError):
+            return b"/"
+        if url.is_relative_url or not any(_same_origin(url, base) for base in self.upstreams.values()):
+            return location
+        return url.raw_path or b"/"
 
     def upstream_url(self, spec: RouteSpec, request: Request) -> httpx.URL:
         raw_path: bytes = request.scope.get("raw_path") or request.scope["path"].encode()
@@ -171,10 +216,9 @@ class UpstreamProxy:
         """Count and log a failed upstream call; the error to answer with."""
         kind, error = self.classify(exc)
         UPSTREAM_ERRORS.labels(spec.upstream, kind).inc()
-        log.warning(
-            "upstream request failed",
-            extra={"upstream": spec.upstream, "kind": kind, "error": f"{type(exc).__name__}: {exc}"},
-        )
+        # A LocalProtocolError's text quotes the offending request header (a token, the admin secret).
+        detail = type(exc).__name__ if isinstance(exc, httpx.LocalProtocolError) else f"{type(exc).__name__}: {exc}"
+        log.warning("upstream request failed", extra={"upstream": spec.upstream, "kind": kind, "error": detail})
         return error
 
     def classify(self, exc: httpx.HTTPError) -> tuple[str, AppError]:
@@ -187,12 +231,21 @@ class UpstreamProxy:
             return "timeout", UpstreamTimeout()
         return "protocol", Unavailable("An upstream service failed to answer.", retry_after_seconds=retry)
 
-    @staticmethod
-    def response_headers(upstream: httpx.Response, extra: Mapping[str, str] | None = None) -> RawHeaders:
-        headers = [(k, v) for k, v in strip_hop_by_hop(upstream.headers.raw) if k.lower() not in _RECOMPUTED_RESPONSE]
-        for key, value in (extra or {}).items():
-            headers.append((key.lower().encode("latin-1"), value.encode("latin-1")))
+    def response_headers(self, upstream: httpx.Response, extra: Mapping[str, str] | None = None) -> RawHeaders:
+        headers: RawHeaders = []
+        for key, value in strip_hop_by_hop(upstream.headers.raw):
+            lowered = key.lower()
+            if lowered == b"location":
+                value = self.public_location(value)
+            if lowered not in _RECOMPUTED_RESPONSE:
+                headers.append((key, value))
+        for name, text in (extra or {}).items():
+            headers.append((name.lower().encode("latin-1"), text.encode("latin-1")))
         return headers
+
+
+def _same_origin(url: httpx.URL, base: httpx.URL) -> bool:
+    return (url.scheme, url.host, url.port) == (base.scheme, base.host, base.port)
 
 
 def _has_body(request: Request) -> bool:

@@ -14,6 +14,7 @@ CLOCK_SKEW_SECONDS = 60
 class Settings(CommonSettings):
     host: str = Field("127.0.0.1", validation_alias="GATEWAY_HOST")
     port: int = Field(8080, validation_alias="GATEWAY_PORT")
+    metrics_port: int = Field(9080, validation_alias="GATEWAY_METRICS_PORT")
     bookmarks_url: str = Field("http://127.0.0.1:8082", validation_alias="BOOKMARKS_URL")
     enrichment_url: str = Field("http://127.0.0.1:8083", validation_alias="ENRICHMENT_URL")
     access_token_ttl_seconds: int = Field(900, validation_alias="ACCESS_TOKEN_TTL_SECONDS")

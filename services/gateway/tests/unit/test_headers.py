@@ -36,4 +36,6 @@ def test_client_ip_is_the_peer_unless_proxies_are_trusted() -> None:
     assert client_ip(scope, 1) == "198.51.100.7"  # one load balancer: the address it saw
     assert client_ip(scope, 2) == "203.0.113.5"
     assert client_ip(scope, 5) == "203.0.113.5"  # fewer entries than hops: the oldest one
+    spoofed = {"client": ("10.0.0.9", 5555), "headers": [(b"x-forwarded-for", b"6.6.6.6, 203.0.113.5")]}
+    assert client_ip(spoofed, 1) == "203.0.113.5"  # the client's extra entry left of the ingress's is ignored
     assert client_ip({"headers": []}, 0) == "unknown"

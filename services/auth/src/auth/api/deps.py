@@ -13,6 +13,7 @@ from auth.domain.tokens import TokenIssuer
 from auth.providers import IdentityProviders
 from auth.settings import Settings
 from common.auth import Principal
+from common.client_address import client_address
 from common.db import SessionFactory
 from common.errors import NotFound, RateLimited
 
@@ -43,19 +44,6 @@ async def _providers(request: Request) -> IdentityProviders:
     return providers
 
 
-def client_address(request: Request) -> str:
-    """The caller's address: the rightmost X-Forwarded-For entry (the gateway appends its peer), else the peer.
-
-    Only the rightmost entry is trusted: everything left of it came from the client and can be forged.
-    """
-    forwarded = request.headers.get("x-forwarded-for")
-    if forwarded:
-        rightmost = forwarded.rsplit(",", 1)[-1].strip()
-        if rightmost:
-            return rightmost
-    return request.client.host if request.client else "unknown"
-
-
 async def _anonymous_rate_limit(request: Request) -> None:
     limiter: SlidingWindowLimiter = request.app.state.anonymous_limiter
     retry_after = limiter.hit(client_key(client_address(request)))
@@ -67,7 +55,7 @@ async def _admin(request: Request) -> None:
     settings: Settings = request.app.state.settings
     if settings.admin_token is None:
         raise NotFound()  # the operator API does not exist without a token
-    provided = request.headers.get("x-admin-token", "")
+    provided = request.headers.get("x-admin-token", "").strip(" \t")  # optional whitespace is not the value
     expected = settings.admin_token.get_secret_value()
     if not hmac.compare_digest(provided.encode(), expected.encode()):
         raise AdminTokenInvalid()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import uvicorn
-
 from common.logging import setup_logging
+from common.server import serve
 from enrichment.settings import Settings
 from enrichment.worker.app import create_worker_app
 
@@ -12,12 +11,12 @@ from enrichment.worker.app import create_worker_app
 def main() -> None:
     settings = Settings()
     setup_logging("enrichment-worker", settings.log_level)
-    uvicorn.run(
+    serve(
         create_worker_app(settings),
+        settings=settings,
         host=settings.worker_host,
         port=settings.worker_port,
-        log_config=None,
-        access_log=False,
+        metrics_port=settings.worker_metrics_port,
         # Slots hand back their attempts on shutdown; give them time to do it.
         timeout_graceful_shutdown=30,
     )

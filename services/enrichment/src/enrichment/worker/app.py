@@ -104,4 +104,6 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
                 await renderer.close()
             await engine.dispose()
 
-    return create_service_app(service=SERVICE, title="Enrichment worker", lifespan=lifespan, routers=[])
+    return create_service_app(
+        service=SERVICE, title="Enrichment worker", lifespan=lifespan, routers=[], settings=settings
+    )

@@ -18,7 +18,7 @@ from gateway.api.deps import gateway_of
 from gateway.docs import docs_html
 from gateway.edge import client_ip
 from gateway.metrics import RATE_LIMITED
-from gateway.proxy import UpstreamProxy, UpstreamStreamingResponse
+from gateway.proxy import UpstreamStreamingResponse
 from gateway.realtime import serve_events
 from gateway.routing import PROXY_METHODS, ROUTES, AuthMode, Effect, RouteSpec, has_dot_segments
 from gateway.state import Gateway
@@ -44,12 +44,22 @@ async def _authenticate(
     return None, None
 
 
+def caller_address(request: Request, gateway: Gateway) -> str:
+    """The client's address, determined once per request: the IP rate limit and the X-Client-IP header
+    passed upstream (``UpstreamProxy.request_headers``) use the same value."""
+    address: str | None = getattr(request.state, "client_ip", None)
+    if address is None:
+        address = client_ip(request.scope, gateway.settings.trusted_proxy_hops)
+        request.state.client_ip = address
+    return address
+
+
 def _rate_limit(request: Request, principal: Principal | None, gateway: Gateway) -> dict[str, str]:
     """Take one request from the caller's bucket; the RateLimit-* headers, or :class:`RateLimited`."""
     if principal is not None:
         limiter, key, scope = gateway.user_limiter, str(principal.user_id), "user"
     else:
-        limiter, key, scope = gateway.ip_limiter, client_ip(request.scope, gateway.settings.trusted_proxy_hops), "ip"
+        limiter, key, scope = gateway.ip_limiter, caller_address(request, gateway), "ip"
     if limiter is None:
         return {}
     decision = limiter.take(key)
@@ -63,6 +73,7 @@ def _rate_limit(request: Request, principal: Principal | None, gateway: Gateway)
 async def forward(request: Request, spec: RouteSpec, gateway: Gateway) -> Response:
     if has_dot_segments(request.scope["path"]):
         raise NotFound()
+    caller_address(request, gateway)
     principal, refused = await _authenticate(request, spec, gateway)
     # Failed authentications count against the client's address, so token guessing is throttled too.
     limit_headers = _rate_limit(request, principal, gateway)
@@ -90,7 +101,7 @@ async def forward(request: Request, spec: RouteSpec, gateway: Gateway) -> Respon
         # Before answering: the client's very next request must already be refused here, even if the
         # user.deleted event has not reached this replica yet (decisions.md §3.5).
         gateway.deny(principal.user_id, reason="account deleted")
-    headers = UpstreamProxy.response_headers(upstream, limit_headers)
+    headers = gateway.proxy.response_headers(upstream, limit_headers)
     return UpstreamStreamingResponse(upstream, upstream_name=spec.upstream, headers=headers)
 
 
@@ -114,7 +125,7 @@ async def _forward_identity_link(
             and int(upstream.headers["content-length"]) <= _MAX_INSPECTED_BODY
         )
         if not inspect:
-            headers = UpstreamProxy.response_headers(upstream, limit_headers)
+            headers = gateway.proxy.response_headers(upstream, limit_headers)
             return UpstreamStreamingResponse(upstream, upstream_name=spec.upstream, headers=headers)
         try:
             raw = b"".join([chunk async for chunk in upstream.aiter_raw()])
@@ -125,7 +136,7 @@ async def _forward_identity_link(
         if isinstance(new_user_id, str) and new_user_id != str(principal.user_id):
             gateway.deny(principal.user_id, reason="account merged")
         response = Response(content=raw, status_code=upstream.status_code)
-        response.raw_headers = UpstreamProxy.response_headers(upstream, limit_headers)
+        response.raw_headers = gateway.proxy.response_headers(upstream, limit_headers)
         await upstream.aclose()
         return response
     except BaseException:

@@ -1,0 +1,193 @@
+"""How every service process is served: uvicorn with a bounded, JSON-speaking HTTP protocol, and
+Prometheus metrics on a separate listener that clients never reach.
+
+uvicorn's own protocol classes accept any number of headers of any size (httptools concatenates a long
+header value chunk by chunk, which costs the square of its size) and answer the requests they refuse
+themselves with ``text/plain``. :class:`EdgeHttpProtocol` is uvicorn's httptools protocol with three
+bounds checked while the request head is parsed (request target length, header count, total header
+bytes) and header values trimmed of the optional whitespace HTTP allows around them. Every refusal of
+the server layer (a bound, a malformed request line, a malformed ``Content-Length``, an invalid URL)
+is answered as ``{code, message}`` JSON with ``Connection: close``. It is passed to uvicorn as
+``http=``: one class for every service.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, ClassVar
+
+import httptools
+import uvicorn
+from prometheus_client import start_http_server
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from common.settings import CommonSettings
+
+
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    """What one request head may hold; over a bound the server answers before the app sees anything."""
+
+    max_header_count: int = 100
+    max_header_bytes: int = 16 * 1024
+    max_target_bytes: int = 8 * 1024
+
+    @property
+    def max_head_bytes(self) -> int:
+        """Bytes a head may take while still incomplete (request line, headers, line endings)."""
+        return self.max_header_bytes + self.max_target_bytes + 2 * self.max_header_count + 1024
+
+    @classmethod
+    def from_settings(cls, settings: CommonSettings) -> HttpLimits:
+        return cls(
+            max_header_count=settings.max_header_count,
+            max_header_bytes=settings.max_header_bytes,
+            max_target_bytes=settings.max_url_bytes,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    status: int
+    code: str
+    message: str
+
+    def wire(self) -> bytes:
+        """The whole HTTP/1.1 response, closing the connection (the rest of the request is unread)."""
+        body = json.dumps({"code": self.code, "message": self.message}).encode()
+        phrase = HTTPStatus(self.status).phrase
+        head = (
+            f"HTTP/1.1 {self.status} {phrase}\r\n"
+            "content-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n"
+        )
+        return head.encode("ascii") + body
+
+
+def headers_too_large(limits: HttpLimits) -> Refusal:
+    return Refusal(
+        431,
+        "headers-too-large",
+        f"The request headers exceed the limit ({limits.max_header_count} headers, "
+        f"{limits.max_header_bytes} bytes in total).",
+    )
+
+
+def target_too_long(limits: HttpLimits) -> Refusal:
+    return Refusal(414, "uri-too-long", f"The request target (path and query) exceeds {limits.max_target_bytes} bytes.")
+
+
+_LINGER_SECONDS = 2.0
+_LINGER_BYTES = 1024 * 1024
+
+MALFORMED = Refusal(400, "invalid-request", "The HTTP request is malformed.")
+
+
+class _Refused(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.code)
+        self.refusal = refusal
+
+
+class EdgeHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with bounded request heads and JSON refusals (see module doc)."""
+
+    limits: ClassVar[HttpLimits] = HttpLimits()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_open = True  # between the start of a message and its on_headers_complete
+        self._head_bytes = 0  # bytes fed while the head was still open (an upper bound of its size)
+        self._header_count = 0
+        self._header_bytes = 0
+        self._discarded: int | None = None  # bytes read and dropped after a refusal (lingering close)
+
+    def data_received(self, data: bytes) -> None:
+        if self._discarded is not None:
+            self._discarded += len(data)
+            if self._discarded > _LINGER_BYTES:
+                self.transport.close()
+            return
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return
+        except httptools.HttpParserError as exc:
+            cause = exc.__context__
+            self.refuse(cause.refusal if isinstance(cause, _Refused) else MALFORMED)
+            return
+        if self._head_open:
+            # Checked after feeding: a head cannot have grown by more than one read past the bound.
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_head_bytes:
+                self.refuse(headers_too_large(self.limits))
+
+    def refuse(self, refusal: Refusal) -> None:
+        """Answer and close. The close lingers (reading and dropping what the client still sends, for a
+        bounded time and size): closing with unread data would reset the connection and the client would
+        lose the answer it has not read yet."""
+        self.logger.info("request refused by the server", extra={"status": refusal.status, "code": refusal.code})
+        if self.transport.is_closing() or self._discarded is not None:
+            return
+        self._unset_keepalive_if_required()
+        self.transport.write(refusal.wire())
+        self._discarded = 0
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(_LINGER_SECONDS, self.transport.close)
+
+    def send_400_response(self, msg: str) -> None:  # uvicorn's plain-text answer, kept JSON
+        self.refuse(MALFORMED)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._head_open = True
+        self._head_bytes = self._header_count = self._header_bytes = 0
+
+    def on_url(self, url: bytes) -> None:
+        super().on_url(url)
+        if len(self.url) > self.limits.max_target_bytes:
+            raise _Refused(target_too_long(self.limits))
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        value = value.strip(b" \t")  # optional whitespace around a field value is not part of it (RFC 9110 5.5)
+        self._header_count += 1
+        self._header_bytes += len(name) + len(value)
+        if self._header_count > self.limits.max_header_count or self._header_bytes > self.limits.max_header_bytes:
+            raise _Refused(headers_too_large(self.limits))
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._head_open = False
+        super().on_headers_complete()
+
+
+def edge_protocol(limits: HttpLimits) -> type[EdgeHttpProtocol]:
+    """The protocol class with these limits (uvicorn instantiates the class it is given per connection)."""
+    return type("EdgeHttpProtocol", (EdgeHttpProtocol,), {"limits": limits})
+
+
+def server_options(settings: CommonSettings) -> dict[str, Any]:
+    """The uvicorn options every service runs with (tests serve apps with them too)."""
+    return {
+        "http": edge_protocol(HttpLimits.from_settings(settings)),
+        # The client address is the gateway's business (GATEWAY_TRUSTED_PROXY_HOPS, then X-Client-IP):
+        # uvicorn's X-Forwarded-For handling would let any local caller choose it.
+        "proxy_headers": False,
+        "log_config": None,
+        "access_log": False,
+    }
+
+
+def serve(app: Any, *, settings: CommonSettings, host: str, port: int, metrics_port: int, **options: Any) -> None:
+    """Run ``app`` on host:port (clients) and Prometheus metrics on host:metrics_port (scrapers only)."""
+    start_http_server(metrics_port, addr=host)
+    uvicorn.run(app, host=host, port=port, **{**server_options(settings), **options})
