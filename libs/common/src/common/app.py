@@ -15,6 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from common.asgi import EdgeMiddleware
 from common.handlers import install_error_handlers
+from common.metrics import KAFKA_BROKER_REACHABLE
 
 log = logging.getLogger("common.app")
 
@@ -102,3 +103,21 @@ def broker_check(bootstrap: str) -> ReadinessCheck:
         raise ConnectionError("; ".join(errors))
 
     return check
+
+
+async def watch_broker(service: str, bootstrap: str, *, interval: float = 5.0) -> None:
+    """Report broker reachability as ``kafka_broker_reachable`` forever (never part of readiness).
+
+    A broker outage is a degraded state: writes keep succeeding into the outbox, consumers resume where
+    they were. Taking pods out of rotation for it would turn a partial outage into a total one.
+    """
+    check = broker_check(bootstrap)
+    gauge = KAFKA_BROKER_REACHABLE.labels(service)
+    while True:
+        try:
+            await check()
+        except (OSError, TimeoutError):
+            gauge.set(0)
+        else:
+            gauge.set(1)
+        await asyncio.sleep(interval)
