@@ -65,12 +65,24 @@ METRICS: tuple[Metric, ...] = (
     _m("outbox_pending_events", "gauge", ("service",), OUTBOX_PROCESSES),
     _m("outbox_oldest_pending_age_seconds", "gauge", ("service",), OUTBOX_PROCESSES),
     _m("outbox_published_total", "counter", ("service", "topic"), OUTBOX_PROCESSES),
+    _m("outbox_republished_total", "counter", ("service",), OUTBOX_PROCESSES, on_event=True),
+    # the leading relay only (a standby replica has no series): registration is what is always there
+    _m("events_source_newest_seconds", "gauge", ("service", "topic"), OUTBOX_PROCESSES, on_event=True),
+    # --- broker reachability (every process; a metric, not readiness) ----------------------------
+    _m("kafka_broker_reachable", "gauge", ("service",), ALL_PROCESSES),
     # --- consumers (bookmarks and enrichment: ConsumerRunner; gateway: its topic tails) ---------
     _m("kafka_consumer_lag", "gauge", ("service", "topic", "partition"), CONSUMER_PROCESSES),
     _m("events_processed_total", "counter", ("service", "topic", "outcome"), CONSUMER_PROCESSES),
     _m(
         "events_dead_lettered_total",
         "counter",
+        ("service", "topic"),
+        frozenset({"bookmarks", "enrichment"}),
+        on_event=True,
+    ),
+    _m(
+        "events_applied_newest_seconds",
+        "gauge",
         ("service", "topic"),
         frozenset({"bookmarks", "enrichment"}),
         on_event=True,

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 
 from common.asgi import EdgeMiddleware
 from common.handlers import install_error_handlers
+from common.metrics import KAFKA_BROKER_REACHABLE
 from common.settings import CommonSettings
 
 log = logging.getLogger("common.app")
@@ -106,3 +107,21 @@ def broker_check(bootstrap: str) -> ReadinessCheck:
         raise ConnectionError("; ".join(errors))
 
     return check
+
+
+async def watch_broker(service: str, bootstrap: str, *, interval: float = 5.0) -> None:
+    """Report broker reachability as ``kafka_broker_reachable`` forever (never part of readiness).
+
+    A broker outage is a degraded state: writes keep succeeding into the outbox, consumers resume where
+    they were. Taking pods out of rotation for it would turn a partial outage into a total one.
+    """
+    check = broker_check(bootstrap)
+    gauge = KAFKA_BROKER_REACHABLE.labels(service)
+    while True:
+        try:
+            await check()
+        except (OSError, TimeoutError):
+            gauge.set(0)
+        else:
+            gauge.set(1)
+        await asyncio.sleep(interval)

@@ -5,6 +5,11 @@ For each message: parse the contract, then in ONE transaction insert the event i
 offset is committed only after that transaction. A handler that keeps failing is retried with backoff
 and after ``max_attempts`` parked in ``dead_letters`` (metric ``events_dead_lettered_total``) so the
 partition moves on; a message that does not parse is parked at once (retrying cannot fix it).
+
+Only the handler's own failures on a healthy database count as attempts (issue 16): a database outage
+(:func:`common.outages.is_outage`, or any failure while the database does not answer ``SELECT 1``) is
+retried without limit, with capped backoff, so an outage never sends valid events to the dead letters.
+The runner's restart delay grows while it keeps failing and starts over after a healthy period.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from common.db import SessionFactory
 from common.events import AnyEvent, parse_event
-from common.metrics import CONSUMER_LAG, EVENTS_DEAD_LETTERED, EVENTS_PROCESSED
+from common.metrics import CONSUMER_LAG, EVENTS_APPLIED_NEWEST, EVENTS_DEAD_LETTERED, EVENTS_PROCESSED
+from common.outages import is_outage
 from common.outbox import start_with_retry
 from common.tracing import context_from_kafka_headers
 
@@ -37,6 +43,12 @@ Handler = Callable[[AsyncSession, Any], Awaitable[None]]
 # only bounds idle polling; the embedded broker (Tansu) holds it for the full wait, so it is the delivery
 # latency there (aiokafka's 500 ms default gave ~200 ms write→nudge; 25 ms gives ~5 ms).
 FETCH_MAX_WAIT_MS = 25
+# Backoff between retries of an event during an infrastructure outage (never parked): capped low enough
+# that the consumer notices a recovered database within a few seconds.
+OUTAGE_RETRY_CAP_SECONDS = 5.0
+# Restart delays of the runner itself: doubling from the first to the cap, back to the first after a run
+# that stayed healthy this long.
+RESTART_DELAY_FIRST, RESTART_DELAY_CAP, HEALTHY_RUN_SECONDS = 0.5, 10.0, 30.0
 
 
 class ConsumerRunner:
@@ -60,23 +72,44 @@ class ConsumerRunner:
         self.retry_base_seconds = retry_base_seconds
         self.tracer = trace.get_tracer(f"{service}.consumer")
         self.started = asyncio.Event()
+        self._applied_newest: dict[str, float] = {}
 
     async def run(self) -> None:
-        delay = 0.5
+        delay = RESTART_DELAY_FIRST / 2  # the first restart waits RESTART_DELAY_FIRST
+        loop = asyncio.get_running_loop()
+        await self._load_applied_gauges()
         while True:
             consumer = await start_with_retry(self._new_consumer, f"{self.service} consumer")
+            started = loop.time()
             try:
                 self.started.set()
                 await self._consume(consumer)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("consumer restarting after error: %r", exc, exc_info=exc)
+                delay = next_restart_delay(delay, healthy_for=loop.time() - started)
+                log.warning("consumer restarting in %.1fs after error: %r", delay, exc, exc_info=exc)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
             finally:
                 with contextlib.suppress(Exception):
                     await consumer.stop()
+
+    async def _load_applied_gauges(self) -> None:
+        """Start the divergence gauges from what was applied before this process (best effort)."""
+        try:
+            async with self.sessions() as session:
+                rows = await session.execute(
+                    text(
+                        "SELECT topic, EXTRACT(EPOCH FROM max(processed_at))::float8 AS newest "
+                        "FROM processed_events GROUP BY topic"
+                    )
+                )
+                for topic, newest in rows:
+                    if topic in self.handlers:
+                        self._applied_newest[topic] = newest
+                        EVENTS_APPLIED_NEWEST.labels(self.service, topic).set(newest)
+        except Exception as exc:  # the database may be away at start; the gauges fill as events apply
+            log.warning("consumer could not load its applied positions: %s", type(exc).__name__)
 
     def _new_consumer(self) -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
@@ -110,7 +143,15 @@ class ConsumerRunner:
                 position = await consumer.position(tp)
             except Exception:  # noqa: S112 - partition revoked mid-loop; report it next round
                 continue
-            CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(max(0, highwater - position))
+            if highwater < position:
+                # A log never shrinks: this broker lost it (restarted in-memory broker, re-created topic).
+                # Some brokers answer a fetch past the end with nothing rather than OffsetOutOfRange, which
+                # would stall this partition; rereading is safe (idempotent handlers).
+                log.warning("%s[%d] ends at %d, before our position %d: rereading", tp.topic, tp.partition,
+                            highwater, position)
+                await consumer.seek_to_beginning(tp)
+                continue
+            CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(highwater - position)
 
     async def process(self, record: ConsumerRecord[bytes, bytes]) -> None:
         """Apply one record exactly once (in effect), or park it."""
@@ -137,16 +178,23 @@ class ConsumerRunner:
     async def _apply_with_retries(
         self, record: ConsumerRecord[bytes, bytes], event: AnyEvent, handler: Handler
     ) -> None:
-        attempt = 0
+        attempt = outages = 0
         while True:
-            attempt += 1
             try:
                 outcome = await self._apply(event, handler)
                 EVENTS_PROCESSED.labels(self.service, record.topic, outcome).inc()
+                self._mark_applied(record.topic, event)
                 return
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                if await self._is_infrastructure_failure(exc):
+                    outages += 1
+                    EVENTS_PROCESSED.labels(self.service, record.topic, "retried").inc()
+                    log.warning("event waits for the database", extra={"topic": record.topic, "retry": outages})
+                    await asyncio.sleep(outage_backoff(self.retry_base_seconds, outages))
+                    continue
+                attempt += 1
                 EVENTS_PROCESSED.labels(self.service, record.topic, "failed").inc()
                 log.warning(
                     "handler failed",
@@ -155,8 +203,25 @@ class ConsumerRunner:
                 )
                 if attempt >= self.max_attempts:
                     await self._park(record, f"{type(exc).__name__}: {exc}", attempts=attempt)
+                    self._mark_applied(record.topic, event)
                     return
                 await asyncio.sleep(self.retry_base_seconds * 2 ** (attempt - 1))
+
+    async def _is_infrastructure_failure(self, exc: Exception) -> bool:
+        """An outage, or any failure while the database does not answer: not the handler's fault."""
+        if is_outage(exc):
+            return True
+        try:
+            async with self.sessions() as session:
+                await session.execute(text("SELECT 1"))
+        except Exception:
+            return True
+        return False
+
+    def _mark_applied(self, topic: str, event: AnyEvent) -> None:
+        newest = max(self._applied_newest.get(topic, 0.0), event.occurredAt.timestamp())
+        self._applied_newest[topic] = newest
+        EVENTS_APPLIED_NEWEST.labels(self.service, topic).set(newest)
 
     async def _apply(self, event: AnyEvent, handler: Handler) -> str:
         async with self.sessions() as session, session.begin():
@@ -193,3 +258,15 @@ class ConsumerRunner:
             )
 
 
+
+
+def outage_backoff(base_seconds: float, retry: int) -> float:
+    """Delay before retry number ``retry`` (1-based) of an event held up by an outage."""
+    return float(min(OUTAGE_RETRY_CAP_SECONDS, base_seconds * 2 ** min(retry - 1, 16)))
+
+
+def next_restart_delay(previous: float, *, healthy_for: float) -> float:
+    """The runner's next restart delay: doubling while it keeps failing, reset after a healthy run."""
+    if healthy_for >= HEALTHY_RUN_SECONDS:
+        return RESTART_DELAY_FIRST
+    return min(previous * 2, RESTART_DELAY_CAP)

@@ -5,14 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from common.context import request_id_var
-from common.errors import AppError, error_for_status
+from common.errors import AppError, Unavailable, error_for_status
+from common.outages import is_outage
 
 log = logging.getLogger("common.errors")
 
@@ -83,7 +86,32 @@ async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     )
 
 
+# How long clients are asked to wait after a database outage answered 503: long enough for a database
+# restart or failover to make progress, short enough that a recovered service is used again quickly.
+OUTAGE_RETRY_AFTER_SECONDS = 2
+# Exception families a database or network outage surfaces as; each is checked with is_outage(), the
+# rest of them are bugs and answered like any other unexpected error.
+_INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
+    OSError,
+    SQLAlchemyError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+)
+
+
+async def _infrastructure_error(request: Request, exc: Exception) -> JSONResponse:
+    """A dependency outage is ``503 unavailable`` + ``Retry-After`` (issue 16), never ``500``."""
+    if not is_outage(exc):
+        return await _unexpected(request, exc)
+    log.warning("dependency unavailable: %s", type(exc).__name__)
+    return error_response(Unavailable(retry_after_seconds=OUTAGE_RETRY_AFTER_SECONDS))
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    for family in _INFRASTRUCTURE_ERRORS:
+        # Registered per class (not folded into the catch-all) so Starlette answers them in its exception
+        # middleware; the catch-all runs in the server-error middleware, which re-raises after answering.
+        app.add_exception_handler(family, _infrastructure_error)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -17,6 +17,11 @@ OUTBOX_OLDEST_AGE = Gauge(
     "outbox_oldest_pending_age_seconds", "Age of the oldest unpublished outbox row.", ["service"]
 )
 OUTBOX_PUBLISHED = Counter("outbox_published_total", "Events published from the outbox.", ["service", "topic"])
+OUTBOX_REPUBLISHED = Counter(
+    "outbox_republished_total",
+    "Outbox events sent again because the broker had lost records it acknowledged.",
+    ["service"],
+)
 
 CONSUMER_LAG = Gauge(
     "kafka_consumer_lag", "Messages behind the partition's high watermark.", ["service", "topic", "partition"]
@@ -26,4 +31,25 @@ EVENTS_PROCESSED = Counter(
 )
 EVENTS_DEAD_LETTERED = Counter(
     "events_dead_lettered_total", "Events parked after exhausting their attempts.", ["service", "topic"]
+)
+
+# Broker reachability is a degraded state, not unreadiness (issue 16): /readyz ignores the broker, so
+# that a broker outage does not take every pod out of its Service while the outbox keeps writes safe.
+KAFKA_BROKER_REACHABLE = Gauge(
+    "kafka_broker_reachable",
+    "1 while a bootstrap broker accepts TCP connections from this process, 0 while none does.",
+    ["service"],
+)
+# Divergence of a projection (issue 16): the creation time of the newest event the source published vs
+# the newest event a consumer applied, per topic. A consumer whose broker lost records, or whose position
+# lies past a restarted broker's log end, shows lag 0 but stops advancing here.
+EVENTS_SOURCE_NEWEST = Gauge(
+    "events_source_newest_seconds",
+    "Creation time (unix seconds) of the newest outbox event of the topic acknowledged by the broker.",
+    ["service", "topic"],
+)
+EVENTS_APPLIED_NEWEST = Gauge(
+    "events_applied_newest_seconds",
+    "Creation time (unix seconds) of the newest event of the topic this consumer has applied.",
+    ["service", "topic"],
 )

@@ -6,6 +6,8 @@ PostgreSQL advisory lock on its LISTEN connection. One publisher reading rows in
 keeps the events of one key (user) in order; if it dies the lock goes with its connection and a standby
 takes over. It is woken by ``NOTIFY outbox`` (a trigger on insert) and polls as a fallback, keeps
 retrying while the broker is down, and marks rows published only after the broker acknowledged them.
+When the broker turns out to have lost acknowledged records (:mod:`common.broker_log`), the relay
+re-publishes its retained window.
 """
 
 from __future__ import annotations
@@ -19,12 +21,20 @@ from typing import TypeVar
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.structs import RecordMetadata
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from common.broker_log import AckedLog
 from common.db import asyncpg_dsn
 from common.events import Event
-from common.metrics import OUTBOX_OLDEST_AGE, OUTBOX_PENDING, OUTBOX_PUBLISHED
+from common.metrics import (
+    EVENTS_SOURCE_NEWEST,
+    OUTBOX_OLDEST_AGE,
+    OUTBOX_PENDING,
+    OUTBOX_PUBLISHED,
+    OUTBOX_REPUBLISHED,
+)
 from common.tasks import wait_for_event
 from common.tracing import current_trace_headers, kafka_headers
 
@@ -113,6 +123,7 @@ class OutboxRelay:
         batch_size: int = 500,
         poll_interval: float = 1.0,
         retention_seconds: int = 3600,
+        log_check_interval: float = 5.0,
     ) -> None:
         self.service = service
         self.engine = engine
@@ -121,7 +132,9 @@ class OutboxRelay:
         self.batch_size = batch_size
         self.poll_interval = poll_interval
         self.retention_seconds = retention_seconds
+        self.log_check_interval = log_check_interval
         self._wake = asyncio.Event()
+        self._log = AckedLog()
         self.is_leader = False
 
     async def run(self) -> None:
@@ -142,19 +155,26 @@ class OutboxRelay:
     async def _lead(self) -> None:
         conn: asyncpg.Connection = await asyncpg.connect(self.dsn)
         producer: AIOKafkaProducer | None = None
+        checker: AIOKafkaConsumer | None = None
         try:
             # Standby replicas poll for the lock; there is no event to wait on across processes.
             while not await conn.fetchval("SELECT pg_try_advisory_lock($1)", RELAY_LOCK_ID):  # noqa: ASYNC110
                 await asyncio.sleep(2.0)
             self.is_leader = True
             await conn.add_listener(NOTIFY_CHANNEL, lambda *_: self._wake.set())
+            await self._load_source_gauges(conn)
             producer = await start_with_retry(
                 lambda: create_producer(self.bootstrap), f"{self.service} outbox relay"
             )
-            last_cleanup = 0.0
+            checker = await start_with_retry(self._log_checker, f"{self.service} outbox log check")
+            last_cleanup = last_check = 0.0
             loop = asyncio.get_running_loop()
             while True:
                 self._wake.clear()
+                if loop.time() - last_check >= self.log_check_interval:
+                    if lost := await self._log.check(checker):
+                        await self._republish(conn, f"the broker's log of {lost[0]} ends before what it acknowledged")
+                    last_check = loop.time()
                 await self._drain(conn, producer)
                 if loop.time() - last_cleanup > 60:
                     await conn.execute(
@@ -165,35 +185,69 @@ class OutboxRelay:
                 await wait_for_event(self._wake, self.poll_interval)
         finally:
             self.is_leader = False
+            self._log.forget()
             if producer is not None:
                 await producer.stop()
+            if checker is not None:
+                with contextlib.suppress(Exception):
+                    await checker.stop()
             await conn.close()
+
+    def _log_checker(self) -> AIOKafkaConsumer:
+        # No group: it only asks for end offsets, it never consumes or commits.
+        return AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False)
+
+    async def _republish(self, conn: asyncpg.Connection, why: str) -> None:
+        """Send the whole retained window again, in id order (consumers are idempotent)."""
+        status = await conn.execute("UPDATE outbox SET published_at = NULL WHERE published_at IS NOT NULL")
+        count = int(status.rsplit(" ", 1)[-1])
+        self._log.forget()
+        OUTBOX_REPUBLISHED.labels(self.service).inc(count)
+        log.warning("outbox relay re-publishes %d retained event(s): %s", count, why)
+
+    async def _load_source_gauges(self, conn: asyncpg.Connection) -> None:
+        rows = await conn.fetch(
+            "SELECT topic, EXTRACT(EPOCH FROM max(created_at))::float8 AS newest "
+            "FROM outbox WHERE published_at IS NOT NULL GROUP BY topic"
+        )
+        for row in rows:
+            EVENTS_SOURCE_NEWEST.labels(self.service, row["topic"]).set(row["newest"])
 
     async def _drain(self, conn: asyncpg.Connection, producer: AIOKafkaProducer) -> None:
         backoff = 0.2
         while True:
             rows = await conn.fetch(
-                "SELECT id, topic, key, payload::text AS payload, headers::text AS headers "
+                "SELECT id, topic, key, payload::text AS payload, headers::text AS headers, "
+                "EXTRACT(EPOCH FROM created_at)::float8 AS created "
                 "FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1",
                 self.batch_size,
             )
             await self._update_gauges(conn)
             if not rows:
                 return
-            delivered = await self._publish(producer, rows)
+            acks = await self._publish(producer, rows)
+            delivered = len(acks)
             if delivered:
                 await conn.execute(
                     "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])",
                     [r["id"] for r in rows[:delivered]],
                 )
+                self._mark_source(rows[:delivered])
+                if not self._log.record(acks):
+                    await self._republish(conn, "the broker acknowledged an offset it had acknowledged before")
+                    continue
             if delivered < len(rows):
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
             else:
                 backoff = 0.2
 
-    async def _publish(self, producer: AIOKafkaProducer, rows: list[asyncpg.Record]) -> int:
-        """Send rows in order; return how many leading rows the broker acknowledged."""
+    def _mark_source(self, rows: list[asyncpg.Record]) -> None:
+        for row in rows:
+            EVENTS_SOURCE_NEWEST.labels(self.service, row["topic"]).set(row["created"])
+
+    async def _publish(self, producer: AIOKafkaProducer, rows: list[asyncpg.Record]) -> list[RecordMetadata]:
+        """Send rows in order; return the broker's acknowledgements of the leading rows it accepted."""
         futures = []
         try:
             for row in rows:
@@ -209,14 +263,14 @@ class OutboxRelay:
         except Exception as exc:
             log.warning("outbox publish failed to enqueue: %r", exc)
         results = await asyncio.gather(*futures, return_exceptions=True)
-        delivered = 0
+        acks: list[RecordMetadata] = []
         for row, result in zip(rows, results, strict=False):
             if isinstance(result, BaseException):
                 log.warning("outbox publish of %s failed: %s", row["topic"], result)
                 break
             OUTBOX_PUBLISHED.labels(self.service, row["topic"]).inc()
-            delivered += 1
-        return delivered
+            acks.append(result)
+        return acks
 
     async def _update_gauges(self, conn: asyncpg.Connection) -> None:
         stats = await conn.fetchrow(

@@ -1,5 +1,6 @@
 """What every database-owning service process runs: engine and sessions, the outbox relay, optionally a
-consumer, and readiness checks for both dependencies — built in the lifespan, torn down in reverse."""
+consumer, the database readiness check and the broker reachability metric — built in the lifespan, torn
+down in reverse."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from functools import partial
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from common.app import broker_check
+from common.app import watch_broker
 from common.consumer import ConsumerRunner, Handler
 from common.db import SessionFactory, create_engine, create_session_factory, database_ready
 from common.outbox import OutboxRelay
@@ -55,10 +56,9 @@ async def service_backbone(
             group_id=consumer_group,
         )
     app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
-    app.state.readiness_checks = [
-        ("database", partial(database_ready, engine)),
-        ("broker", broker_check(settings.kafka_bootstrap_servers)),
-    ]
+    # The broker is not a readiness dependency (issue 16): its state is the kafka_broker_reachable metric.
+    app.state.readiness_checks = [("database", partial(database_ready, engine))]
+    tasks.start("broker-probe", watch_broker(service, settings.kafka_bootstrap_servers))
     tasks.start("outbox-relay", relay.run())
     if consumer is not None:
         tasks.start("consumer", consumer.run())

@@ -4,8 +4,12 @@
 ``infra`` PostgreSQL, broker and migrations only; prints the connection variables (for benches and
           for running one service by hand against the shared infrastructure).
 
-Exit codes: 0 after a requested stop, 1 when something failed to start or a service died, 2 for a
-configuration problem (busy port, bad variable) detected before anything was started.
+Once started, the launcher supervises like a kubelet (:mod:`devstack.healing`): a child that dies —
+PostgreSQL, the broker, a service, the enrichment worker — is restarted with backoff, and a restarted
+broker gets its topics back with the configured partitions.
+
+Exit codes: 0 after a requested stop, 1 when something failed to start, 2 for a configuration problem
+(busy port, bad variable) detected before anything was started.
 """
 
 from __future__ import annotations
@@ -97,15 +101,10 @@ def _run_stack(signals: _Signals, *, services: bool) -> int:
     try:
         signals.running = True
         _print_banner(stack, services=services)
-        watched = stack.service_processes
+        # Healing runs here, on the main thread: the children it restarts must outlive their spawner.
         while not signals.stop_requested.wait(0.5):
-            dead = [(name, child.returncode) for name, child in watched.items() if not child.is_running()]
-            if dead:
-                # Like foreman/honcho: a half-running platform is more confusing than a stopped one.
-                for name, rc in dead:
-                    print(f"devstack: {name} exited with code {rc}; stopping everything", file=sys.stderr)
-                code = 1
-                break
+            for name in stack.heal():
+                print(f"devstack: {name} restarted", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         # A signal that landed in the instant between start-up finishing and `running` being set.
         pass

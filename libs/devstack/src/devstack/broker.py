@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from devstack._aio import run_blocking
 from devstack.errors import StartupError
@@ -137,7 +137,10 @@ class EmbeddedBroker:
 async def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int = 3, *, retry_for: float = 30.0) -> None:
     """Create the missing ``topics``, retrying for ``retry_for`` seconds until the broker answers.
 
-    Existing topics are kept as they are.
+    A topic that exists with another partition count was auto-created by a client that asked for it
+    before we did (a restarted broker, issue 16): it is deleted and created again with ``partitions``.
+    The few records it may hold are lost to the broker, not to the platform: the outbox relays notice
+    (their acknowledged offsets are gone) and re-publish. Other existing topics are kept as they are.
     """
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
@@ -158,9 +161,13 @@ async def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int =
             ]
             if not failed:
                 missing = set(wanted) - set(await admin.list_topics())
-                if not missing:
+                misshapen = await _misshapen(admin, wanted, partitions) if not missing else []
+                if not missing and not misshapen:
                     return
+                if misshapen:
+                    await admin.delete_topics(misshapen)
                 failed = [f"{name}: not listed after creation" for name in sorted(missing)]
+                failed += [f"{name}: re-created with {partitions} partitions" for name in misshapen]
             last_error = "; ".join(failed)
         except Exception as exc:  # the broker may still be starting: any failure is worth a retry
             last_error = f"{type(exc).__name__}: {exc}"
@@ -170,6 +177,12 @@ async def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int =
         if time.monotonic() >= deadline:
             raise StartupError("kafka", f"could not create topics at {bootstrap}: {last_error}")
         await asyncio.sleep(0.25)
+
+
+async def _misshapen(admin: Any, topics: list[str], partitions: int) -> list[str]:
+    """The topics whose partition count is not ``partitions``."""
+    described = await admin.describe_topics(topics)
+    return sorted(t["topic"] for t in described if len(t.get("partitions") or ()) != partitions)
 
 
 def ensure_topics_blocking(

@@ -1,8 +1,10 @@
 """The whole local stack: PostgreSQL, broker, migrations and the service processes, in that order.
 
 ``Stack(config).start()`` brings everything up and returns once every service answers ``/readyz``;
-``stop()`` takes it down in reverse. The same class backs ``make run`` (``StackConfig.from_env``) and
-the pytest fixtures (``StackConfig.for_tests``: free ports, a private data directory).
+``stop()`` takes it down in reverse. ``heal()`` restarts whatever died (:mod:`devstack.healing`);
+``make run`` calls it twice a second, tests may run it on a thread with ``supervise()``. The same
+class backs ``make run`` (``StackConfig.from_env``) and the pytest fixtures (``StackConfig.for_tests``:
+free ports, a private data directory).
 """
 
 from __future__ import annotations
@@ -11,16 +13,19 @@ import importlib.util
 import os
 import socket
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Self, TextIO
 
 from devstack.broker import EmbeddedBroker, ensure_topics_blocking
 from devstack.errors import ConfigError, MigrationError, PortBusyError, ServiceStartError
+from devstack.healing import Component, Healer
 from devstack.postgres import EmbeddedPostgres
 from devstack.processes import ChildProcess, Supervisor
 
@@ -223,6 +228,9 @@ class Stack:
         self._services: dict[str, ChildProcess] = {}
         # Services whose migrations ran at start; the others had no migrate module and were skipped.
         self.migrated: list[str] = []
+        self.healer: Healer | None = None
+        self._supervision: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def __enter__(self) -> Self:
         self.start()
@@ -329,6 +337,9 @@ class Stack:
 
     def stop(self) -> None:
         """Services first (all at once), then the broker, then PostgreSQL. Safe to call repeatedly."""
+        self._stopping.set()
+        if self._supervision is not None and self._supervision is not threading.current_thread():
+            self._supervision.join()
         timeout = self.config.stop_timeout
         if self._services:
             self.supervisor.stop(list(reversed(self._services.values())), timeout=timeout)
@@ -338,6 +349,59 @@ class Stack:
         if self.postgres is not None:
             self.postgres.stop(timeout)
         self.supervisor.stop(timeout=timeout)
+
+    # -- healing ---------------------------------------------------------------------------------
+
+    def heal(self) -> list[str]:
+        """Restart every component found dead (with backoff); return the names restarted now."""
+        if self.healer is None:
+            self.healer = Healer(self._components())
+        return self.healer.check()
+
+    def supervise(self, interval: float = 0.5) -> None:
+        """Run :meth:`heal` on a thread until :meth:`stop` (children restarted there live as long)."""
+
+        def loop() -> None:
+            while not self._stopping.wait(interval):
+                self.heal()
+
+        self.healer = Healer(self._components())
+        self._supervision = threading.Thread(target=loop, name="devstack-supervision", daemon=True)
+        self._supervision.start()
+
+    def _components(self) -> list[Component]:
+        found: list[Component] = []
+        if self.postgres is not None:
+            postgres = self.postgres
+            found.append(Component("postgres", lambda: postgres.running, self.restart_postgres))
+        if self.broker is not None:
+            broker = self.broker
+            found.append(Component("kafka", lambda: broker.running, self.restart_broker))
+        for name in self._services:
+            found.append(Component(name, partial(self._service_alive, name), partial(self.restart_service, name)))
+        return found
+
+    def _service_alive(self, name: str) -> bool:
+        return self._services[name].is_running()
+
+    def restart_postgres(self) -> None:
+        """Start the embedded PostgreSQL again on its data directory (its old process group is killed)."""
+        assert self.postgres is not None
+        self.postgres.stop(self.config.stop_timeout)
+        self.postgres.start()
+
+    def restart_broker(self) -> None:
+        """Start the embedded broker again and re-create its topics with the configured partitions."""
+        assert self.broker is not None
+        self.broker.stop(self.config.stop_timeout)
+        self.start_broker()
+
+    def restart_service(self, name: str) -> None:
+        """Start a service process again (not waited for: it turns ready by itself)."""
+        old = self._services[name]
+        self.supervisor.stop([old], timeout=self.config.stop_timeout)
+        spec = _SPECS[name]
+        self._services[name] = self.supervisor.spawn(name, [sys.executable, "-m", spec.module], env=self.child_env())
 
     def stop_broker(self) -> None:
         """Stop the embedded broker (its topics and messages are lost: memory storage)."""

@@ -18,7 +18,7 @@ from auth.domain.tokens import TokenIssuer
 from auth.keys import LocalJwks, load_keys_from_dir
 from auth.providers import IdentityProviders
 from auth.settings import Settings
-from common.app import broker_check, create_service_app
+from common.app import create_service_app, watch_broker
 from common.auth import AccessTokenVerifier
 from common.db import SessionFactory, create_engine, create_session_factory, database_ready
 from common.outbox import OutboxRelay
@@ -79,7 +79,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.anonymous_limiter = SlidingWindowLimiter(limit=settings.anonymous_rate_limit_per_minute)
             app.state.readiness_checks = [
                 ("database", partial(database_ready, engine)),
-                ("broker", broker_check(settings.kafka_bootstrap_servers)),
             ]
             relay = OutboxRelay(
                 service=SERVICE,
@@ -89,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
             app.state.relay = relay
             tasks.start("outbox-relay", relay.run())
+            tasks.start("broker-probe", watch_broker(SERVICE, settings.kafka_bootstrap_servers))
             tasks.start("refresh-token-pruner", _prune_forever(sessions))
             yield
         finally:

@@ -40,6 +40,7 @@ from enrichment.domain.model import (
     Clock,
     Entitlements,
     check_quota,
+    crashes_exhausted,
     month_of,
     public_result,
     retry_delay,
@@ -48,9 +49,10 @@ from enrichment.entitlements import EntitlementsClient
 from enrichment.metrics import CACHE_LOOKUPS, JOB_TRANSITIONS, QUOTA_REJECTIONS
 from enrichment.store import queries, repository
 
-# A processing job whose lease ran out on its last allowed attempt: the worker died or hung, which for
-# the bookmark is indistinguishable from the page never answering.
-ABANDONED_ERROR_CODE = "fetch-timeout"
+# A job whose workers kept dying on it (lease expiries: process killed, Chromium OOM-killed, node lost)
+# ends with this code once ENRICHMENT_MAX_WORKER_CRASHES is reached. A crash is not an attempt failure
+# of the site, so it neither uses up the site's retries nor reports a site error (issue 16).
+WORKER_CRASHED_ERROR_CODE = "worker-crashed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +77,15 @@ class ClaimedJob:
     id: uuid.UUID
     url: str
     normalized_url: str
-    attempts: int
+    attempts: int  # claims so far, this one included: the fencing token of every write of the attempt
     existing_tags: list[str]
     trace_context: dict[str, str] = field(default_factory=dict)
+    crashes: int = 0  # earlier claims that ended in a lease expiry
+
+    @property
+    def site_attempt(self) -> int:
+        """Which attempt at the site this is (crashed claims not counted): drives the retry schedule."""
+        return self.attempts - self.crashes
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,25 +296,24 @@ async def read_snapshot(
 
 
 async def claim_job(
-    *, sessions: SessionFactory, worker_id: str, lease_seconds: float, max_attempts: int
+    *, sessions: SessionFactory, worker_id: str, lease_seconds: float, max_crashes: int
 ) -> ClaimedJob | None:
-    """Take the longest-waiting due job under a lease, or None when nothing is due."""
+    """Take the longest-waiting due job under a lease, or None when nothing is due.
+
+    A due job still ``processing`` is one whose worker's lease ran out (it crashed or hung): that claim
+    counts as a crash, not as an attempt at the site; the ``max_crashes``-th crash ends the job.
+    """
     while True:
         async with transaction(sessions) as session:
             row = await repository.next_due_job(session)
             if row is None:
                 return None
-            if row["status"] == PROCESSING and row["attempts"] >= max_attempts:
-                ended = await repository.end_attempt(
-                    session, row["id"], worker_id=None, attempts=row["attempts"], status=FAILED,
-                    error_code=ABANDONED_ERROR_CODE,
-                )
-                if ended is not None:
-                    await _fan_out_failure(session, ended, FAILED, ABANDONED_ERROR_CODE)
-                    JOB_TRANSITIONS.labels(FAILED).inc()
+            crashed = row["status"] == PROCESSING
+            if crashed and crashes_exhausted(crashes=row["crashes"] + 1, max_crashes=max_crashes):
+                await _fail_crashed(session, row)
                 continue
             started = await repository.start_attempt(
-                session, row["id"], worker_id=worker_id, lease_seconds=lease_seconds
+                session, row["id"], worker_id=worker_id, lease_seconds=lease_seconds, after_crash=crashed
             )
             tag_owner = started["charged_user_id"] or await queries.first_attached_user(session, started["id"])
             tags = await queries.user_tags(session, tag_owner) if tag_owner is not None else []
@@ -318,7 +325,18 @@ async def claim_job(
             attempts=started["attempts"],
             existing_tags=tags,
             trace_context=dict(started["trace_context"] or {}),
+            crashes=started["crashes"],
         )
+
+
+async def _fail_crashed(session: AsyncSession, row: RowMapping) -> None:
+    ended = await repository.end_attempt(
+        session, row["id"], worker_id=None, attempts=row["attempts"], status=FAILED,
+        error_code=WORKER_CRASHED_ERROR_CODE, crashed=True,
+    )
+    if ended is not None:
+        await _fan_out_failure(session, ended, FAILED, WORKER_CRASHED_ERROR_CODE)
+        JOB_TRANSITIONS.labels(FAILED).inc()
 
 
 async def extend_lease(*, sessions: SessionFactory, job: ClaimedJob, worker_id: str, lease_seconds: float) -> bool:
@@ -390,7 +408,7 @@ async def fail_attempt(
 
     Returns the new status, or None when the job is no longer ours.
     """
-    delay = retry_delay(attempts=job.attempts, retriable=retriable, delays=retry_delays)
+    delay = retry_delay(attempts=job.site_attempt, retriable=retriable, delays=retry_delays)
     status = RETRYING if delay is not None else FAILED
     async with transaction(sessions) as session:
         ended = await repository.end_attempt(
@@ -426,7 +444,7 @@ async def _fan_out_failure(session: AsyncSession, job: RowMapping, status: str, 
 
 async def release_job(*, sessions: SessionFactory, job: ClaimedJob, worker_id: str) -> bool:
     """Give an interrupted attempt back uncounted (shutdown), due at once for another worker."""
-    status = PENDING if job.attempts <= 1 else RETRYING
+    status = PENDING if job.site_attempt <= 1 else RETRYING
     async with transaction(sessions) as session:
         released = await repository.end_attempt(
             session, job.id, worker_id=worker_id, attempts=job.attempts, status=status, error_code=None, release=True

@@ -95,6 +95,15 @@ def build_site(site: Site) -> Starlette:
                 await asyncio.sleep(0.1)
         return HTMLResponse(article_html(request.path_params["key"]))
 
+    async def hang(request: Request) -> Response:
+        # The first `times` requests hang until their client goes away (workers killed mid-attempt).
+        if count(request) <= int(request.path_params["times"]):
+            for _ in range(6000):
+                if await request.is_disconnected():
+                    return PlainTextResponse("client gone", status_code=499)
+                await asyncio.sleep(0.1)
+        return HTMLResponse(article_html(request.path_params["key"]))
+
     async def plain(request: Request) -> Response:
         count(request)
         return PlainTextResponse(f"Release notes {request.path_params['key']}\n\n{ARTICLE_TEXT}")
@@ -105,6 +114,7 @@ def build_site(site: Site) -> Starlette:
             Route("/status/{code:int}/{key}", status),
             Route("/flaky/{fails:int}/{key}", flaky),
             Route("/slow-once/{key}", slow_once),
+            Route("/hang/{times:int}/{key}", hang),
             Route("/plain/{key}", plain),
         ]
     )

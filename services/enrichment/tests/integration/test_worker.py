@@ -249,8 +249,8 @@ async def test_blocked_host_fails_immediately(infra: Any, db: Db, site: Site) ->
     assert [(e["status"], e["errorCode"]) for e in events] == [("failed", "blocked-host")]
 
 
-async def test_abandoned_last_attempt_is_final(infra: Any, db: Db, site: Site) -> None:
-    """A job whose third attempt's worker vanished is failed by the next worker, not retried forever."""
+async def test_lease_expiry_is_a_crash_not_an_attempt_at_the_site(infra: Any, db: Db, site: Site) -> None:
+    """A job whose worker vanished during its third attempt is retaken, not failed: the site never failed."""
     _, bookmark = await enqueue(db, site.url(f"/article/{uuid.uuid4().hex[:8]}"))
     await db.execute(
         "UPDATE jobs SET status = 'processing', attempts = 3, worker_id = 'gone', "
@@ -258,9 +258,21 @@ async def test_abandoned_last_attempt_is_final(infra: Any, db: Db, site: Site) -
     )
     async with serve_app(worker_app(infra, db)):
         job = await eventually(lambda: job_ended(db))
-    assert (job["status"], job["error_code"], job["attempts"]) == ("failed", "fetch-timeout", 3)
+    assert (job["status"], job["attempts"], job["crashes"]) == ("completed", 4, 1)
+    assert await db.events("enrichment.failed", clientBookmarkId=bookmark) == []
+
+
+async def test_the_last_allowed_crash_fails_the_job_as_worker_crashed(infra: Any, db: Db, site: Site) -> None:
+    _, bookmark = await enqueue(db, site.url(f"/article/{uuid.uuid4().hex[:8]}"))
+    await db.execute(
+        "UPDATE jobs SET status = 'processing', attempts = 3, crashes = 2, worker_id = 'gone', "
+        "lease_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second'"
+    )
+    async with serve_app(worker_app(infra, db, max_worker_crashes=3)):
+        job = await eventually(lambda: job_ended(db))
+    assert (job["status"], job["error_code"], job["crashes"]) == ("failed", "worker-crashed", 3)
     events = await db.events("enrichment.failed", clientBookmarkId=bookmark)
-    assert [(e["status"], e["errorCode"]) for e in events] == [("failed", "fetch-timeout")]
+    assert [(e["status"], e["errorCode"]) for e in events] == [("failed", "worker-crashed")]
 
 
 # --- crash safety ----------------------------------------------------------------------------------------
@@ -351,3 +363,31 @@ async def test_graceful_shutdown_hands_the_attempt_back(infra: Any, db: Db, site
         assert worker.shut_down_cleanly(await worker.stop()), (tmp_path / "worker.log").read_text()[-3000:]
     job = await the_job(db)
     assert (job["status"], job["attempts"], job["worker_id"]) == ("pending", 0, None)
+
+
+async def test_three_workers_killed_in_a_row_do_not_fail_the_job(
+    infra: Any, db: Db, site: Site, tmp_path: Path
+) -> None:
+    """Three real worker processes SIGKILLed mid-attempt, one after the other (lease expiries): with the
+    default 3 attempts per site the old rule failed the job; crashes are counted apart and it completes."""
+    key = uuid.uuid4().hex[:8]
+    path = f"/hang/3/{key}"
+    _, bookmark = await enqueue(db, site.url(path))
+    for round_ in range(1, 4):
+        worker = await WorkerProcess.start(infra, db, tmp_path / f"worker-{round_}.log")
+        try:
+            await eventually(lambda n=round_: _hits_reached(site, path, n), timeout=90)
+        finally:
+            assert await worker.stop(signal.SIGKILL) == -signal.SIGKILL
+    last = await WorkerProcess.start(infra, db, tmp_path / "worker-last.log")
+    try:
+        job = await eventually(lambda: job_ended(db), timeout=90)
+    finally:
+        await last.stop()
+    assert (job["status"], job["crashes"]) == ("completed", 3), (tmp_path / "worker-last.log").read_text()[-3000:]
+    assert await db.events("enrichment.failed", clientBookmarkId=bookmark) == []
+    assert len(await db.events("enrichment.completed", clientBookmarkId=bookmark)) == 1
+
+
+async def _hits_reached(site: Site, path: str, count: int) -> bool:
+    return site.hits[path] >= count

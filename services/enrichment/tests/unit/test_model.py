@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -117,3 +118,15 @@ def test_defaults_follow_the_configuration_contract(monkeypatch: pytest.MonkeyPa
     assert settings.cache_ttl_seconds == 2_592_000
     assert settings.allow_private_networks is False
     assert settings.browser == "auto"
+
+
+def test_worker_crashes_are_bounded_apart_from_site_attempts() -> None:
+    from enrichment.domain.model import crashes_exhausted, retry_delay
+    from enrichment.service import ClaimedJob
+
+    assert not crashes_exhausted(crashes=3, max_crashes=5)
+    assert crashes_exhausted(crashes=5, max_crashes=5)
+    # the 4th claim after 3 crashes is still the site's first attempt: its failure is retried
+    job = ClaimedJob(id=uuid.uuid4(), url="u", normalized_url="u", attempts=4, existing_tags=[], crashes=3)
+    assert job.site_attempt == 1
+    assert retry_delay(attempts=job.site_attempt, retriable=True, delays=(60.0, 300.0)) == 60.0

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from common.app import broker_check, create_service_app
+from common.app import create_service_app, watch_broker
 from common.auth import AccessTokenVerifier
 from common.events import (
     TOPIC_BOOKMARK_DELETED,
@@ -110,7 +110,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 raise RuntimeError("bookmark event tail not positioned yet")
 
         app.state.readiness_checks = [
-            ("broker", broker_check(settings.kafka_bootstrap_servers)),
             ("jwks", jwks_reachable),
             ("events", events_ready),
         ]
@@ -118,6 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tasks = BackgroundTasks()
         tasks.start("deny-list-tail", deny_tail.run())
         tasks.start("nudge-tail", nudge_tail.run())
+        tasks.start("broker-probe", watch_broker(SERVICE, settings.kafka_bootstrap_servers))
         tasks.start("openapi-catalog", gateway.catalog.run())
         try:
             yield

@@ -100,6 +100,11 @@ def _ceil_seconds(delta: timedelta) -> int:
     return max(1, int(seconds) + (0 if seconds == int(seconds) else 1))
 
 
+def crashes_exhausted(*, crashes: int, max_crashes: int) -> bool:
+    """Whether a job whose workers crashed ``crashes`` times (this one included) must end ``failed``."""
+    return crashes >= max_crashes
+
+
 def retry_delay(*, attempts: int, retriable: bool, delays: Sequence[float]) -> float | None:
     """Seconds until the next attempt after failed attempt number ``attempts``, or None when final."""
     if not retriable or attempts > len(delays) or attempts < 1:

@@ -182,18 +182,20 @@ async def next_due_job(session: AsyncSession) -> RowMapping | None:
 
 
 async def start_attempt(
-    session: AsyncSession, job_id: uuid.UUID, *, worker_id: str, lease_seconds: float
+    session: AsyncSession, job_id: uuid.UUID, *, worker_id: str, lease_seconds: float, after_crash: bool = False
 ) -> RowMapping:
+    """Claim the job; ``after_crash``: its previous claim's lease ran out (counted in ``crashes``)."""
     result = await session.execute(
         text(
             """
             UPDATE jobs SET status = 'processing', attempts = attempts + 1, worker_id = :w,
+                   crashes = crashes + CASE WHEN :crashed THEN 1 ELSE 0 END,
                    lease_until = now() + make_interval(secs => :lease),
                    next_attempt_at = now() + make_interval(secs => :lease), updated_at = now()
             WHERE id = :id RETURNING *
             """
         ),
-        {"id": job_id, "w": worker_id, "lease": lease_seconds},
+        {"id": job_id, "w": worker_id, "lease": lease_seconds, "crashed": after_crash},
     )
     return result.mappings().one()
 
@@ -224,10 +226,12 @@ async def end_attempt(
     error_code: str | None,
     retry_in_seconds: float = 0.0,
     release: bool = False,
+    crashed: bool = False,
 ) -> RowMapping | None:
     """Move a processing job out of ``processing``, fenced by (worker, attempt): a worker whose lease was
-    taken over gets None and must drop its work. ``worker_id=None`` ends an abandoned job (lease expired).
-    ``release`` hands the attempt back uncounted (graceful shutdown)."""
+    taken over gets None and must drop its work. ``worker_id=None`` ends an abandoned job (lease expired;
+    ``crashed`` counts that expiry in ``crashes``). ``release`` hands the attempt back uncounted
+    (graceful shutdown)."""
     owner = "worker_id = :w" if worker_id is not None else "lease_until <= now()"
     result = await session.execute(
         text(
@@ -235,6 +239,7 @@ async def end_attempt(
             UPDATE jobs SET status = :s, error_code = CASE WHEN :release THEN error_code ELSE :e END,
                    worker_id = NULL, lease_until = NULL,
                    attempts = attempts - CASE WHEN :release THEN 1 ELSE 0 END,
+                   crashes = crashes + CASE WHEN :crashed THEN 1 ELSE 0 END,
                    next_attempt_at = now() + make_interval(secs => :delay), updated_at = now()
             WHERE id = :id AND attempts = :a AND status = 'processing' AND {owner}
             RETURNING *
@@ -248,6 +253,7 @@ async def end_attempt(
             "e": error_code,
             "delay": retry_in_seconds,
             "release": release,
+            "crashed": crashed,
         },
     )
     return result.mappings().first()

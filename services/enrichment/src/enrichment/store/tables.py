@@ -71,6 +71,9 @@ class JobRow(SQLModel, table=True):
     charged_user_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
     status: str = Field(sa_column=Column(Text, nullable=False, server_default="pending"))
     attempts: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    # Claims that ended in a lease expiry (the worker crashed or hung): counted in ``attempts`` too, which
+    # fences the claims, but not held against the site; bounded by ENRICHMENT_MAX_WORKER_CRASHES.
+    crashes: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
     next_attempt_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
     lease_until: datetime | None = Field(default=None, sa_column=_ts())
     worker_id: str | None = Field(default=None, sa_column=Column(Text))

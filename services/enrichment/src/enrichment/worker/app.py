@@ -11,7 +11,7 @@ from functools import partial
 
 from fastapi import FastAPI
 
-from common.app import broker_check, create_service_app
+from common.app import create_service_app, watch_broker
 from common.db import create_engine, create_session_factory, database_ready
 from common.outbox import OutboxRelay
 from common.tasks import BackgroundTasks
@@ -66,6 +66,7 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
             retry_delays=settings.retry_delays_seconds,
             cache_ttl_seconds=settings.cache_ttl_seconds,
             job_retention_seconds=settings.job_retention_seconds,
+            max_crashes=settings.max_worker_crashes,
         )
         # The worker writes enrichment events to the outbox too; its relay stands by (advisory lock)
         # so they are published even when no API replica runs.
@@ -82,6 +83,7 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
         tasks = BackgroundTasks()
         worker_task = tasks.start("job-worker", worker.run())
         tasks.start("outbox-relay", relay.run())
+        tasks.start("broker-probe", watch_broker(SERVICE, settings.kafka_bootstrap_servers))
 
         async def worker_running() -> None:
             # Slots survive database outages on their own; a finished task means a bug stopped them.
@@ -90,7 +92,6 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
 
         app.state.readiness_checks = [
             ("database", partial(database_ready, engine)),
-            ("broker", broker_check(settings.kafka_bootstrap_servers)),
             ("job-worker", worker_running),
         ]
         try:

@@ -66,6 +66,7 @@ class JobWorker:
         retry_delays: tuple[float, ...],
         cache_ttl_seconds: int,
         job_retention_seconds: int,
+        max_crashes: int = 5,
         stats_interval_seconds: float = 5.0,
         housekeeping_interval_seconds: float = 300.0,
     ) -> None:
@@ -77,7 +78,7 @@ class JobWorker:
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.retry_delays = retry_delays
-        self.max_attempts = len(retry_delays) + 1
+        self.max_crashes = max_crashes
         self.cache_ttl_seconds = cache_ttl_seconds
         self.job_retention_seconds = job_retention_seconds
         self.stats_interval_seconds = stats_interval_seconds
@@ -105,7 +106,7 @@ class JobWorker:
                     sessions=self.sessions,
                     worker_id=self.worker_id,
                     lease_seconds=self.lease_seconds,
-                    max_attempts=self.max_attempts,
+                    max_crashes=self.max_crashes,
                 )
                 delay = 0.5
             except asyncio.CancelledError:

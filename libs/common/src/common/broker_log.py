@@ -1,0 +1,60 @@
+"""Noticing that the broker lost records the outbox relay had delivered (issue 16).
+
+Kafka keeps its log across restarts; the embedded broker of ``make run`` (Tansu with memory storage)
+does not, and a real cluster can lose an unreplicated partition. Either way the outbox rows were marked
+published, so without a check nothing would ever send them again and every consumer's view would stay
+short of the source for good.
+
+The relay remembers the highest offset the broker acknowledged per partition. The log of a partition
+only grows, so an acknowledgement at or below a remembered offset, or an end offset below it, means the
+broker's log is not the one we wrote to: the relay then re-publishes its retained window (every outbox
+row still kept, ``OUTBOX_RETENTION``), in id order. Consumers are idempotent (``processed_events``) and
+the projections keep the newest state by position, so a re-sent event is harmless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.structs import RecordMetadata
+
+log = logging.getLogger("common.broker_log")
+
+
+class AckedLog:
+    """The highest acknowledged offset per partition, and the checks that the broker still has it."""
+
+    def __init__(self) -> None:
+        self._acked: dict[TopicPartition, int] = {}
+
+    def record(self, acks: Iterable[RecordMetadata]) -> bool:
+        """Remember acknowledgements; False when one lies at or below an offset acknowledged before."""
+        intact = True
+        for ack in acks:
+            previous = self._acked.get(ack.topic_partition)
+            if previous is not None and ack.offset <= previous:
+                intact = False
+            self._acked[ack.topic_partition] = ack.offset if previous is None else max(previous, ack.offset)
+        return intact
+
+    def forget(self) -> None:
+        self._acked.clear()
+
+    def lost(self, end_offsets: dict[TopicPartition, int]) -> list[TopicPartition]:
+        """The partitions whose log now ends before the records acknowledged on them."""
+        return sorted(
+            (tp for tp, acked in self._acked.items() if tp in end_offsets and end_offsets[tp] <= acked),
+            key=lambda tp: (tp.topic, tp.partition),
+        )
+
+    async def check(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
+        """Ask the broker for the end offsets of every partition written to; [] when it cannot say."""
+        if not self._acked:
+            return []
+        with contextlib.suppress(Exception):  # broker away or topic not there yet: the next round tells
+            ends: dict[TopicPartition, int] = await consumer.end_offsets(list(self._acked))
+            return self.lost(ends)
+        return []

@@ -1,0 +1,56 @@
+"""Which failures are an infrastructure outage (the database or the network away) rather than a bug.
+
+One classifier for the whole platform: the HTTP error handlers answer an outage ``503 unavailable`` with
+``Retry-After`` (clients retry; the 5xx alert does not page for it), and the event consumer retries an
+outage without limit instead of counting it towards parking an event in the dead letters.
+
+An outage is, anywhere in the exception's cause/context chain:
+
+* a socket-level failure (``OSError``: connection refused/reset, unreachable host, name resolution;
+  ``TimeoutError`` is one too): asyncpg raises these when it cannot connect;
+* SQLAlchemy's pool timeout (every connection busy for ``pool_timeout``) or a connection SQLAlchemy
+  itself declared invalidated (it broke mid-statement);
+* a PostgreSQL error whose SQLSTATE says so: class 08 (connection exception), 57P01-57P03 (admin or
+  crash shutdown, "the database system is starting up / in recovery"), 53300 (too many connections).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
+__all__ = ["OUTAGE_SQLSTATES", "is_outage"]
+
+OUTAGE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+_CONNECTION_EXCEPTION_CLASS = "08"
+_MAX_CHAIN = 16
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < _MAX_CHAIN:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    state = getattr(exc, "sqlstate", None) or getattr(exc, "pgcode", None)
+    return state if isinstance(state, str) else None
+
+
+def _is_outage_link(exc: BaseException) -> bool:
+    if isinstance(exc, OSError | PoolTimeoutError):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    state = _sqlstate(exc)
+    return state is not None and (state.startswith(_CONNECTION_EXCEPTION_CLASS) or state in OUTAGE_SQLSTATES)
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` (or anything it was raised from) is a database/network outage, not a bug."""
+    return any(_is_outage_link(link) for link in _chain(exc))

@@ -1,0 +1,212 @@
+"""The event plumbing through real outages (issue 16 items 3 and 5): PostgreSQL stopped while a consumer
+works (events wait, none is dead-lettered) and a broker that restarts empty (the relay notices the lost
+records and re-publishes its retained window, so a consumer that had not read them yet still gets them)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Column, Integer, MetaData, Table, Text, text
+from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from common.consumer import ConsumerRunner
+from common.db import create_engine, create_session_factory
+from common.events import TOPICS, BookmarkSaved
+from common.migrations import create_infra_tables
+from common.outbox import OutboxRelay, add_events, create_producer
+from devstack.broker import EmbeddedBroker, ensure_topics
+from devstack.postgres import EmbeddedPostgres
+from devstack.testing import eventually, free_port
+
+effects_metadata = MetaData()
+Table(
+    "effects",
+    effects_metadata,
+    Column("event_id", UUID(as_uuid=True), nullable=False),
+    Column("user_id", Text, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("n", Integer, primary_key=True, autoincrement=True),
+)
+
+
+def saved(user: uuid.UUID, seq: int) -> BookmarkSaved:
+    return BookmarkSaved(userId=user, clientBookmarkId=str(seq), url="https://e.example/",
+                         normalizedUrl="https://e.example/", domain="e.example", updatedAt=datetime.now(UTC))
+
+
+async def record_effect(session: AsyncSession, event: BookmarkSaved) -> None:
+    await session.execute(
+        text("INSERT INTO effects (event_id, user_id, seq) VALUES (:e, :u, :s)"),
+        {"e": event.eventId, "u": str(event.userId), "s": int(event.clientBookmarkId)},
+    )
+
+
+async def effects_of(engine: AsyncEngine, user: uuid.UUID) -> list[tuple[uuid.UUID, int]]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            text("SELECT event_id, seq FROM effects WHERE user_id = :u ORDER BY n"), {"u": str(user)}
+        )
+        return [(r.event_id, r.seq) for r in rows]
+
+
+async def write_outbox(engine: AsyncEngine, events: list[BookmarkSaved]) -> None:
+    async with create_session_factory(engine)() as session, session.begin():
+        await add_events(session, events)
+
+
+@pytest.fixture
+def own_broker() -> Iterator[EmbeddedBroker]:
+    broker = EmbeddedBroker(free_port())
+    broker.start()
+    asyncio.run(ensure_topics(broker.bootstrap, TOPICS))
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def own_postgres(pg_data_dir: Path) -> Iterator[EmbeddedPostgres]:
+    server = EmbeddedPostgres(pg_data_dir, free_port(), durable=False)
+    server.start()
+    server.ensure_databases(["outages"])
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def engine(own_postgres: EmbeddedPostgres) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(own_postgres.dsn("outages"), pool_size=4)
+    async with engine.begin() as conn:
+        await conn.run_sync(create_infra_tables)
+        await conn.run_sync(effects_metadata.create_all)
+    yield engine
+    await engine.dispose()
+
+
+def _runner(bootstrap: str, engine: AsyncEngine) -> ConsumerRunner:
+    # max_attempts=2 and a fast retry: an outage counted as attempts would park within a second.
+    return ConsumerRunner(
+        service=f"outages-{uuid.uuid4().hex[:6]}", bootstrap=bootstrap, sessions=create_session_factory(engine),
+        handlers={"bookmark.saved": record_effect}, max_attempts=2, retry_base_seconds=0.05,
+    )
+
+
+async def _count(engine: AsyncEngine, sql: str) -> int:
+    async with engine.connect() as conn:
+        return int((await conn.execute(text(sql))).scalar_one())
+
+
+async def test_database_outage_during_consumption_parks_nothing(
+    own_postgres: EmbeddedPostgres, engine: AsyncEngine, own_broker: EmbeddedBroker
+) -> None:
+    user = uuid.uuid4()
+    consumer = _runner(own_broker.bootstrap, engine)
+    task = asyncio.create_task(consumer.run())
+    producer = create_producer(own_broker.bootstrap)
+    await producer.start()
+    try:
+        first = saved(user, 1)
+        await producer.send_and_wait(first.topic, first.model_dump_json().encode(), key=first.key.encode())
+        await eventually(lambda: _has(engine, user, 1), timeout=60)
+
+        await asyncio.to_thread(own_postgres.stop)
+        for seq in range(2, 7):
+            event = saved(user, seq)
+            await producer.send_and_wait(event.topic, event.model_dump_json().encode(), key=event.key.encode())
+        # Held up by the outage far longer than max_attempts x backoff would allow before parking.
+        await asyncio.sleep(3.0)
+        await asyncio.to_thread(own_postgres.start)
+
+        applied = await eventually(lambda: _has(engine, user, 6), timeout=90)
+        assert [seq for _, seq in applied] == [1, 2, 3, 4, 5, 6]
+        assert await _count(engine, "SELECT count(*) FROM dead_letters") == 0
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await producer.stop()
+
+
+async def test_events_lost_by_a_restarted_broker_are_republished(
+    own_postgres: EmbeddedPostgres, engine: AsyncEngine, own_broker: EmbeddedBroker
+) -> None:
+    url = own_postgres.dsn("outages")
+    user = uuid.uuid4()
+    relay = OutboxRelay(service="outages", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
+                        poll_interval=0.2, log_check_interval=0.5)
+    relay_task = asyncio.create_task(relay.run())
+    try:
+        await write_outbox(engine, [saved(user, seq) for seq in range(20)])
+        await eventually(lambda: _all_published(engine), timeout=60)
+        # The broker dies before any consumer read the events; it comes back empty (memory storage).
+        await asyncio.to_thread(own_broker.stop)
+        await asyncio.to_thread(own_broker.start)
+        await ensure_topics(own_broker.bootstrap, TOPICS)
+        await write_outbox(engine, [saved(user, 20)])
+
+        consumer = _runner(own_broker.bootstrap, engine)
+        consumer_task = asyncio.create_task(consumer.run())
+        try:
+            applied = await eventually(lambda: _has(engine, user, 21), timeout=90)
+            assert sorted(seq for _, seq in applied) == list(range(21))
+        finally:
+            consumer_task.cancel()
+            await asyncio.gather(consumer_task, return_exceptions=True)
+    finally:
+        relay_task.cancel()
+        await asyncio.gather(relay_task, return_exceptions=True)
+
+
+async def _has(engine: AsyncEngine, user: uuid.UUID, count: int) -> list[tuple[uuid.UUID, int]] | None:
+    rows = await effects_of(engine, user)
+    return rows if len({seq for _, seq in rows}) >= count else None
+
+
+async def _all_published(engine: AsyncEngine) -> bool:
+    return await _count(engine, "SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0
+
+
+async def test_outage_failures_never_count_towards_parking(engine: AsyncEngine, own_broker: EmbeddedBroker) -> None:
+    """A connection reset inside the handler (the database path failing transiently, many more times than
+    max_attempts) is waited out; the same number of the handler's own failures parks the event."""
+    user = uuid.uuid4()
+    failures = {"reset": 6, "bug": 6}
+
+    async def flaky(session: AsyncSession, event: BookmarkSaved) -> None:
+        kind = {"1": "reset", "2": "bug"}.get(event.clientBookmarkId, "fine")
+        if failures.get(kind, 0) > 0:
+            failures[kind] -= 1
+            if kind == "reset":
+                raise ConnectionResetError(104, "Connection reset by peer")
+            raise RuntimeError("the handler's own bug")
+        await record_effect(session, event)
+
+    consumer = ConsumerRunner(
+        service=f"outages-{uuid.uuid4().hex[:6]}", bootstrap=own_broker.bootstrap,
+        sessions=create_session_factory(engine), handlers={"bookmark.saved": flaky},
+        max_attempts=2, retry_base_seconds=0.01,
+    )
+    task = asyncio.create_task(consumer.run())
+    producer = create_producer(own_broker.bootstrap)
+    await producer.start()
+    try:
+        for seq in (1, 2, 3):
+            event = saved(user, seq)
+            await producer.send_and_wait(event.topic, event.model_dump_json().encode(), key=event.key.encode())
+        applied = await eventually(lambda: _has(engine, user, 2), timeout=60)
+        assert sorted(seq for _, seq in applied) == [1, 3]
+        assert await _count(engine, "SELECT count(*) FROM dead_letters") == 1
+        assert "own bug" in await _scalar_text(engine, "SELECT error FROM dead_letters")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await producer.stop()
+
+
+async def _scalar_text(engine: AsyncEngine, sql: str) -> str:
+    async with engine.connect() as conn:
+        return str((await conn.execute(text(sql))).scalar_one())

@@ -1,0 +1,54 @@
+"""Pure rules of failure handling (issue 16): restart delays, outage backoff, noticing a lost broker log."""
+
+from __future__ import annotations
+
+from aiokafka import TopicPartition
+from aiokafka.structs import RecordMetadata
+
+from common.broker_log import AckedLog
+from common.consumer import (
+    HEALTHY_RUN_SECONDS,
+    OUTAGE_RETRY_CAP_SECONDS,
+    RESTART_DELAY_CAP,
+    RESTART_DELAY_FIRST,
+    next_restart_delay,
+    outage_backoff,
+)
+
+
+def ack(topic: str, partition: int, offset: int) -> RecordMetadata:
+    tp = TopicPartition(topic, partition)
+    return RecordMetadata(topic, partition, tp, offset, -1, -1, -1)
+
+
+def test_restart_delay_grows_while_failing_and_resets_after_a_healthy_run() -> None:
+    delay = RESTART_DELAY_FIRST / 2
+    seen = []
+    for _ in range(8):
+        delay = next_restart_delay(delay, healthy_for=0.1)
+        seen.append(delay)
+    assert seen[0] == RESTART_DELAY_FIRST and seen[-1] == RESTART_DELAY_CAP
+    assert seen == sorted(seen)
+    assert next_restart_delay(RESTART_DELAY_CAP, healthy_for=HEALTHY_RUN_SECONDS) == RESTART_DELAY_FIRST
+
+
+def test_outage_backoff_is_capped_and_never_overflows() -> None:
+    assert outage_backoff(0.2, 1) == 0.2
+    assert outage_backoff(0.2, 2) == 0.4
+    assert outage_backoff(0.2, 10_000) == OUTAGE_RETRY_CAP_SECONDS
+
+
+def test_acked_log_notices_an_acknowledgement_that_goes_backwards() -> None:
+    log = AckedLog()
+    assert log.record([ack("t", 0, 0), ack("t", 0, 1), ack("t", 1, 0)])
+    assert log.record([ack("t", 0, 2)])
+    assert not log.record([ack("t", 0, 0)])  # a fresh log hands out offset 0 again
+
+
+def test_acked_log_notices_an_end_offset_before_what_was_acknowledged() -> None:
+    log = AckedLog()
+    log.record([ack("t", 0, 4), ack("t", 1, 9)])
+    assert log.lost({TopicPartition("t", 0): 5, TopicPartition("t", 1): 10}) == []
+    assert log.lost({TopicPartition("t", 0): 5, TopicPartition("t", 1): 3}) == [TopicPartition("t", 1)]
+    log.forget()
+    assert log.lost({TopicPartition("t", 1): 0}) == []
