@@ -49,15 +49,17 @@ PARSERS: Final[dict[str, Callable[[BinaryIO], Iterator[ImportItem]]]] = {
 
 
 def resolve_format(fp: BinaryIO, fmt: str = "auto") -> str:
-    """``fmt`` itself, or for ``auto`` the detected format (the file position is left at the start)."""
-    if fmt != "auto":
-        if fmt not in PARSERS:
-            raise ImportFormatError(f"Unknown format {fmt[:40]!r}; use auto or one of {', '.join(FORMATS)}.")
-        return fmt
+    """``fmt`` itself, or for ``auto`` the detected format (the file position is left at the start).
+
+    An empty (or whitespace-only) file is refused whatever the format."""
+    if fmt != "auto" and fmt not in PARSERS:
+        raise ImportFormatError(f"Unknown format {fmt[:40]!r}; use auto or one of {', '.join(FORMATS)}.")
     fp.seek(0)
     head = fp.read(HEAD_BYTES)
     fp.seek(0)
-    return detect_format(head)
+    if not head.strip():
+        raise ImportFormatError("The file is empty.")
+    return detect_format(head) if fmt == "auto" else fmt
 
 
 def iter_items(fp: BinaryIO, fmt: str = "auto", *, start: int = 0, validate: bool = True) -> Iterator[ImportItem]:

@@ -47,11 +47,13 @@ class _Parser(HTMLParser):
         self._bookmark: dict[str, str | None] | None = None
         self._bookmark_line = 0
         self._title: str | None = None
+        self.recognised = False  # a <DL> or an <A> was seen
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _ENDS_DESCRIPTION:
             self._finish_bookmark()
         if tag == "a":
+            self.recognised = True
             self._bookmark = dict(attrs)
             self._bookmark_line = self.getpos()[0]
             self._heading = None  # an <H3> followed by a bookmark instead of a <DL> was an empty folder
@@ -61,6 +63,7 @@ class _Parser(HTMLParser):
         elif tag == "dd" and self._bookmark is not None and self._capture is None:
             self._start_capture("dd")
         elif tag == "dl":
+            self.recognised = True
             self._open_level()
 
     def handle_endtag(self, tag: str) -> None:
@@ -142,6 +145,8 @@ def parse_netscape(fp: BinaryIO) -> Iterator[ImportItem]:
             )
     parser.close()
     yield from _drain(parser.out)
+    if not parser.recognised:
+        raise ImportFormatError("The file has no bookmarks (<DL> or <A>); it is not a Netscape bookmark file.")
 
 
 def _drain(queue: deque[ImportItem]) -> Iterator[ImportItem]:

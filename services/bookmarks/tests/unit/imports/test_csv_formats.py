@@ -58,7 +58,7 @@ def test_instapaper_without_the_tags_column_and_with_comma_tags() -> None:
     data = b"URL,Title,Selection,Folder,Timestamp\nhttps://a.example/,A,,Unread,1\n"
     [item] = parse(data, "instapaper-csv")
     assert item.user_tags == () and item.valid
-    data = b"URL,Title,Selection,Folder,Timestamp,Tags\nhttps://a.example/,A,,Unread,1,\"x, y\"\n"
+    data = b'URL,Title,Selection,Folder,Timestamp,Tags\nhttps://a.example/,A,,Unread,1,"x, y"\n'
     assert parse(data, "instapaper-csv")[0].user_tags == ("x", "y")
 
 
@@ -101,7 +101,10 @@ def test_a_header_without_a_url_column_is_refused(fmt: str) -> None:
 
 
 def test_an_unterminated_quote_swallows_the_rest_into_one_invalid_record_at_its_line() -> None:
-    data = b'title,url,time_added,tags,status\n"ok",https://a.example/,1,,unread\n"broken,https://b.example/,1,,unread\n' + b"x,y\n" * 10
+    data = (
+        b'title,url,time_added,tags,status\n"ok",https://a.example/,1,,unread\n"broken,https://b.example/,1,,unread\n'
+        + b"x,y\n" * 10
+    )
     items = parse(data, "pocket-csv")
     assert [(item.line, item.url, item.reason) for item in items] == [
         (2, "https://a.example/", None),

@@ -50,18 +50,22 @@ def realistic_export() -> io.BytesIO:
         article(2, url="https://omnivore.app/no_url?q=2a9b-pdf", title="Uploaded.pdf", thumbnail=None),
     ]
     second = [article(3, state="Succeeded"), article(4, url="ftp://files.example/x"), "garbage", article(5, url=None)]
-    return omnivore_zip({
-        "metadata_3_to_6.json": second,  # stored first in the archive: order comes from the numbers
-        "content/article-0-18f0000.html": "<html><body>text</body></html>",
-        "highlights/article-1-18f0001.md": "> a highlight",
-        "metadata_0_to_2.json": first,
-    })
+    return omnivore_zip(
+        {
+            "metadata_3_to_6.json": second,  # stored first in the archive: order comes from the numbers
+            "content/article-0-18f0000.html": "<html><body>text</body></html>",
+            "highlights/article-1-18f0001.md": "> a highlight",
+            "metadata_0_to_2.json": first,
+        }
+    )
 
 
 def test_every_metadata_file_is_read_in_numeric_order_with_positions() -> None:
     items = list(iter_items(realistic_export(), "omnivore"))
     assert [item.line for item in items] == [1, 2, 3, 4, 5, 6, 7]
-    assert [item.url for item in items[:4]] == [f"https://news.example/{n}" if n != 2 else "https://omnivore.app/no_url?q=2a9b-pdf" for n in range(4)]
+    assert [item.url for item in items[:4]] == [
+        f"https://news.example/{n}" if n != 2 else "https://omnivore.app/no_url?q=2a9b-pdf" for n in range(4)
+    ]
     first, second, _pdf, fourth, ftp, garbage, no_url = items
     assert first.user_tags == ("Newsletter", "to read") and first.is_archived is True
     assert first.saved_at == datetime(2024, 10, 1, 12, 39, 28, 23000, tzinfo=UTC)
@@ -87,13 +91,15 @@ def test_a_zip_without_metadata_is_not_an_omnivore_export() -> None:
 
 
 def test_path_tricks_are_not_read_and_reported_as_invalid_items() -> None:
-    data = omnivore_zip({
-        "../metadata_0_to_0.json": [article(0)],
-        "/etc/metadata_1_to_1.json": [article(1)],
-        "C:/metadata_2_to_2.json": [article(2)],
-        "a\\..\\metadata_3_to_3.json": [article(3)],
-        "export/metadata_4_to_4.json": [article(4)],
-    })
+    data = omnivore_zip(
+        {
+            "../metadata_0_to_0.json": [article(0)],
+            "/etc/metadata_1_to_1.json": [article(1)],
+            "C:/metadata_2_to_2.json": [article(2)],
+            "a\\..\\metadata_3_to_3.json": [article(3)],
+            "export/metadata_4_to_4.json": [article(4)],
+        }
+    )
     items = list(iter_items(data, "omnivore"))
     assert [item.valid for item in items] == [False, False, False, False, True]
     assert items[0].reason == "ZIP entry '../metadata_0_to_0.json' climbs out of the archive ('..'); it was not read."
