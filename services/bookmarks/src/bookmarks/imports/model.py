@@ -73,6 +73,8 @@ class ImportItem:
     client_bookmark_id: str | None = None
     reason: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    normalized_url: str | None = None  # set by validate_item, so the importer normalizes each URL once
+    domain: str | None = None
 
     @property
     def collection_path(self) -> tuple[str, ...]:
@@ -89,16 +91,17 @@ def invalid(line: int, url: str, reason: str) -> ImportItem:
 
 
 def validate_item(item: ImportItem) -> ImportItem:
-    """Mark ``item`` invalid unless its URL is a usable http(s) URL (decisions.md §7 normalization)."""
+    """Mark ``item`` invalid unless its URL is a usable http(s) URL (decisions.md §7 normalization);
+    a valid item gets its ``normalized_url`` and ``domain``."""
     if item.reason is not None:
         return item
     if not item.url.strip():
         return replace(item, reason="The item has no URL.")
     try:
-        normalize_url(item.url)
+        normalized = normalize_url(item.url)
     except InvalidUrlError as exc:
         return replace(item, reason=str(exc))
-    return item
+    return replace(item, normalized_url=normalized.url, domain=normalized.domain)
 
 
 def clean_text(value: str | None, limit: int, name: str, warnings: list[str]) -> str | None:

@@ -52,8 +52,8 @@ def test_iso_dates_with_z_offsets_naive_and_junk() -> None:
 
 
 def test_validate_item_checks_the_url_with_the_shared_normalization() -> None:
-    ok = ImportItem(line=1, url="HTTPS://Example.COM/a")
-    assert validate_item(ok) is ok
+    ok = validate_item(ImportItem(line=1, url="HTTPS://www.Example.COM:443/a?utm_source=x&gclid=y"))
+    assert (ok.reason, ok.normalized_url, ok.domain) == (None, "https://example.com/a", "example.com")
     assert (
         validate_item(ImportItem(line=1, url="ftp://example.com/")).reason == "URL must start with http:// or https://."
     )
