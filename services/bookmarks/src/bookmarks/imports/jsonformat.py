@@ -8,8 +8,8 @@ Shape (version 1; docs/decisions-made.md "Import parsers" has every field)::
                     "isArchived", "userTags", "collectionIds", "clientSavedAt", "lastOpenedAt",
                     "thumbnailUrl", ...server enrichment fields...}, ...]}
 
-The export writes ``collections`` before ``bookmarks``; a file that has them the other way round is
-refused (collections are needed to turn ``collectionIds`` into name paths while streaming).
+The export writes ``collections`` before ``bookmarks``, so one pass turns ``collectionIds`` into name
+paths while streaming; a file that has them the other way round is read twice (collections first).
 """
 
 from __future__ import annotations
@@ -50,38 +50,58 @@ class ImportCollection:
 
 def json_collections(fp: BinaryIO) -> tuple[ImportCollection, ...]:
     """Every collection of the export (empty ones too), for the importer to create before the items."""
-    return tuple(_Reader(JsonStream(decode_stream(fp))).collections_only())
+    reader = _Reader(fp)
+    reader.read_collections_only()
+    return tuple(ImportCollection(id=cid, path=path) for cid, path in reader.paths.items())
 
 
 def parse_json(fp: BinaryIO) -> Iterator[ImportItem]:
-    return _Reader(JsonStream(decode_stream(fp))).items()
+    return _Reader(fp).items()
 
 
 class _Reader:
-    def __init__(self, stream: JsonStream) -> None:
-        self._stream = stream
-        self._paths: dict[str, tuple[str, ...]] = {}
+    def __init__(self, fp: BinaryIO) -> None:
+        self._fp = fp
+        self._stream = JsonStream(decode_stream(fp))
+        self.paths: dict[str, tuple[str, ...]] = {}
+        self._collections_seen = False
         self._version_seen = False
 
-    def collections_only(self) -> Iterator[ImportCollection]:
+    def read_collections_only(self) -> None:
         for key in self._keys():
             if key == "collections":
                 self._read_collections()
-                yield from (ImportCollection(id=cid, path=path) for cid, path in self._paths.items())
                 return
-            self._stream.value()
+            self._skip()
 
     def items(self) -> Iterator[ImportItem]:
         for key in self._keys():
-            if key == "collections":
+            if key == "collections" and not self._collections_seen:
                 self._read_collections()
             elif key == "bookmarks":
-                if not self._version_seen:
-                    raise ImportFormatError('The JSON export has no "version" before its bookmarks.')
+                if not self._collections_seen:
+                    self._look_ahead_for_collections()
                 for line, element in self._stream.iter_array():
                     yield self._item(line, element)
             else:
-                self._stream.value()
+                self._skip()
+
+    def _look_ahead_for_collections(self) -> None:
+        """Bookmarks before collections (not how the export writes it): read the collections first."""
+        resume_at = self._fp.tell()
+        self._fp.seek(0)
+        ahead = _Reader(self._fp)
+        ahead.read_collections_only()
+        self._fp.seek(resume_at)
+        self.paths, self._collections_seen = ahead.paths, True
+
+    def _skip(self) -> None:
+        """Consume a value; an array element by element, so a big unknown array is no problem."""
+        if self._stream.peek() == "[":
+            for _ in self._stream.iter_array():
+                pass
+        else:
+            self._stream.value()
 
     def _keys(self) -> Iterator[str]:
         if self._stream.peek() != "{":
@@ -90,8 +110,8 @@ class _Reader:
             if key == "version":
                 self._check_version(self._stream.value())
                 continue
-            if key == "collections" and not self._version_seen:
-                raise ImportFormatError('The JSON export has no "version" before its collections.')
+            if key in ("collections", "bookmarks") and not self._version_seen:
+                raise ImportFormatError(f'The JSON export has no "version" before its {key}.')
             yield key
 
     def _check_version(self, version: object) -> None:
@@ -114,7 +134,8 @@ class _Reader:
                 raise ImportFormatError(f"Line {line}: a collection needs a string id and name.")
             parent = element.get("parentId")
             raw[element["id"]] = (element["name"], parent if isinstance(parent, str) else None)
-        self._paths = {cid: _path(cid, raw) for cid in raw}
+        self.paths = {cid: _path(cid, raw) for cid in raw}
+        self._collections_seen = True
 
     def _item(self, line: int, element: object) -> ImportItem:
         if not isinstance(element, dict):
@@ -131,7 +152,7 @@ class _Reader:
         warnings: list[str] = []
         texts = {name: clean_text(_str(element.get(name)), limit, name, warnings) for name, limit in _TEXT_FIELDS}
         ids = list(_strings(element.get("collectionIds")))
-        unknown = [cid for cid in ids if cid not in self._paths]
+        unknown = [cid for cid in ids if cid not in self.paths]
         if unknown:
             warnings.append(f"collection id(s) {', '.join(unknown[:5])} not in the export; not filed there")
         return ImportItem(
@@ -141,7 +162,7 @@ class _Reader:
             description=texts["description"],
             notes=texts["notes"],
             user_tags=clean_tags(_strings(element.get("userTags")), warnings),
-            collection_paths=tuple(dict.fromkeys(self._paths[cid] for cid in ids if cid in self._paths)),
+            collection_paths=tuple(dict.fromkeys(self.paths[cid] for cid in ids if cid in self.paths)),
             is_favorite=_bool(element.get("isFavorite")),
             is_archived=_bool(element.get("isArchived")),
             saved_at=parse_iso(element.get("clientSavedAt")),

@@ -91,3 +91,23 @@ def test_a_bookmark_split_across_read_chunks_and_numbers_at_chunk_ends(tmp_path:
         items = list(iter_items(fp, "json"))
     assert [item.url for item in items] == [b["url"] for b in bookmarks]
     assert [item.user_tags for item in items] == [(str(n),) for n in range(300)]
+
+
+def test_collections_after_the_bookmarks_are_still_applied(tmp_path: Path) -> None:
+    bookmarks = [{"url": f"https://a.example/{n}", "collectionIds": ["c1"], "notes": "n" * 500} for n in range(3000)]
+    doc = {"version": 1, "bookmarks": bookmarks, "collections": [{"id": "c1", "name": "Late", "parentId": None}]}
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(doc))
+    with path.open("rb") as fp:
+        items = list(iter_items(fp, "json"))
+    assert len(items) == 3000
+    assert {item.collection_paths for item in items} == {(("Late",),)}
+
+
+def test_a_big_unknown_array_is_skipped_element_by_element() -> None:
+    doc = {
+        "version": 1,
+        "attachments": ["x" * 100_000 for _ in range(30)],
+        "bookmarks": [{"url": "https://a.example/"}],
+    }
+    assert [item.url for item in parse(json.dumps(doc).encode())] == ["https://a.example/"]
