@@ -192,3 +192,42 @@ def test_garbage_bytes_in_every_format(tmp_path: Path, fmt: str) -> None:
 def test_odd_bytes_become_invalid_items_not_crashes(fmt: str, builder: Callable[[], bytes]) -> None:
     items = list(iter_items(io.BytesIO(builder()), fmt))
     assert items and all(item.reason for item in items)
+
+
+@pytest.mark.parametrize("opening", [b"<script>", b"<!-- a comment that never ends ", b"<style>"])
+def test_an_unterminated_comment_or_script_block_fails_clearly(tmp_path: Path, opening: bytes) -> None:
+    head = b'<DL><p><DT><A HREF="https://a.example/">a</A>\n'
+    path = write(tmp_path / "open.html", iter([head, opening, *repeated(b"<p>text</p>", 8 * MIB)]))
+    _, error, peak = run(path, "netscape")
+    assert error is not None and "runs on for more than 1,048,576 characters" in str(error)
+    assert peak < 16 * MIB
+
+
+def _big_file(tmp_path: Path, fmt: str, count: int) -> Path:
+    if fmt == "pocket-csv":
+        head, row, tail = (
+            b"title,url,time_added,tags,status\n",
+            b'"T, t",https://a.example/p,1700000000,a|b,unread\r\n',
+            b"",
+        )
+    elif fmt == "raindrop-csv":
+        head = b"id,title,note,excerpt,url,folder,tags,created,cover,highlights,favorite\n"
+        row, tail = b'1,T,"n\nn",e,https://a.example/p,A/B,"x, y",2023-08-09T12:34:56.789Z,,,false\n', b""
+    elif fmt == "instapaper-csv":
+        head, row, tail = b"URL,Title,Selection,Folder,Timestamp\n", b"https://a.example/p,T,,Archive,1700000000\n", b""
+    elif fmt == "json":
+        head, tail = b'{"version": 1, "collections": [], "bookmarks": [\n', b'{"url": "https://a.example/end"}]}'
+        row = b'{"url": "https://a.example/p", "title": "T", "userTags": ["a"], "isArchived": true},\n'
+    else:
+        head, row, tail = b"<DL><p>\n", b'<DT><A HREF="https://a.example/p" TAGS="a">T</A>\n', b"</DL>\n"
+    return write(tmp_path / f"big.{fmt}", iter([head, *repeated(row, len(row) * count), tail]))
+
+
+@pytest.mark.parametrize("fmt", ["netscape", "pocket-csv", "instapaper-csv", "raindrop-csv", "json"])
+def test_big_files_are_read_as_a_stream(tmp_path: Path, fmt: str) -> None:
+    path = _big_file(tmp_path, fmt, 60_000)
+    with path.open("rb") as fp:
+        items = iter_items(fp, fmt)
+        first = next(items)
+        assert first.valid and first.url == "https://a.example/p"
+        assert fp.tell() <= 2 * 64 * 1024 < path.stat().st_size
