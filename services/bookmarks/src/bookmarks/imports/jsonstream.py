@@ -78,6 +78,8 @@ class JsonStream:
                 continue
             except RecursionError:
                 raise ImportFormatError(f"The JSON value at line {self.line} is nested too deeply.") from None
+            except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+                raise ImportFormatError(f"Invalid JSON at line {self.line}: {str(exc)[:200]}.") from None
             if end == len(self._buf) and not self._eof and self._fill():
                 continue  # a number or literal may go on in the next chunk
             self._pos = end

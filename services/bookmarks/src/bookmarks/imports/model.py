@@ -169,7 +169,10 @@ def from_unix(raw: str | None) -> datetime | None:
     value = int(text)
     while value > _MAX_UNIX:
         value //= 1000
-    return datetime.fromtimestamp(value, tz=UTC) if value > 0 else None
+    try:
+        return datetime.fromtimestamp(value, tz=UTC) if value > 0 else None
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def parse_iso(raw: object) -> datetime | None:
@@ -181,8 +184,6 @@ def parse_iso(raw: object) -> datetime | None:
         return from_unix(text)
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved out of range by its offset
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)

@@ -11,6 +11,7 @@ ever written to disk.
 from __future__ import annotations
 
 import codecs
+import lzma
 import re
 import struct
 import zipfile
@@ -77,7 +78,15 @@ def _read_entries(archive: zipfile.ZipFile, entries: list[zipfile.ZipInfo], limi
                 for _line, element in stream.iter_array():
                     position += 1
                     yield _item(position, element)
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zlib.error,
+            lzma.LZMAError,
+            EOFError,
+            NotImplementedError,
+            RuntimeError,
+            OSError,
+        ) as exc:
             raise ImportFormatError(f"ZIP entry {info.filename[:200]!r} cannot be read ({exc}).") from None
 
 

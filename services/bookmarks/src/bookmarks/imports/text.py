@@ -50,7 +50,8 @@ def _declared_charset(head: bytes) -> str | None:
         return None
     try:
         name = codecs.lookup(match.group(1).decode("ascii")).name
-    except LookupError:
+        b"<".decode(name)  # refuses bytes-to-bytes and text-to-text codecs (zlib, base64, rot13)
+    except (LookupError, ValueError, TypeError):
         return None
     # A UTF-16 file would have a BOM; without one the META is lying (it was re-saved as 8-bit text).
     return None if name.startswith("utf-16") or name.startswith("utf-32") else name

@@ -231,3 +231,26 @@ def test_big_files_are_read_as_a_stream(tmp_path: Path, fmt: str) -> None:
         first = next(items)
         assert first.valid and first.url == "https://a.example/p"
         assert fp.tell() <= 2 * 64 * 1024 < path.stat().st_size
+
+
+@pytest.mark.parametrize("charset", [b"zlib", b"base64", b"rot13", b"hex", b"no-such-charset", b"utf-16"])
+def test_a_meta_charset_that_is_no_text_encoding_is_ignored(charset: bytes) -> None:
+    data = (
+        b'<META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset='
+        + charset
+        + b'">\n<DL><DT><A HREF="https://a.example/">caf\xc3\xa9</A></DL>'
+    )
+    [item] = list(iter_items(io.BytesIO(data), "auto"))
+    assert (item.url, item.title) == ("https://a.example/", "café")
+
+
+def test_a_json_integer_with_ten_thousand_digits_fails_clearly() -> None:
+    data = b'{"version": 1, "bookmarks": [{"url": "https://a.example/", "n": ' + b"9" * 10_000 + b"}]}"
+    with pytest.raises(ImportFormatError, match="Invalid JSON at line 1"):
+        list(iter_items(io.BytesIO(data), "json"))
+
+
+def test_dates_at_the_edge_of_the_calendar_are_dropped_not_crashing() -> None:
+    data = b'{"version": 1, "bookmarks": [{"url": "https://a.example/", "clientSavedAt": "0001-01-01T00:00:00+01:00", "lastOpenedAt": "9999-12-31T23:59:59-01:00"}]}'
+    [item] = list(iter_items(io.BytesIO(data), "json"))
+    assert (item.saved_at, item.last_opened_at, item.valid) == (None, None, True)
