@@ -12,14 +12,20 @@ re-read) but not built into outcomes, validated or written; nothing else about t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from itertools import islice
 from typing import BinaryIO, Final
 
 from bookmarks.imports.csvformats import parse_instapaper, parse_pocket, parse_raindrop
 from bookmarks.imports.detect import HEAD_BYTES, detect_format
 from bookmarks.imports.jsonformat import EXPORT_VERSION, ImportCollection, json_collections, parse_json
-from bookmarks.imports.model import FORMATS, MAX_COLLECTION_DEPTH, ImportFormatError, ImportItem, validate_item
+from bookmarks.imports.model import (
+    FORMATS,
+    MAX_COLLECTION_DEPTH,
+    ImportFormatError,
+    ImportItem,
+    finish_item,
+    validate_item,
+)
 from bookmarks.imports.netscape import parse_netscape
 from bookmarks.imports.omnivore import ZipLimits, parse_omnivore
 
@@ -67,5 +73,4 @@ def iter_items(fp: BinaryIO, fmt: str = "auto", *, start: int = 0, validate: boo
     parser = PARSERS[resolve_format(fp, fmt)]
     fp.seek(0)
     for ordinal, item in islice(enumerate(parser(fp)), start, None):
-        checked = validate_item(item) if validate else item
-        yield replace(checked, ordinal=ordinal)
+        yield finish_item(item, ordinal, validate=validate)

@@ -93,15 +93,26 @@ def invalid(line: int, url: str, reason: str) -> ImportItem:
 def validate_item(item: ImportItem) -> ImportItem:
     """Mark ``item`` invalid unless its URL is a usable http(s) URL (decisions.md §7 normalization);
     a valid item gets its ``normalized_url`` and ``domain``."""
-    if item.reason is not None:
-        return item
-    if not item.url.strip():
-        return replace(item, reason="The item has no URL.")
+    return finish_item(item, item.ordinal, validate=True)
+
+
+def finish_item(item: ImportItem, ordinal: int, *, validate: bool) -> ImportItem:
+    """``item`` numbered ``ordinal`` and, with ``validate``, URL-checked: one copy, not two."""
+    reason, normalized, domain = item.reason, None, None
+    if validate and reason is None:
+        reason, normalized, domain = check_url(item.url)
+    return replace(item, ordinal=ordinal, reason=reason, normalized_url=normalized, domain=domain)
+
+
+def check_url(url: str) -> tuple[str | None, str | None, str | None]:
+    """(reason, normalized URL, domain): a reason when ``url`` is no usable http(s) URL."""
+    if not url.strip():
+        return "The item has no URL.", None, None
     try:
-        normalized = normalize_url(item.url)
+        normalized = normalize_url(url)
     except InvalidUrlError as exc:
-        return replace(item, reason=str(exc))
-    return replace(item, normalized_url=normalized.url, domain=normalized.domain)
+        return str(exc), None, None
+    return None, normalized.url, normalized.domain
 
 
 def clean_text(value: str | None, limit: int, name: str, warnings: list[str]) -> str | None:

@@ -64,7 +64,7 @@ def test_validate_item_checks_the_url_with_the_shared_normalization() -> None:
     )
     assert validate_item(ImportItem(line=1, url="   ")).reason == "The item has no URL."
     already = ImportItem(line=1, url="https://a.example/", reason="earlier problem")
-    assert validate_item(already) is already
+    assert validate_item(already) == already
 
 
 def test_the_first_collection_path_is_the_collection_path() -> None:
