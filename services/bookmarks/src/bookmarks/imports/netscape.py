@@ -2,7 +2,9 @@
 
 Fed to ``html.parser`` chunk by chunk. Every ``<H3>`` opens a folder for the ``<DL>`` that follows it
 (the browsers' own "Bookmarks bar"/"Bookmarks Toolbar"/"Other Bookmarks" included); ``<H1>`` is the
-file's root and not a folder. ``<DD>`` after a bookmark is its description.
+file's root and not a folder. ``<DD>`` after a bookmark is its description. Pocket's older HTML export
+(``<h1>Unread</h1><ul><li><a href time_added tags>`` and ``<h1>Read Archive</h1>``) is read too, its
+archived state included.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = ["parse_netscape"]
 MAX_PENDING_CHARS: Final = 1024 * 1024  # an unterminated tag or comment may not grow past this
 _MAX_TEXT: Final = MAX_DESCRIPTION + 1  # captured text beyond this is dropped (and then cut, with a warning)
 _MAX_KEPT_LEVELS: Final = MAX_COLLECTION_DEPTH + 2  # deeper levels are only counted
+_POCKET_SECTIONS: Final = {"unread": False, "read archive": True}
 _ENDS_DESCRIPTION: Final = frozenset({"dt", "dl", "h3", "h1", "hr", "a"})
 
 
@@ -41,7 +44,8 @@ class _Parser(HTMLParser):
         self._levels: list[str | None] = []  # one per open <DL>: its folder name, None for the root
         self._deeper = 0  # open <DL>s beyond _MAX_KEPT_LEVELS
         self._heading: str | None = None  # an <H3> waiting for its <DL>
-        self._capture: str | None = None  # "a", "h3" or "dd"
+        self._capture: str | None = None  # "a", "h1", "h3" or "dd"
+        self._archived: bool | None = None  # Pocket's old HTML export: <h1>Unread</h1> / <h1>Read Archive</h1>
         self._text: list[str] = []
         self._text_len = 0
         self._bookmark: dict[str, str | None] | None = None
@@ -58,8 +62,8 @@ class _Parser(HTMLParser):
             self._bookmark_line = self.getpos()[0]
             self._heading = None  # an <H3> followed by a bookmark instead of a <DL> was an empty folder
             self._start_capture("a")
-        elif tag == "h3":
-            self._start_capture("h3")
+        elif tag in ("h1", "h3"):
+            self._start_capture(tag)
         elif tag == "dd" and self._bookmark is not None and self._capture is None:
             self._start_capture("dd")
         elif tag == "dl":
@@ -71,6 +75,8 @@ class _Parser(HTMLParser):
             self._title = self._end_capture()
         elif tag == "h3" and self._capture == "h3":
             self._heading = self._end_capture()
+        elif tag == "h1" and self._capture == "h1":
+            self._archived = _POCKET_SECTIONS.get(self._end_capture().strip().lower())
         elif tag == "dl":
             self._finish_bookmark()
             self._close_level()
@@ -128,7 +134,8 @@ class _Parser(HTMLParser):
             description=clean_text(description, MAX_DESCRIPTION, "description", warnings),
             user_tags=clean_tags((attrs.get("tags") or "").split(","), warnings),
             collection_paths=(path,) if path else (),
-            saved_at=from_unix(attrs.get("add_date")),
+            is_archived=self._archived,
+            saved_at=from_unix(attrs.get("add_date") or attrs.get("time_added")),
             warnings=tuple(warnings),
         )
 

@@ -35,6 +35,7 @@ SAMPLES = {
     "chrome_crlf.html": "netscape",
     "legacy_cp1252.html": "netscape",
     "legacy_shift_jis.html": "netscape",
+    "pocket_ril_export.html": "netscape",
     "pocket.csv": "pocket-csv",
     "instapaper.csv": "instapaper-csv",
     "raindrop.csv": "raindrop-csv",

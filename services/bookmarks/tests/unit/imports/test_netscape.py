@@ -133,3 +133,21 @@ def test_long_titles_are_cut_and_noted() -> None:
     [item] = parse(data)
     assert item.title == "t" * 1000
     assert item.warnings == ("title shortened to 1000 characters",)
+
+
+def test_pockets_older_html_export_keeps_its_archived_state() -> None:
+    data = (FIXTURES / "pocket_ril_export.html").read_bytes()
+    items = list(iter_items(io.BytesIO(data)))  # detected as a bookmark file
+    assert [(item.line, item.is_archived, item.user_tags) for item in items] == [
+        (11, False, ("tech", "longform")),
+        (12, False, ()),
+        (17, True, ("done",)),
+    ]
+    assert items[0].title == "The Atlantic — Technology"
+    assert items[2].saved_at == datetime.fromtimestamp(1400000000, tz=UTC)
+    assert items[2].title == "Finished & archived"
+
+
+def test_a_browser_files_h1_sets_no_archived_state() -> None:
+    items = parse((FIXTURES / "chrome_crlf.html").read_bytes())
+    assert {item.is_archived for item in items} == {None}
