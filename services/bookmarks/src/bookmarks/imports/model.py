@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final
 
-from common.urls import InvalidUrlError, normalize_url
+from common.urls import MAX_URL_LENGTH, InvalidUrlError, normalize_url
 
 __all__ = [
     "FORMATS",
@@ -87,7 +87,7 @@ class ImportItem:
 
 
 def invalid(line: int, url: str, reason: str) -> ImportItem:
-    return ImportItem(line=line, url=url[:2048], reason=reason)
+    return ImportItem(line=line, url=url[:MAX_URL_LENGTH], reason=reason)
 
 
 def validate_item(item: ImportItem) -> ImportItem:
@@ -101,7 +101,8 @@ def finish_item(item: ImportItem, ordinal: int, *, validate: bool) -> ImportItem
     reason, normalized, domain = item.reason, None, None
     if validate and reason is None:
         reason, normalized, domain = check_url(item.url)
-    return replace(item, ordinal=ordinal, reason=reason, normalized_url=normalized, domain=domain)
+    url = item.url if reason is None else item.url[:MAX_URL_LENGTH]  # a report line stays small
+    return replace(item, url=url, ordinal=ordinal, reason=reason, normalized_url=normalized, domain=domain)
 
 
 def check_url(url: str) -> tuple[str | None, str | None, str | None]:

@@ -74,7 +74,7 @@ class _Parser(HTMLParser):
         if tag == "a" and self._capture == "a":
             self._title = self._end_capture()
         elif tag == "h3" and self._capture == "h3":
-            self._heading = self._end_capture()
+            self._heading = " ".join(self._end_capture().split())
         elif tag == "h1" and self._capture == "h1":
             self._archived = _POCKET_SECTIONS.get(self._end_capture().strip().lower())
         elif tag == "dl":
@@ -130,7 +130,7 @@ class _Parser(HTMLParser):
         return ImportItem(
             line=line,
             url=href,
-            title=clean_text(title, MAX_TITLE, "title", warnings),
+            title=clean_text(" ".join(title.split()) if title else None, MAX_TITLE, "title", warnings),
             description=clean_text(description, MAX_DESCRIPTION, "description", warnings),
             user_tags=clean_tags((attrs.get("tags") or "").split(","), warnings),
             collection_paths=(path,) if path else (),

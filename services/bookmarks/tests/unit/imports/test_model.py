@@ -71,3 +71,8 @@ def test_the_first_collection_path_is_the_collection_path() -> None:
     item = ImportItem(line=1, url="https://a.example/", collection_paths=(("A", "B"), ("C",)))
     assert item.collection_path == ("A", "B")
     assert ImportItem(line=1, url="x").collection_path == ()
+
+
+def test_an_invalid_items_url_is_cut_for_the_report() -> None:
+    item = validate_item(ImportItem(line=1, url="https://a.example/" + "x" * 100_000))
+    assert item.reason == "URL is longer than 2048 characters." and len(item.url) == 2048

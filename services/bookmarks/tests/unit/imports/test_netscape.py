@@ -151,3 +151,9 @@ def test_pockets_older_html_export_keeps_its_archived_state() -> None:
 def test_a_browser_files_h1_sets_no_archived_state() -> None:
     items = parse((FIXTURES / "chrome_crlf.html").read_bytes())
     assert {item.is_archived for item in items} == {None}
+
+
+def test_html_whitespace_in_titles_and_folder_names_is_collapsed() -> None:
+    data = b'<DL><DT><H3>\n   My\n   folder </H3>\n<DL><DT><A HREF="https://a.example/">\n  A   wrapped\n  title\n</A></DL></DL>'
+    [item] = parse(data)
+    assert (item.title, item.collection_path) == ("A wrapped title", ("My folder",))
