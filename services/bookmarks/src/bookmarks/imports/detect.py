@@ -13,6 +13,7 @@ __all__ = ["HEAD_BYTES", "detect_format"]
 
 HEAD_BYTES: Final = 64 * 1024
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
+_OMNIVORE_KEYS: Final = re.compile(r'"(?:savedAt|slug|readingProgress)"\s*:')
 _NETSCAPE: Final = re.compile(r"<!DOCTYPE\s+NETSCAPE-Bookmark-file|<DL\b|<DT\b|<A\s+HREF", re.IGNORECASE)
 
 
@@ -25,6 +26,8 @@ def detect_format(head: bytes) -> str:
     text = head.decode(sniff_encoding(head, html=True), errors="replace").lstrip("\ufeff \t\r\n")
     if text.startswith("{"):
         return "json"
+    if text.startswith("[") and _OMNIVORE_KEYS.search(text):
+        return "omnivore"  # one metadata_*.json of an Omnivore export, unzipped
     if text.startswith("<") and _NETSCAPE.search(text):
         return "netscape"
     if (fmt := _csv_format(text)) is not None:

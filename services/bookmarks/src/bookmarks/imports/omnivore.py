@@ -1,5 +1,6 @@
 """Omnivore's export: a ZIP holding ``metadata_<from>_to_<to>.json`` files (a JSON array each) next to
-``content/`` and ``highlights/`` files, which are not read.
+``content/`` and ``highlights/`` files, which are not read. One metadata file on its own (unzipped, or
+several merged into one array as some migration guides suggest) is read as well.
 
 The ZIP is read defensively: the entry count is checked from the end-of-central-directory record
 before ``zipfile`` builds its index, every metadata entry is decompressed as a stream and cut off
@@ -31,7 +32,7 @@ from bookmarks.imports.model import (
     invalid,
     parse_iso,
 )
-from bookmarks.imports.text import CHUNK
+from bookmarks.imports.text import CHUNK, decode_stream
 
 __all__ = ["ZipLimits", "parse_omnivore"]
 
@@ -49,6 +50,20 @@ class ZipLimits:
 
 
 def parse_omnivore(fp: BinaryIO, limits: ZipLimits = ZipLimits()) -> Iterator[ImportItem]:
+    """The export ZIP, or one of its ``metadata_*.json`` files (or several merged into one array) alone."""
+    magic = fp.read(4)
+    fp.seek(0)
+    if magic.startswith(b"PK"):
+        return _parse_zip(fp, limits)
+    return _parse_metadata_file(fp)
+
+
+def _parse_metadata_file(fp: BinaryIO) -> Iterator[ImportItem]:
+    for position, (_line, element) in enumerate(JsonStream(decode_stream(fp)).iter_array(), start=1):
+        yield _item(position, element)
+
+
+def _parse_zip(fp: BinaryIO, limits: ZipLimits) -> Iterator[ImportItem]:
     _check_entry_count(fp, limits)
     try:
         archive = zipfile.ZipFile(fp)

@@ -158,3 +158,17 @@ def test_an_entry_whose_header_lies_about_its_size_still_fails_clearly() -> None
     forged[local + 22 : local + 26] = (100).to_bytes(4, "little")
     with pytest.raises(ImportFormatError, match="metadata_0_to_0.json"):
         list(parse_omnivore(io.BytesIO(bytes(forged)), ZipLimits(max_entry_bytes=1_000_000)))
+
+
+def test_an_unzipped_metadata_file_is_read_and_detected() -> None:
+    data = json.dumps([article(0, state="Archived", labels=["x"]), article(1)], indent=2).encode()
+    items = list(iter_items(io.BytesIO(data)))
+    assert [(item.line, item.url, item.is_archived, item.user_tags) for item in items] == [
+        (1, "https://news.example/0", True, ("x",)),
+        (2, "https://news.example/1", False, ()),
+    ]
+
+
+def test_a_non_zip_non_json_file_given_as_omnivore_fails_clearly() -> None:
+    with pytest.raises(ImportFormatError, match="Invalid JSON"):
+        list(iter_items(io.BytesIO(b"title,url\nx,y\n"), "omnivore"))
