@@ -20,6 +20,8 @@ CHUNK: Final = 64 * 1024
 HEAD: Final = 64 * 1024
 MAX_LINE_CHARS: Final = 1024 * 1024
 
+# CRLF, LF or a lone CR (old Mac tools); a CR ending a chunk waits for the next (it may be a CRLF).
+_EOL: Final = re.compile(r"\r\n|\r(?!$)|\n")
 _BOMS: Final = (
     (codecs.BOM_UTF8, "utf-8-sig"),
     (codecs.BOM_UTF16_LE, "utf-16"),
@@ -73,7 +75,7 @@ def decode_stream(fp: BinaryIO, *, html: bool = False) -> Iterator[str]:
 
 
 class BoundedLines:
-    """Lines (ending kept) of a chunked text; a line, or a record of several lines, longer than
+    """Lines (ending kept: the csv module needs it) of a chunked text; a line, or a record of several lines, longer than
     ``max_chars`` ends the file with ImportFormatError instead of growing without bound."""
 
     def __init__(self, chunks: Iterable[str], max_chars: int = MAX_LINE_CHARS) -> None:
@@ -92,9 +94,12 @@ class BoundedLines:
         pending_len = 0
         for chunk in self._chunks:
             pos = 0
-            while (end := chunk.find("\n", pos)) >= 0:
-                piece = chunk[pos : end + 1]
-                pos = end + 1
+            if pending and chunk and pending[-1].endswith("\r") and not chunk.startswith("\n"):
+                yield self._counted("".join(pending))  # that CR was a lone one after all
+                pending, pending_len = [], 0
+            while (eol := _EOL.search(chunk, pos)) is not None:
+                piece = chunk[pos : eol.end()]
+                pos = eol.end()
                 if pending:
                     piece = "".join(pending) + piece
                     pending, pending_len = [], 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bookmarks.imports import ImportFormatError, ImportItem, iter_items
+from bookmarks.imports.text import BoundedLines
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -110,3 +111,19 @@ def test_an_unterminated_quote_swallows_the_rest_into_one_invalid_record_at_its_
         (2, "https://a.example/", None),
         (3, "", "The record has no URL."),
     ]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+def test_every_line_ending_with_quoted_line_breaks(eol: bytes) -> None:
+    row = b'"a title, quoted",https://a.example/p,1700000000,"x|y",archive' + eol
+    quoted = b'"two' + eol + b'lines",https://b.example/,1,,unread' + eol
+    data = b"title,url,time_added,tags,status" + eol + row * 1000 + quoted
+    items = parse(data, "pocket-csv")
+    assert len(items) == 1001
+    assert items[999].line == 1001 and items[999].user_tags == ("x", "y")
+    assert (items[1000].line, items[1000].title) == (1002, "two" + eol.decode() + "lines")
+
+
+def test_a_crlf_split_between_two_read_chunks_is_one_line_ending() -> None:
+    lines = BoundedLines(["a,b\r", "\nc,d\r", "e,f\r\n", "g\r"])
+    assert list(lines) == ["a,b\r\n", "c,d\r", "e,f\r\n", "g\r"]
