@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -172,3 +173,17 @@ def test_an_unzipped_metadata_file_is_read_and_detected() -> None:
 def test_a_non_zip_non_json_file_given_as_omnivore_fails_clearly() -> None:
     with pytest.raises(ImportFormatError, match="Invalid JSON"):
         list(iter_items(io.BytesIO(b"title,url\nx,y\n"), "omnivore"))
+
+
+def test_a_zip64_directory_claiming_ten_million_entries_is_refused_with_the_default_limits() -> None:
+    real = omnivore_zip({"metadata_0_to_0.json": [article(0)]}).getvalue()
+    assert real[-22:-18] == b"PK\x05\x06"  # no archive comment
+    eocd = real[-22:]
+    cd_size, cd_offset = struct.unpack("<LL", eocd[12:20])
+    body = real[:-22]
+    zip64_at = len(body)
+    zip64 = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, 10_000_000, 10_000_000, cd_size, cd_offset)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, zip64_at, 1)
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    with pytest.raises(ImportFormatError, match="The ZIP has 10,000,000 entries; at most 100,000 are accepted"):
+        list(iter_items(io.BytesIO(body + zip64 + locator + end), "omnivore"))
