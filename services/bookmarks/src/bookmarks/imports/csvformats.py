@@ -35,7 +35,10 @@ Row = dict[str, str]
 
 def read_header(line: str) -> list[str]:
     """Column names of a CSV header line, lower-cased, BOM and blanks stripped."""
-    row = next(csv.reader([line]), [])
+    try:
+        row = next(csv.reader([line.splitlines()[0] if line else ""]), [])
+    except csv.Error:
+        return []
     return [name.replace("\ufeff", "").strip().lower() for name in row]
 
 

@@ -13,6 +13,7 @@ __all__ = ["HEAD_BYTES", "detect_format"]
 
 HEAD_BYTES: Final = 64 * 1024
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
+_EOL: Final = re.compile(r"[\r\n]")
 _OMNIVORE_KEYS: Final = re.compile(r'"(?:savedAt|slug|readingProgress)"\s*:')
 _NETSCAPE: Final = re.compile(r"<!DOCTYPE\s+NETSCAPE-Bookmark-file|<DL\b|<DT\b|<A\s+HREF", re.IGNORECASE)
 
@@ -39,10 +40,10 @@ def detect_format(head: bytes) -> str:
 
 
 def _csv_format(text: str) -> str | None:
-    end = text.find("\n")
-    if end < 0 and len(text.encode()) >= HEAD_BYTES:
+    end = _EOL.search(text)
+    if end is None and len(text.encode()) >= HEAD_BYTES:
         return None  # the first line does not even end within the head
-    columns = set(read_header(text[: end if end >= 0 else len(text)]))
+    columns = set(read_header(text[: end.start() if end is not None else len(text)]))
     if {"url", "title", "time_added"} <= columns:
         return "pocket-csv"
     if {"url", "title", "selection", "folder"} <= columns:

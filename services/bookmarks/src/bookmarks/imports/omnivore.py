@@ -37,6 +37,18 @@ from bookmarks.imports.text import CHUNK, decode_stream
 __all__ = ["ZipLimits", "parse_omnivore"]
 
 _METADATA: Final = re.compile(r"metadata_(\d+)?.*\.json", re.IGNORECASE)
+# What zipfile and the decompressors raise on a damaged archive (ValueError: e.g. a negative seek).
+_ZIP_ERRORS: Final = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    struct.error,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    OSError,
+    ValueError,
+)
 _EOCD: Final = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR: Final = struct.Struct("<4sLQL")
 _ZIP64_EOCD: Final = struct.Struct("<4sQ2H2L4Q")
@@ -67,7 +79,7 @@ def _parse_zip(fp: BinaryIO, limits: ZipLimits) -> Iterator[ImportItem]:
     _check_entry_count(fp, limits)
     try:
         archive = zipfile.ZipFile(fp)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
+    except _ZIP_ERRORS as exc:
         raise ImportFormatError(f"The file is not a readable ZIP archive ({exc}).") from None
     with archive:
         entries = sorted((info for info in archive.infolist() if _is_metadata(info.filename)), key=_order)
@@ -93,15 +105,9 @@ def _read_entries(archive: zipfile.ZipFile, entries: list[zipfile.ZipInfo], limi
                 for _line, element in stream.iter_array():
                     position += 1
                     yield _item(position, element)
-        except (
-            zipfile.BadZipFile,
-            zlib.error,
-            lzma.LZMAError,
-            EOFError,
-            NotImplementedError,
-            RuntimeError,
-            OSError,
-        ) as exc:
+        except ImportFormatError:
+            raise
+        except _ZIP_ERRORS as exc:
             raise ImportFormatError(f"ZIP entry {info.filename[:200]!r} cannot be read ({exc}).") from None
 
 
