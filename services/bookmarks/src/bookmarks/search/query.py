@@ -27,7 +27,7 @@ from common.urls import InvalidUrlError, normalize_url
 MAX_QUERY_CHARS: Final = 500
 MAX_TERMS: Final = 20
 MAX_FILTER_VALUE_CHARS: Final = 200
-_QUOTES: Final = "\"“”„"
+_QUOTES: Final = '"“”„'
 _FILTER_NAME = re.compile(r"([A-Za-z]+):")
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _SHOWN_CHARS: Final = 60
@@ -200,8 +200,10 @@ def _build(tokens: list[_Token]) -> Query:
         text = " ".join(fold(token.value).split())
         if not _has_word_chars(text):
             continue
-        target = (excluded_phrases if token.quoted else excluded_words) if token.negated else (
-            phrases if token.quoted else words
+        target = (
+            (excluded_phrases if token.quoted else excluded_words)
+            if token.negated
+            else (phrases if token.quoted else words)
         )
         target.append(text)
     return Query(tuple(words), tuple(phrases), tuple(excluded_words), tuple(excluded_phrases), tuple(conditions))

@@ -32,12 +32,19 @@ class Segment:
     marked: bool
 
 
+# ts_headline drops whatever its parser takes for an HTML tag ("<b>", "<!-- -->"), which would leave the
+# fragment impossible to find in the original text: "<" goes in as a blank character instead.
+_TAG_OPEN_STANDIN: Final = "\x1f"
+
+
 def _sanitize(char: str) -> str:
-    return "" if char in (START, STOP) else fold(char)
+    if char in (START, STOP):
+        return ""
+    return _TAG_OPEN_STANDIN if char == "<" else fold(char)
 
 
 def headline_document(text: str) -> str:
-    """The text given to ``ts_headline``: folded like the index, without sentinel characters."""
+    """The text given to ``ts_headline``: folded like the index, no sentinels, no ``<`` (character-wise)."""
     return "".join(_sanitize(c) for c in text)
 
 

@@ -170,7 +170,7 @@ def test_filter_value_is_bounded() -> None:
 
 
 def test_canonical_form_ignores_case_accents_spacing_and_quote_style() -> None:
-    a = parse_query('Économie  “Hot Take”   -TAG:Old is:Favorite')
+    a = parse_query("Économie  “Hot Take”   -TAG:Old is:Favorite")
     b = parse_query('economie "hot take" -tag:old IS:favorite')
     assert a.canonical() == b.canonical()
     assert a.canonical() != parse_query('economie "hot take" tag:old is:favorite').canonical()

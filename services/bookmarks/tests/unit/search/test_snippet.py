@@ -29,6 +29,11 @@ def test_script_in_a_title_is_escaped() -> None:
     assert set(_markup(snippet)) == {"<mark>", "</mark>"}
 
 
+def test_the_headline_document_has_no_tag_openers() -> None:
+    document = headline_document("<b>Bold</b> & <!-- c -->")
+    assert "<" not in document and len(document) == len("<b>Bold</b> & <!-- c -->")
+
+
 def test_without_the_original_the_folded_text_is_shown() -> None:
     assert render_snippet(f"les {START}economiques{STOP} de") == "les <mark>economiques</mark> de"
 
