@@ -13,6 +13,7 @@ the generated text. It costs milliseconds on a page of text: the write path fold
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from functools import cache
@@ -21,6 +22,7 @@ from typing import Final
 FOLD_FUNCTION_NAME: Final = "search_fold"
 # Ligatures and friends are decomposed by NFKD first; after it, only these case folds produce several chars.
 _MULTI_CHAR_FOLDS: Final = {"ß": "ss", "ẞ": "ss"}
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]+")
 
 
 def _is_mark(char: str) -> bool:
@@ -32,9 +34,15 @@ def _strip_marks_table() -> dict[int, None]:
     return {code: None for code in range(sys.maxunicode + 1) if _is_mark(chr(code))}
 
 
+def _strip_marks(match: re.Match[str]) -> str:
+    return match.group().translate(_strip_marks_table())
+
+
 def fold(text: str) -> str:
     """The searchable form of ``text``: ``fold("Économiques STRAßE") == "economiques strasse"``."""
-    return unicodedata.normalize("NFKD", text).casefold().translate(_strip_marks_table())
+    folded = unicodedata.normalize("NFKD", text).casefold()
+    # Marks are never ASCII: only the non-ASCII runs go through the (per-character, slow) translate.
+    return folded if folded.isascii() else _NON_ASCII.sub(_strip_marks, folded)
 
 
 def _stable_chars() -> list[str]:

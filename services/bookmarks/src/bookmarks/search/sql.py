@@ -17,7 +17,7 @@ own configuration. A constant prefilter (``t`` in every configuration) lets the 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Any, Final
@@ -210,14 +210,35 @@ def _term(config: ColumnElement[Any], text: str) -> ColumnElement[Any]:
     return sa.func.phraseto_tsquery(config, sa.literal(text))
 
 
-def _row_term(columns: SearchColumns, text: str) -> ColumnElement[Any]:
-    """``text`` as exact tokens or as stems in the row's own language."""
-    return sa.func.tsquery_or(_term(_regconfig(SIMPLE), text), _term(columns.config, text))
+def _config_term(config: str, text: str) -> ColumnElement[Any]:
+    """``text`` as exact tokens or as stems in ``config``."""
+    if config == SIMPLE:
+        return _term(_regconfig(SIMPLE), text)
+    return sa.func.tsquery_or(_term(_regconfig(SIMPLE), text), _term(_regconfig(config), text))
 
 
-def _prefilter_term(text: str) -> ColumnElement[Any]:
-    """A constant superset of :func:`_row_term` (every configuration) the GIN index can answer."""
-    return _tsquery_or([_term(_regconfig(name), text) for name in ALL_CONFIGS])
+def _once(expression: ColumnElement[Any]) -> ColumnElement[Any]:
+    """A scalar subquery: PostgreSQL computes it once per statement (an InitPlan), not once per row."""
+    return sa.select(expression).scalar_subquery()
+
+
+def _per_row_config(columns: SearchColumns, build: Callable[[str], ColumnElement[Any]]) -> ColumnElement[Any]:
+    """``build(config)`` for the row's own configuration, each computed once per statement."""
+    whens = [(columns.config == _regconfig(name), _once(build(name))) for name in ALL_CONFIGS if name != SIMPLE]
+    return sa.case(*whens, else_=_once(build(SIMPLE)))
+
+
+def _all_of(terms: Sequence[str]) -> Callable[[str], ColumnElement[Any]]:
+    return lambda config: _tsquery_and([_config_term(config, t) for t in terms])
+
+
+def _any_of(terms: Sequence[str]) -> Callable[[str], ColumnElement[Any]]:
+    return lambda config: _tsquery_or([_config_term(config, t) for t in terms])
+
+
+def _prefilter(terms: Sequence[str]) -> ColumnElement[Any]:
+    """A superset of the row query for every configuration at once: what the GIN index answers."""
+    return _once(_tsquery_and([_tsquery_or([_term(_regconfig(c), t) for c in ALL_CONFIGS]) for t in terms]))
 
 
 def _matches(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnElement[bool]:
@@ -234,9 +255,9 @@ class CompiledSearch:
 
 
 def text_query(query: Query, columns: SearchColumns) -> ColumnElement[Any] | None:
-    """The row's tsquery of every required word and phrase; None without any."""
+    """The row's tsquery of every required word and phrase (in its own language); None without any."""
     required = [*query.words, *query.phrases]
-    return _tsquery_and([_row_term(columns, t) for t in required]) if required else None
+    return _per_row_config(columns, _all_of(required)) if required else None
 
 
 def compile_search(query: Query, columns: SearchColumns, *, owner: uuid.UUID) -> CompiledSearch:
@@ -246,10 +267,10 @@ def compile_search(query: Query, columns: SearchColumns, *, owner: uuid.UUID) ->
     rank = None
     row_query = text_query(query, columns)
     if row_query is not None:
-        prefilter = _tsquery_and([_prefilter_term(t) for t in required])
-        clauses += [_matches(columns.vector, prefilter), _matches(columns.vector, row_query)]
+        clauses += [_matches(columns.vector, _prefilter(required)), _matches(columns.vector, row_query)]
         rank = _rank(columns, row_query)
-    clauses += [sa.not_(_matches(columns.vector, _row_term(columns, t))) for t in excluded]
+    if excluded:
+        clauses.append(sa.not_(_matches(columns.vector, _per_row_config(columns, _any_of(excluded)))))
     clauses += [_condition(c, columns) for c in query.conditions]
     return CompiledSearch(sa.and_(*clauses), rank, row_query)
 
