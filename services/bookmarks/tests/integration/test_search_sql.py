@@ -102,6 +102,7 @@ ROWS = [
         opened=day("2025-01-21")),
     Row("xss", SearchDocument(title='<script>alert("x")</script> python'), status="processing",
         created=day("2025-01-10")),
+    Row("empty", SearchDocument(), domain="empty.example", created=day("2024-12-31")),
     Row("gone", SearchDocument(title="Python deleted"), deleted=True, created=day("2025-03-01")),
     Row("bob", SearchDocument(title="Python of bob"), owner=BOB, created=day("2025-03-01")),
 ]  # fmt: skip
@@ -195,7 +196,7 @@ async def test_phrases_keep_word_order_and_never_span_fields(engine: AsyncEngine
 async def test_exclusions(engine: AsyncEngine) -> None:
     assert await search(engine, "climate -science") == ["span", "climate"]
     assert await search(engine, 'climate -"climate change"') == ["span", "climate-rev"]
-    assert set(await search(engine, "-python -climate -change")) == {"fr", "en-econom", "de", "en-hauser"}
+    assert set(await search(engine, "-python -climate -change")) == {"fr", "en-econom", "de", "en-hauser", "empty"}
 
 
 async def test_title_and_tag_matches_rank_above_body_text(engine: AsyncEngine) -> None:
@@ -224,7 +225,8 @@ async def test_deleted_rows_and_other_users_are_never_found(engine: AsyncEngine)
         ("is:failed", {"py-tag"}),
         ("is:pending", set(BY_ID) - {"fr", "de", "py-tag", "gone", "bob"}),
         ("after:2025-02-01", {"py-text", "py-title"}),
-        ("before:2025-01-03", {"fr"}),
+        ("before:2025-01-03", {"fr", "empty"}),
+        ("domain:empty.example", {"empty"}),
         ("after:2025-01-04 before:2025-01-06", {"de", "en-hauser"}),
     ],
 )
