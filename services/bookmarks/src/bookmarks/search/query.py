@@ -31,6 +31,7 @@ _QUOTES: Final = '"“”„'
 _FILTER_NAME = re.compile(r"([A-Za-z]+):")
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _SHOWN_CHARS: Final = 60
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")  # PostgreSQL text cannot hold them
 
 
 class InvalidQuery(InvalidRequest):
@@ -137,6 +138,8 @@ def parse_query(q: str | None) -> Query:
         raise InvalidQuery("must not be missing, empty or blank")
     if len(q) > MAX_QUERY_CHARS:
         raise InvalidQuery(f"is longer than {MAX_QUERY_CHARS} characters")
+    if _UNSTORABLE.search(q):
+        raise InvalidQuery("must not contain NUL or unpaired surrogate characters")
     tokens = _tokenize(q)
     if len(tokens) > MAX_TERMS:
         raise InvalidQuery(f"has more than {MAX_TERMS} terms")

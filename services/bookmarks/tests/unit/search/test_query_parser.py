@@ -120,6 +120,16 @@ def test_errors_name_the_offending_part(q: str, part: str) -> None:
     assert caught.value.body()["code"] == "invalid-request"
 
 
+@pytest.mark.parametrize("q", ["foo\x00bar", "tag:\x00", "a \ud800"])
+def test_characters_postgresql_cannot_store_are_rejected(q: str) -> None:
+    with pytest.raises(InvalidQuery, match="NUL"):
+        parse_query(q)
+
+
+def test_other_control_characters_are_kept_in_words() -> None:
+    assert parse_query("a\x01b").words == ("a\x01b",)
+
+
 def test_unknown_is_value_lists_the_known_ones() -> None:
     with pytest.raises(InvalidQuery) as caught:
         parse_query("is:starred")
