@@ -282,3 +282,22 @@ async def test_snippets_show_original_spelling_and_escape_markup(engine: AsyncEn
         xss = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "xss"))
         assert render_snippet(xss, title) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; <mark>python</mark>"
     assert headline(parse_query("is:favorite"), COLUMNS, "x") is None
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "a & b | !c <-> d* (e) :*",
+        "'; drop table search_probe; --",
+        "back\\slash \\\\ 'quote' \"it's\"",
+        'tag:"o\'brien" collection:"%_\\\\" -tag:*',
+        "domain:a_b.example",
+        "word \x01\x7f \u200b \ufeff \ue000 \ue001",
+        "résumé Ⅸ ß " + "x" * 200,
+        "e-mail don't 3.14 1/2",
+        " ".join(f"w{i}" for i in range(20)),
+    ],
+)
+async def test_hostile_queries_run_without_database_errors(engine: AsyncEngine, q: str) -> None:
+    assert isinstance(await search(engine, q), list)
+    assert await search(engine, "python")  # the table is still there
