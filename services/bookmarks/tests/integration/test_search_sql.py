@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from bookmarks.search.cursor import SearchPosition
 from bookmarks.search.folding import fold, fold_function_sql
 from bookmarks.search.query import parse_query
-from bookmarks.search.snippet import render_snippet
+from bookmarks.search.snippet import render_snippet, snippet_window
 from bookmarks.search.sql import (
     SearchColumns,
     SearchDocument,
@@ -281,6 +281,12 @@ async def test_snippets_show_original_spelling_and_escape_markup(engine: AsyncEn
         assert expression is not None
         xss = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "xss"))
         assert render_snippet(xss, title) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; <mark>python</mark>"
+        long_text = "Lorem ipsum dolor sit amet. " * 1000 + FRENCH_TEXT + " Lorem ipsum." * 1000
+        window = snippet_window(long_text, query.words)
+        expression = headline(query, COLUMNS, window)
+        assert expression is not None
+        long = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "fr"))
+        assert "<mark>ÉCONOMIQUES</mark>" in render_snippet(long, window)
     assert headline(parse_query("is:favorite"), COLUMNS, "x") is None
 
 

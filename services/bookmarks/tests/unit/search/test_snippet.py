@@ -12,6 +12,7 @@ from bookmarks.search.snippet import (
     STOP,
     headline_document,
     render_snippet,
+    snippet_window,
 )
 
 
@@ -88,3 +89,53 @@ def test_a_mark_is_never_cut_in_half() -> None:
     headline = "x" * 280 + f" {START}" + "y" * 30 + STOP
     snippet = render_snippet(headline)
     assert len(snippet) <= MAX_SNIPPET_CHARS and "<mark>" not in snippet and snippet.endswith("…")
+
+
+def _naive_to_original(original: str, folded_offset: int) -> int:
+    offset = 0
+    for index, char in enumerate(original):
+        chunk = "" if char in (START, STOP) else headline_document(char)
+        if chunk and offset >= folded_offset:
+            return index
+        offset += len(chunk)
+    return len(original)
+
+
+def test_fold_map_agrees_with_folding_character_by_character() -> None:
+    import random
+
+    from bookmarks.search.snippet import _FoldMap
+
+    alphabet = "aZ <ßﬁÉé\u0301\u0306йИΣ한①" + START + STOP
+    generator = random.Random(7)
+    for _ in range(300):
+        original = "".join(generator.choice(alphabet) for _ in range(generator.randint(0, 30)))
+        fold_map = _FoldMap(original)
+        assert fold_map.document == "".join(headline_document(c) for c in original)
+        for offset in range(len(fold_map.document) + 2):
+            assert fold_map.to_original(offset) == _naive_to_original(original, offset), (original, offset)
+
+
+def test_short_texts_are_their_own_window() -> None:
+    assert snippet_window("short text", ["text"]) == "short text"
+
+
+def test_the_window_surrounds_the_first_hit_and_cuts_on_spaces() -> None:
+    filler = "lorem ipsum dolor sit amet " * 200
+    text = filler + "Les politiques ÉCONOMIQUES de la France " + filler
+    window = snippet_window(text, ["economique"], size=300)
+    assert "ÉCONOMIQUES" in window and text.index(window) > 0
+    assert len(window) <= 300 and not window.startswith(" ") and text[text.index(window) - 1] == " "
+    assert text[text.index(window) + len(window)] == " "
+
+
+def test_the_window_finds_phrases_by_their_first_word_and_falls_back_to_the_start() -> None:
+    text = ("x " * 3000) + "climate change"
+    assert snippet_window(text, ["climate change"], size=100).endswith("climate change")
+    assert snippet_window(text, ["absent"], size=100) == text[: text.rfind(" ", 0, 100)]
+    assert snippet_window(text, [], size=100).startswith("x x")
+
+
+def test_a_hit_is_found_only_at_the_start_of_a_word() -> None:
+    text = ("prefixpython " * 500) + "python here"
+    assert "python here" in snippet_window(text, ["python"], size=60)
