@@ -103,6 +103,8 @@ ROWS = [
     Row("xss", SearchDocument(title='<script>alert("x")</script> python'), status="processing",
         created=day("2025-01-10")),
     Row("empty", SearchDocument(), domain="empty.example", created=day("2024-12-31")),
+    Row("tie-a", SearchDocument(title="Tied python"), created=day("2025-01-15")),
+    Row("tie-b", SearchDocument(title="Tied python"), created=day("2025-01-15")),
     Row("gone", SearchDocument(title="Python deleted"), deleted=True, created=day("2025-03-01")),
     Row("bob", SearchDocument(title="Python of bob"), owner=BOB, created=day("2025-03-01")),
 ]  # fmt: skip
@@ -201,7 +203,8 @@ async def test_exclusions(engine: AsyncEngine) -> None:
 
 async def test_title_and_tag_matches_rank_above_body_text(engine: AsyncEngine) -> None:
     # Equal title/tag matches tie on rank and come newest first (py-title was saved 2025-03-01).
-    assert await search(engine, "python") == ["py-title", "py-tag", "xss", "py-text"]
+    # Same rank and time: the id decides (descending).
+    assert await search(engine, "python") == ["py-title", "py-tag", "tie-b", "tie-a", "xss", "py-text"]
 
 
 async def test_deleted_rows_and_other_users_are_never_found(engine: AsyncEngine) -> None:
@@ -250,7 +253,7 @@ async def test_words_and_filters_combine(engine: AsyncEngine) -> None:
 
 
 async def test_pages_never_repeat_or_skip(engine: AsyncEngine) -> None:
-    for q in ("python", "is:pending", "climate -tag:nothing"):
+    for q in ("python", "is:pending", "climate -tag:nothing", "tied"):
         expected = await search(engine, q)
         query = parse_query(q)
         seen: list[str] = []
