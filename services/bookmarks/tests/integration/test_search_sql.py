@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG, TSVECTOR, UUID
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bookmarks.search.cursor import SearchPosition
+from bookmarks.search.cursor import decode_search_cursor, encode_search_cursor
 from bookmarks.search.folding import fold, fold_function_sql
 from bookmarks.search.query import parse_query
 from bookmarks.search.snippet import render_snippet, snippet_window
@@ -26,6 +26,7 @@ from bookmarks.search.sql import (
     SearchDocument,
     config_for_language,
     headline,
+    position_of,
     search_page,
     search_tags,
     search_vector,
@@ -265,8 +266,8 @@ async def test_pages_never_repeat_or_skip(engine: AsyncEngine) -> None:
                 seen += [row.search_id for row in page]
                 if len(page) < 2:
                     break
-                last = page[-1]
-                after = SearchPosition(last.search_rank, last.search_sort_time, last.search_id)
+                cursor = encode_search_cursor(position_of(page[-1]), query=query, owner=ALICE, secret="s")
+                after = decode_search_cursor(cursor, query=query, owner=ALICE, secret="s")
         assert seen == expected
 
 

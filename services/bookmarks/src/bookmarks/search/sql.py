@@ -373,6 +373,11 @@ def search_page(
     return statement
 
 
+def position_of(row: sa.Row[Any]) -> SearchPosition:
+    """The keyset of a row returned by :func:`search_page`: give the last row's to the next cursor."""
+    return SearchPosition(row.search_rank, row.search_sort_time, row.search_id)
+
+
 def headline(query: Query, columns: SearchColumns, text: str) -> ColumnElement[str] | None:
     """``ts_headline`` over ``text`` (one bookmark's best field, original spelling) for a result row.
 
@@ -395,6 +400,7 @@ __all__ = [
     "compile_search",
     "config_for_language",
     "headline",
+    "position_of",
     "search_page",
     "search_tags",
     "search_vector",
