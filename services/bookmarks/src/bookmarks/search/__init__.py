@@ -1,0 +1,10 @@
+"""Full-text search over a user's bookmarks (extensions.md §E3): the pure parts and the SQL builder.
+
+- :mod:`.query`: ``parse_query(q) -> Query``, the query language as a typed, frozen AST.
+- :mod:`.folding`: ``fold(text)`` (accents and case) and its IMMUTABLE SQL twin.
+- :mod:`.sql`: the ``search_vector`` index value and the search statement (SQLAlchemy Core).
+- :mod:`.snippet`: ``ts_headline`` output → safe ``<mark>`` HTML.
+- :mod:`.cursor`: keyset cursors signed for one user and one query.
+
+Design and measurements: docs/decisions-made.md, section "Search".
+"""
