@@ -13,6 +13,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from common.app import create_service_app
+from common.settings import CommonSettings
 from common.outages import is_outage
 
 
@@ -83,7 +84,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
-    app = create_service_app(service="test", title="t", lifespan=lifespan, routers=[router])
+    app = create_service_app(service="test", title="t", lifespan=lifespan, routers=[router], settings=CommonSettings())
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         yield c
