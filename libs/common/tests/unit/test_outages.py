@@ -13,8 +13,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from common.app import create_service_app
-from common.settings import CommonSettings
 from common.outages import is_outage
+from common.settings import CommonSettings
 
 
 def _wrapped(orig: BaseException, *, invalidated: bool = False) -> DBAPIError:
