@@ -51,7 +51,7 @@ async def test_malformed_json_and_non_object_bodies(http: httpx.AsyncClient, use
     assert response.status_code == 400 and response.json()["code"] == "invalid-request"
 
 
-@pytest.mark.parametrize("bad_id", ["has space", "a" * 129, "semi;colon", "%2E%2E", "ümlaut"])
+@pytest.mark.parametrize("bad_id", ["has space", "a" * 129, "semi;colon", "%2E%2E", "ümlaut", "nul%00id"])
 async def test_bad_client_bookmark_ids(http: httpx.AsyncClient, user: Any, bad_id: str) -> None:
     response = await http.put(f"/v1/bookmarks/{bad_id}", json={"url": "https://e.com/"}, headers=user.headers)
     assert response.status_code in (400, 404)
