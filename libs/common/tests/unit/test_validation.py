@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from common.errors import InvalidRequest
-from common.validation import StrictText, Text, Timestamp, check_text
+from common.validation import StrictText, Text, Timestamp, check_text, is_storable
 
 
 class Model(BaseModel):
@@ -59,6 +59,19 @@ def test_nul_is_refused_in_text(field: str) -> None:
         Model(**{field: value})
     assert caught.value.errors()[0]["loc"][0] == field
     assert "NUL" in caught.value.errors()[0]["msg"]
+
+
+@pytest.mark.parametrize("value", ["a\ud800b", "\udfff", "x\udc80"])
+def test_unpaired_surrogates_are_refused(value: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Model(text=value)
+    assert "Unicode" in caught.value.errors()[0]["msg"]
+    assert not is_storable(value)
+
+
+def test_paired_surrogates_from_json_are_ordinary_text() -> None:
+    assert Model.model_validate_json('{"text": "\\ud83d\\ude00"}').text == "\U0001F600"
+    assert is_storable("\U0001F600")
 
 
 def test_text_without_nul_passes_and_strict_text_refuses_numbers() -> None:

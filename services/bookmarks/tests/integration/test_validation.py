@@ -113,6 +113,18 @@ async def test_nul_text_and_bad_timestamps_are_refused(
     assert not live and not dead
 
 
+@pytest.mark.parametrize("field", ["title", "notes", "url"])
+async def test_unpaired_surrogates_are_refused(http: httpx.AsyncClient, user: Any, sync: Any, field: str) -> None:
+    # Valid JSON (an escaped lone surrogate) that no UTF-8 database can store.
+    raw = '{"url": "https://e.com/", "' + field + '": "https://e.com/a\\ud800b"}'
+    response = await http.put("/v1/bookmarks/s1", content=raw.encode(),
+                              headers={**user.headers, "content-type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == "invalid-request" and field in response.json()["message"]
+    live, dead, _ = await sync(user)
+    assert not live and not dead
+
+
 async def test_nul_in_an_update_changes_nothing(http: httpx.AsyncClient, user: Any, sync: Any) -> None:
     created = await http.put("/v1/bookmarks/n2", json={"url": "https://e.com/", "title": "kept",
                                                        "collectionIds": ["c1"]}, headers=user.headers)

@@ -156,6 +156,7 @@ async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(
     ok_at = "2030-01-01T00:00:00Z"
     cases: list[tuple[dict[str, Any], str]] = [
         ({"clientBookmarkId": bookmark, "url": page("nul\u0000x"), "clientSavedAt": ok_at}, "url"),
+        ({"clientBookmarkId": bookmark, "url": page("lone\ud800"), "clientSavedAt": ok_at}, "url"),
         ({"clientBookmarkId": "a\u0000b", "url": page("nul"), "clientSavedAt": ok_at}, "clientBookmarkId"),
         ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1"}, "clientSavedAt"),
         ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1700000000"}, "clientSavedAt"),
@@ -165,7 +166,8 @@ async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(
          "clientSavedAt"),
     ]
     for body, field in cases:
-        response = await api.http.post("/v1/enrichment/enqueue", json=body, headers=user.headers)
+        response = await api.http.post("/v1/enrichment/enqueue", content=json.dumps(body),
+                                       headers={**user.headers, "content-type": "application/json"})
         assert response.status_code == 400, (body, response.text)
         assert response.json()["code"] == "invalid-request" and field in response.json()["message"], body
     status = await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": "a\u0000b"},
