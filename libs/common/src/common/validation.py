@@ -7,8 +7,8 @@
   unpaired surrogate (``"\\ud800"`` is valid JSON but not UTF-8); before this, both ended as a 500.
 
 Pydantic reports a refused value as a validation error on the field, which :mod:`common.handlers`
-answers as 400 ``invalid-request`` naming the field. :func:`check_text` does the same for values that do
-not come through a model (headers, hand-parsed parameters).
+answers as 400 ``invalid-request`` naming the field. :func:`is_storable` is the same rule for text that
+does not come from a client (identity-provider claims), where the caller decides what to do.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, StrictStr
-
-from common.errors import InvalidRequest
 
 # The date and time parts of RFC 3339 / ISO 8601 extended format; pydantic then parses the details.
 _DATE_TIME_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
@@ -67,10 +65,3 @@ Timestamp = Annotated[datetime, BeforeValidator(_iso8601_date_time), AfterValida
 Text = Annotated[str, AfterValidator(refuse_unstorable)]
 StrictText = Annotated[StrictStr, AfterValidator(refuse_unstorable)]
 
-
-def check_text(field: str, value: str) -> str:
-    """:func:`refuse_unstorable` for a value outside a model: 400 ``invalid-request`` naming ``field``."""
-    try:
-        return refuse_unstorable(value)
-    except ValueError as exc:
-        raise InvalidRequest(f"Field '{field}': {exc}.") from exc

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from common.errors import InvalidRequest
-from common.validation import StrictText, Text, Timestamp, check_text, is_storable
+from common.validation import StrictText, Text, Timestamp, is_storable
 
 
 class Model(BaseModel):
@@ -79,8 +78,3 @@ def test_text_without_nul_passes_and_strict_text_refuses_numbers() -> None:
     with pytest.raises(ValidationError):
         Model(strict=1)
 
-
-def test_check_text_names_the_field() -> None:
-    assert check_text("cursor", "abc") == "abc"
-    with pytest.raises(InvalidRequest, match="'cursor'"):
-        check_text("cursor", "a\x00")
