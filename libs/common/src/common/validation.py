@@ -3,12 +3,12 @@
 - :data:`Timestamp`: an ISO 8601 date-time string only (no Unix numbers, no numeric strings, no bare
   dates), converted to UTC; anything PostgreSQL ``timestamptz`` or Python's ``datetime`` cannot hold
   after that conversion is refused.
-- :data:`Text` / :data:`StrictText`: a string without NUL characters (PostgreSQL text cannot store
-  ``\\u0000``; before this, such input ended as a 500 from the database).
+- :data:`Text` / :data:`StrictText`: a string PostgreSQL can store: no NUL character (``\\u0000``) and no
+  unpaired surrogate (``"\\ud800"`` is valid JSON but not UTF-8); before this, both ended as a 500.
 
 Pydantic reports a refused value as a validation error on the field, which :mod:`common.handlers`
-answers as 400 ``invalid-request`` naming the field. :func:`check_text` does the same for values that do
-not come through a model (headers, hand-parsed parameters).
+answers as 400 ``invalid-request`` naming the field. :func:`is_storable` is the same rule for text that
+does not come from a client (identity-provider claims), where the caller decides what to do.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, StrictStr
 
-from common.errors import InvalidRequest
-
 # The date and time parts of RFC 3339 / ISO 8601 extended format; pydantic then parses the details.
 _DATE_TIME_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 NUL = "\x00"
 
 
@@ -45,20 +44,24 @@ def to_utc(value: datetime) -> datetime:
         raise ValueError("is outside the supported range of years 0001-9999 (UTC)") from exc
 
 
-def refuse_nul(value: str) -> str:
+def refuse_unstorable(value: str) -> str:
+    """``value`` when PostgreSQL can store it as text; ValueError (NUL, unpaired surrogate) otherwise."""
     if NUL in value:
         raise ValueError("must not contain NUL (\\u0000) characters")
+    if _SURROGATE.search(value):
+        raise ValueError("must be valid Unicode (an unpaired surrogate such as \\ud800 is not)")
     return value
 
 
-Timestamp = Annotated[datetime, BeforeValidator(_iso8601_date_time), AfterValidator(to_utc)]
-Text = Annotated[str, AfterValidator(refuse_nul)]
-StrictText = Annotated[StrictStr, AfterValidator(refuse_nul)]
-
-
-def check_text(field: str, value: str) -> str:
-    """:func:`refuse_nul` for a value outside a model: 400 ``invalid-request`` naming ``field``."""
+def is_storable(value: str) -> bool:
     try:
-        return refuse_nul(value)
-    except ValueError as exc:
-        raise InvalidRequest(f"Field '{field}': {exc}.") from exc
+        refuse_unstorable(value)
+    except ValueError:
+        return False
+    return True
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_iso8601_date_time), AfterValidator(to_utc)]
+Text = Annotated[str, AfterValidator(refuse_unstorable)]
+StrictText = Annotated[StrictStr, AfterValidator(refuse_unstorable)]
+

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from common.errors import InvalidRequest
-from common.validation import StrictText, Text, Timestamp, check_text
+from common.validation import StrictText, Text, Timestamp, is_storable
 
 
 class Model(BaseModel):
@@ -61,13 +60,21 @@ def test_nul_is_refused_in_text(field: str) -> None:
     assert "NUL" in caught.value.errors()[0]["msg"]
 
 
+@pytest.mark.parametrize("value", ["a\ud800b", "\udfff", "x\udc80"])
+def test_unpaired_surrogates_are_refused(value: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Model(text=value)
+    assert "Unicode" in caught.value.errors()[0]["msg"]
+    assert not is_storable(value)
+
+
+def test_paired_surrogates_from_json_are_ordinary_text() -> None:
+    assert Model.model_validate_json('{"text": "\\ud83d\\ude00"}').text == "\U0001F600"
+    assert is_storable("\U0001F600")
+
+
 def test_text_without_nul_passes_and_strict_text_refuses_numbers() -> None:
     assert Model(text="héllo \u2028", strict="x", items=["a"]).text == "héllo \u2028"
     with pytest.raises(ValidationError):
         Model(strict=1)
 
-
-def test_check_text_names_the_field() -> None:
-    assert check_text("cursor", "abc") == "abc"
-    with pytest.raises(InvalidRequest, match="'cursor'"):
-        check_text("cursor", "a\x00")

@@ -46,7 +46,7 @@ def test_profile_claims_with_nul_are_dropped() -> None:
     assert (identity.display_name, identity.email, identity.photo_url) == (None, None, None)
 
 
-@pytest.mark.parametrize("sub", [None, "", "   ", 42, "s" * 256, "a\u0000b"])
+@pytest.mark.parametrize("sub", [None, "", "   ", 42, "s" * 256, "a\u0000b", "a\ud800b"])
 def test_a_token_without_a_usable_subject_is_invalid(sub: object) -> None:
     with pytest.raises(InvalidIdentityToken):
         identity_from_claims("idp-a", {"sub": sub})

@@ -31,7 +31,7 @@ from common.events import (
     Event,
     UserMerged,
 )
-from devstack.testing import eventually, serve_app
+from devstack.testing import LocalJwksServer, eventually, serve_app
 from enrichment import service
 from enrichment.main import create_app
 from enrichment.service import ClaimedJob, Snapshot
@@ -113,6 +113,19 @@ async def test_enqueue_needs_an_access_token(api: Api) -> None:
     assert response.json()["code"] == "unauthorized"
 
 
+async def test_non_string_alg_or_kid_in_the_token_header_is_401(api: Api, users: AuthUsers) -> None:
+    # Refused on the header alone, before any key is looked up: a stand-in signer is enough.
+    signer = LocalJwksServer(issuer="bookmarks-auth", audience="bookmarks-api")
+    body = {"clientBookmarkId": "a", "url": page("x"), "clientSavedAt": "2030-01-01T00:00:00Z"}
+    for name, token in signer.hostile_header_tokens(sub=str(uuid.uuid4()), claims={"jti": "j"}).items():
+        headers = {"Authorization": f"Bearer {token}"}
+        enqueue = await api.http.post("/v1/enrichment/enqueue", json=body, headers=headers)
+        status = await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": "a"}, headers=headers)
+        for response in (enqueue, status):
+            assert response.status_code == 401, (name, response.text)
+            assert response.json()["code"] == "unauthorized"
+
+
 async def test_body_is_validated_before_consent(api: Api, users: AuthUsers) -> None:
     no_consent = await users.create(use_ai=False)
     bad_bodies: list[dict[str, Any]] = [
@@ -143,6 +156,7 @@ async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(
     ok_at = "2030-01-01T00:00:00Z"
     cases: list[tuple[dict[str, Any], str]] = [
         ({"clientBookmarkId": bookmark, "url": page("nul\u0000x"), "clientSavedAt": ok_at}, "url"),
+        ({"clientBookmarkId": bookmark, "url": page("lone\ud800"), "clientSavedAt": ok_at}, "url"),
         ({"clientBookmarkId": "a\u0000b", "url": page("nul"), "clientSavedAt": ok_at}, "clientBookmarkId"),
         ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1"}, "clientSavedAt"),
         ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1700000000"}, "clientSavedAt"),
@@ -152,7 +166,8 @@ async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(
          "clientSavedAt"),
     ]
     for body, field in cases:
-        response = await api.http.post("/v1/enrichment/enqueue", json=body, headers=user.headers)
+        response = await api.http.post("/v1/enrichment/enqueue", content=json.dumps(body),
+                                       headers={**user.headers, "content-type": "application/json"})
         assert response.status_code == 400, (body, response.text)
         assert response.json()["code"] == "invalid-request" and field in response.json()["message"], body
     status = await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": "a\u0000b"},

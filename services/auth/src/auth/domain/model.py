@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from common.errors import InvalidIdentityToken
 from common.events import UserUpdated
-from common.validation import NUL
+from common.validation import is_storable
 
 PROVIDER_A = "idp-a"
 PROVIDER_B = "idp-b"
@@ -85,8 +85,8 @@ class Identity:
 
 
 def _text(value: Any, limit: int) -> str | None:
-    # A provider's odd profile (not a string, NUL that PostgreSQL cannot store) is dropped, not fatal.
-    if not isinstance(value, str) or NUL in value:
+    # A provider's odd profile (not a string, text PostgreSQL cannot store) is dropped, not fatal.
+    if not isinstance(value, str) or not is_storable(value):
         return None
     value = value.strip()
     return value[:limit] or None
@@ -117,7 +117,7 @@ def identity_from_claims(provider: str, claims: dict[str, Any]) -> Identity:
     relay address (idp-b's privaterelay) cannot take over someone else's account.
     """
     subject = claims.get("sub")
-    if not isinstance(subject, str) or not subject.strip() or len(subject) > _MAX_SUBJECT or NUL in subject:
+    if not isinstance(subject, str) or not subject.strip() or len(subject) > _MAX_SUBJECT or not is_storable(subject):
         raise InvalidIdentityToken("The identity token has no usable subject.")
     return Identity(
         provider=provider,
