@@ -195,10 +195,12 @@ def test_busy_port_is_reported_before_anything_starts(tmp_path: Path, listening_
 def test_cli_reports_a_busy_port_in_one_line_and_exits_2(tmp_path: Path, listening_socket: int) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DATABASE_URL_")}
     env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
-    pg_port, kafka_port, *ports = free_ports(2 + len(SERVICES))
+    pg_port, kafka_port, *ports = free_ports(2 + 2 * len(SERVICES))
     env |= {"DEVSTACK_DATA_DIR": str(tmp_path), "DEVSTACK_PG_PORT": str(pg_port)}
     env["DEVSTACK_KAFKA_PORT"] = str(kafka_port)
-    env |= {f"{spec.env_prefix}_PORT": str(port) for spec, port in zip(SERVICES, ports, strict=True)}
+    env |= {f"{spec.env_prefix}_PORT": str(port) for spec, port in zip(SERVICES, ports, strict=False)}
+    metrics_ports = ports[len(SERVICES) :]
+    env |= {spec.metrics_port_env: str(port) for spec, port in zip(SERVICES, metrics_ports, strict=True)}
     env["AUTH_PORT"] = str(listening_socket)
 
     result = subprocess.run(
