@@ -102,6 +102,14 @@ async def test_bad_tokens_are_closed_with_4401(gateway: Any, tokens: Any, case: 
         assert await close_of(ws) == (4401, "unauthorized")
 
 
+async def test_non_string_alg_or_kid_in_the_token_header_closes_4401(gateway: Any, jwks_server: Any) -> None:
+    hostile = jwks_server.hostile_header_tokens(sub=str(uuid.uuid4()), claims={"jti": uuid.uuid4().hex})
+    for name, token in hostile.items():
+        for via in ("header", "query"):
+            async with socket(gateway, token, via=via) as ws:
+                assert await close_of(ws) == (4401, "unauthorized"), (name, via)
+
+
 async def test_a_users_change_reaches_only_that_users_sockets(gateway: Any, tokens: Any, publish: Any) -> None:
     user, other = uuid.uuid4(), uuid.uuid4()
     async with (
