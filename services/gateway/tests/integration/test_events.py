@@ -15,7 +15,7 @@ from prometheus_client import REGISTRY, generate_latest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from common.events import BookmarkDeleted, BookmarkSaved, UserDeleted, UserMerged
+from common.events import BookmarkDeleted, BookmarkSaved, CollectionChanged, UserDeleted, UserMerged
 
 NUDGE = {"type": "bookmarks_changed"}
 WAIT = 20.0  # generous: how long something that must arrive may take
@@ -84,6 +84,15 @@ async def test_header_and_query_auth_both_receive_nudges(gateway: Any, tokens: A
         await publish(BookmarkDeleted(userId=user, clientBookmarkId="b1", deletedAt=datetime.now(UTC)))
         assert await nudge(by_header) == NUDGE
         assert await nudge(q) == NUDGE
+
+
+async def test_collection_changes_nudge_like_bookmark_changes(gateway: Any, tokens: Any, publish: Any) -> None:
+    user = uuid.uuid4()
+    async with socket(gateway, tokens.mint(user)) as ws:
+        await publish(CollectionChanged(userId=user, collectionId="c1", updatedAt=datetime.now(UTC)))
+        assert await nudge(ws) == NUDGE
+        await publish(CollectionChanged(userId=user, collectionId="c1", deleted=True, updatedAt=datetime.now(UTC)))
+        assert await nudge(ws) == NUDGE
 
 
 @pytest.mark.parametrize("case", ["missing", "garbage", "expired", "garbage query", "not bearer"])
