@@ -6,8 +6,10 @@ outage without limit instead of counting it towards parking an event in the dead
 
 An outage is, anywhere in the exception's cause/context chain:
 
-* a socket-level failure (``OSError``: connection refused/reset, unreachable host, name resolution;
-  ``TimeoutError`` is one too): asyncpg raises these when it cannot connect;
+* a network failure: ``ConnectionError`` (refused, reset, aborted, broken pipe), ``TimeoutError``, a
+  name-resolution error, or a plain ``OSError`` with a network errno — or asyncpg's "Multiple
+  exceptions" ``OSError`` when every address of the host refused. File-system errors (``FileNotFoundError``
+  and the other ``OSError`` subclasses) are bugs, not outages;
 * SQLAlchemy's pool timeout (every connection busy for ``pool_timeout``) or a connection SQLAlchemy
   itself declared invalidated (it broke mid-statement);
 * a PostgreSQL error whose SQLSTATE says so: class 08 (connection exception), 57P01-57P03 (admin or
@@ -16,6 +18,8 @@ An outage is, anywhere in the exception's cause/context chain:
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Iterator
 
 from sqlalchemy.exc import DBAPIError
@@ -26,6 +30,19 @@ __all__ = ["OUTAGE_SQLSTATES", "is_outage"]
 OUTAGE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
 _CONNECTION_EXCEPTION_CLASS = "08"
 _MAX_CHAIN = 16
+_NETWORK_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.ECONNABORTED,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ENETDOWN,
+        errno.ETIMEDOUT,
+        errno.EPIPE,
+        errno.EADDRNOTAVAIL,
+    }
+)
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -42,8 +59,18 @@ def _sqlstate(exc: BaseException) -> str | None:
     return state if isinstance(state, str) else None
 
 
+def _is_network_error(exc: OSError) -> bool:
+    if isinstance(exc, ConnectionError | TimeoutError | socket.gaierror):
+        return True
+    if type(exc) is not OSError:
+        return False  # FileNotFoundError, PermissionError, ...: the file system, not the network
+    return exc.errno in _NETWORK_ERRNOS or (exc.errno is None and str(exc).startswith("Multiple exceptions"))
+
+
 def _is_outage_link(exc: BaseException) -> bool:
-    if isinstance(exc, OSError | PoolTimeoutError):
+    if isinstance(exc, OSError) and _is_network_error(exc):
+        return True
+    if isinstance(exc, PoolTimeoutError):
         return True
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True

@@ -34,6 +34,7 @@ def _wrapped(orig: BaseException, *, invalidated: bool = False) -> DBAPIError:
         ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 5432)"),
         ConnectionResetError(104, "reset by peer"),
         OSError("Multiple exceptions: [Errno 111] Connect call failed"),
+        OSError(113, "No route to host"),
         TimeoutError(),
         PoolTimeoutError("QueuePool limit of size 10 overflow 10 reached"),
         _wrapped(asyncpg.CannotConnectNowError("the database system is starting up")),
@@ -53,6 +54,8 @@ def test_outages_are_recognised(exc: BaseException) -> None:
     [
         RuntimeError("a bug"),
         ValueError("bad value"),
+        FileNotFoundError(2, "No such file or directory"),
+        PermissionError(13, "Permission denied"),
         IntegrityError("INSERT", None, Exception("duplicate key")),
         _wrapped(asyncpg.UniqueViolationError("duplicate key value")),
         _wrapped(asyncpg.UndefinedTableError('relation "nope" does not exist')),

@@ -102,3 +102,44 @@ async def test_killed_postgres_and_broker_are_restarted(supervised_infra: Stack)
     assert set((await _partitions(stack.kafka_bootstrap)).values()) == {3}
     assert stack.healer is not None
     assert stack.healer.restarts("postgres") == 1 and stack.healer.restarts("kafka") == 1
+
+
+def test_launcher_restarts_a_killed_postgres(tmp_path: Path) -> None:
+    """``python -m devstack infra`` (``make infra``/``make run``'s launcher) heals on its main thread."""
+    import subprocess
+    import sys
+    import threading
+
+    import psutil
+
+    from devstack.stack import free_ports
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DATABASE_URL_")}
+    env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
+    pg_port, kafka_port = free_ports(2)
+    with scratch_data_dir("devstack-launcher-", fallback=tmp_path / "data") as data_dir:
+        env |= {"DEVSTACK_DATA_DIR": str(data_dir.parent if os.geteuid() == 0 else data_dir),
+                "DEVSTACK_PG_PORT": str(pg_port), "DEVSTACK_KAFKA_PORT": str(kafka_port)}
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "devstack", "infra"], env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True,
+        )
+        lines: list[str] = []
+        assert launcher.stdout is not None
+        stdout = launcher.stdout
+        reader = threading.Thread(target=lambda: lines.extend(iter(stdout.readline, "")), daemon=True)
+        reader.start()
+        try:
+            wait_until(lambda: any("Infrastructure ready" in line for line in lines), "the launcher to start")
+            postmaster = next(p for p in psutil.Process(launcher.pid).children() if p.name() == "postgres")
+            postmaster.kill()
+            wait_until(lambda: any("devstack: postgres restarted" in line for line in lines), "postgres restarted")
+            wait_until(
+                lambda: any(p.name() == "postgres" and p.pid != postmaster.pid
+                            for p in psutil.Process(launcher.pid).children()),
+                "a new postmaster",
+            )
+        finally:
+            launcher.send_signal(signal.SIGTERM)
+            code = launcher.wait(HANG_GUARD)
+        assert code == 0, "".join(lines[-40:])

@@ -104,6 +104,19 @@ def build_site(site: Site) -> Starlette:
                 await asyncio.sleep(0.1)
         return HTMLResponse(article_html(request.path_params["key"]))
 
+    async def render_hang(request: Request) -> Response:
+        # Answers the fetcher at once; the first request of the browser (Chrome's user agent) hangs
+        # until it goes away (a worker killed while Chromium renders the page).
+        count(request)
+        if "Chrome/" in request.headers.get("user-agent", ""):
+            site.hits[f"{request.url.path}#browser"] += 1
+            if site.hits[f"{request.url.path}#browser"] == 1:
+                for _ in range(6000):
+                    if await request.is_disconnected():
+                        return PlainTextResponse("client gone", status_code=499)
+                    await asyncio.sleep(0.1)
+        return HTMLResponse(article_html(request.path_params["key"]))
+
     async def plain(request: Request) -> Response:
         count(request)
         return PlainTextResponse(f"Release notes {request.path_params['key']}\n\n{ARTICLE_TEXT}")
@@ -115,6 +128,7 @@ def build_site(site: Site) -> Starlette:
             Route("/flaky/{fails:int}/{key}", flaky),
             Route("/slow-once/{key}", slow_once),
             Route("/hang/{times:int}/{key}", hang),
+            Route("/render-hang/{key}", render_hang),
             Route("/plain/{key}", plain),
         ]
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from enrichment_support import Db, Site, enrichment_settings
 from prometheus_client import generate_latest
@@ -24,6 +25,7 @@ from prometheus_client import generate_latest
 from devstack.testing import eventually, free_port, serve_app
 from enrichment import service
 from enrichment.domain.model import Entitlements, SystemClock
+from enrichment.pipeline.browser import find_chromium
 from enrichment.worker.app import create_worker_app
 
 ALLOWED = Entitlements(exists=True, use_ai=True, is_pro=False)
@@ -286,7 +288,7 @@ class WorkerProcess:
         self.log = log
 
     @classmethod
-    async def start(cls, infra: Any, db: Db, log: Path) -> WorkerProcess:
+    async def start(cls, infra: Any, db: Db, log: Path, **extra: str) -> WorkerProcess:
         env = {
             **os.environ,
             "DATABASE_URL_ENRICHMENT": db.url,
@@ -300,6 +302,7 @@ class WorkerProcess:
             "ENRICHMENT_FETCH_TIMEOUT_SECONDS": "120",
             "OPENAI_API_KEY": "",
             "PYTHONUNBUFFERED": "1",
+            **extra,
         }
         handle = log.open("wb")
         proc = await asyncio.create_subprocess_exec(
@@ -391,3 +394,39 @@ async def test_three_workers_killed_in_a_row_do_not_fail_the_job(
 
 async def _hits_reached(site: Site, path: str, count: int) -> bool:
     return site.hits[path] >= count
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="no Chromium on this machine")
+async def test_worker_killed_while_chromium_renders_leaves_no_browser_and_no_failed_job(
+    infra: Any, db: Db, site: Site, tmp_path: Path
+) -> None:
+    key = uuid.uuid4().hex[:8]
+    path = f"/render-hang/{key}"
+    _, bookmark = await enqueue(db, site.url(path))
+    first = await WorkerProcess.start(infra, db, tmp_path / "first.log", ENRICHMENT_BROWSER="required")
+    try:
+        await eventually(lambda: _hits_reached(site, f"{path}#browser", 1), timeout=120)
+        browsers = [p for p in psutil.Process(first.proc.pid).children(recursive=True) if "chrom" in p.name().lower()]
+        assert browsers, "Chromium was not rendering under the worker"
+    finally:
+        assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
+    # Chromium goes with its worker (Playwright's driver loses its pipe and takes the browser down).
+    await eventually(lambda: _all_gone(browsers), timeout=60)
+
+    second = await WorkerProcess.start(infra, db, tmp_path / "second.log", ENRICHMENT_BROWSER="required")
+    try:
+        job = await eventually(lambda: job_ended(db), timeout=120)
+    finally:
+        await second.stop()
+    assert (job["status"], job["crashes"]) == ("completed", 1), (tmp_path / "second.log").read_text()[-3000:]
+    assert await db.events("enrichment.failed", clientBookmarkId=bookmark) == []
+
+
+async def _all_gone(processes: list[psutil.Process]) -> bool:
+    def gone(p: psutil.Process) -> bool:
+        try:
+            return not p.is_running() or p.status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return True
+
+    return all(gone(p) for p in processes)
