@@ -197,6 +197,7 @@ def test_config_follows_the_environment_contract(production_docs: list[dict[str,
     assert data["ENRICHMENT_ALLOW_PRIVATE_NETWORKS"] == "false"
     assert data["ENRICHMENT_RETRY_DELAYS_SECONDS"] == "60,300"
     assert data["ENRICHMENT_BROWSER"] == "auto"
+    assert data["ENRICHMENT_MAX_PAGE_BYTES"] == "5242880"
     for name in (
         "ACCESS_TOKEN_TTL_SECONDS",
         "REFRESH_TOKEN_TTL_SECONDS",

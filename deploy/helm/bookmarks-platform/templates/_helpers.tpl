@@ -180,6 +180,7 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- $_ := set $d "ENRICHMENT_ALLOW_PRIVATE_NETWORKS" (ternary "true" "false" $e.allowPrivateNetworks) -}}
 {{- $_ := set $d "ENRICHMENT_RETRY_DELAYS_SECONDS" (join "," $e.retryDelaysSeconds) -}}
 {{- $_ := set $d "ENRICHMENT_FETCH_TIMEOUT_SECONDS" (toString $e.fetchTimeoutSeconds) -}}
+{{- $_ := set $d "ENRICHMENT_MAX_PAGE_BYTES" (toString (int64 $e.maxPageBytes)) -}}
 {{- $_ := set $d "ENRICHMENT_CACHE_TTL_SECONDS" (toString $e.cacheTtlSeconds) -}}
 {{- with $e.llm.baseUrl }}{{ $_ := set $d "OPENAI_BASE_URL" . }}{{ end -}}
 {{- with $e.llm.model }}{{ $_ := set $d "ENRICHMENT_LLM_MODEL" . }}{{ end -}}

@@ -112,10 +112,11 @@ async def verify_jwt(
         raise TokenError(f"malformed token: {exc}") from exc
     alg = header.get("alg")
     kid = header.get("kid")
-    if alg not in allowed:
-        raise TokenError(f"algorithm {alg!r} not allowed")
+    # A hostile header may carry any JSON here (a list is not even hashable): strings only.
+    if not isinstance(alg, str) or alg not in allowed:
+        raise TokenError(f"algorithm {str(alg)[:40]!r} not allowed")
     if not isinstance(kid, str) or not kid:
-        raise TokenError("token has no kid")
+        raise TokenError("token has no kid, or a kid that is not a string")
     key = await jwks.get_key(kid)
     if key.key_type != _KTY_FOR_ALG[alg]:
         raise TokenError(f"algorithm {alg} does not match key type {key.key_type}")

@@ -129,3 +129,14 @@ def _throwaway_rsa() -> object:
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+async def test_non_string_alg_or_kid_is_a_token_error(idp: LocalJwksServer) -> None:
+    tokens = idp.hostile_header_tokens(sub="u1")
+    assert len(tokens) == 11
+    for name, token in tokens.items():
+        with pytest.raises(TokenError):
+            await verify(idp, token)
+            pytest.fail(f"{name} was accepted")
+    # The forging helper itself signs correctly: a string alg and kid pass.
+    assert (await verify(idp, idp.forge({"alg": "RS256", "kid": idp.rsa_kid}, sub="u1")))["sub"] == "u1"

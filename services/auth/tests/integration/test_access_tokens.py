@@ -27,6 +27,13 @@ def _hs256_with_public_key_as_secret(claims: dict[str, Any], kid: str, public_pe
     return f"{header}.{payload}.{_b64(signature)}"
 
 
+def _signed_with_header(claims: dict[str, Any], header: dict[str, Any], key: Any) -> str:
+    """Correctly signed with our own key, under a header PyJWT refuses to write (non-string alg/kid)."""
+    signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}".encode()
+    signature = jwt.get_algorithm_by_name(key.algorithm).sign(signing_input, key.private_key)
+    return f"{signing_input.decode()}.{_b64(signature)}"
+
+
 async def test_forged_and_misdirected_access_tokens_are_unauthorized_and_change_nothing(api: Any, app: Any) -> None:
     victim = await api.anonymous()
     victim_id = victim["user"]["id"]
@@ -69,6 +76,10 @@ async def test_forged_and_misdirected_access_tokens_are_unauthorized_and_change_
         + "."
         + victim["accessToken"].split(".")[2],
     }
+    for odd_name, odd in (("number", 7), ("list", [key.algorithm]), ("object", {}), ("null", None)):
+        hostile[f"alg {odd_name}"] = _signed_with_header(claims, {"alg": odd, "kid": key.kid}, key)
+        hostile[f"kid {odd_name}"] = _signed_with_header(claims, {"alg": key.algorithm, "kid": odd}, key)
+    hostile["kid list of our kid"] = _signed_with_header(claims, {"alg": key.algorithm, "kid": [key.kid]}, key)
     before = await api.table_counts()
 
     for name, token in hostile.items():

@@ -7,12 +7,21 @@ from typing import Any
 
 import httpx
 import pytest
+from aiokafka import AIOKafkaConsumer
 from sqlalchemy import func, select
 
 from bookmarks.domain.collections import Collection
 from bookmarks.store import repository
 from bookmarks.store.tables import collections as collections_table
-from common.events import EnrichmentCompleted, EnrichmentResult, UserDeleted, UserMerged
+from common.events import (
+    BookmarkSaved,
+    CollectionChanged,
+    EnrichmentCompleted,
+    EnrichmentResult,
+    UserDeleted,
+    UserMerged,
+    parse_event,
+)
 from devstack.testing import eventually
 
 COLLECTION_FIELDS = {"id", "name", "parentId", "createdAt", "updatedAt"}
@@ -279,3 +288,31 @@ async def test_collections_are_per_user(sync_lib: Any, http: httpx.AsyncClient, 
     assert (await put_col(http, bob, "b1", {"name": "B", "parentId": "a1"})).status_code == 400
     assert not (await sync_lib(bob)).collections
     assert uuid.UUID(str(bob.id))
+
+
+async def test_collection_changes_are_published_for_nudges(http: httpx.AsyncClient, user: Any, infra: Any) -> None:
+    consumer = AIOKafkaConsumer(
+        "collection.changed", "bookmark.saved", bootstrap_servers=infra.kafka_bootstrap,
+        group_id=f"test-{uuid.uuid4().hex}", auto_offset_reset="earliest", enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        await put_col(http, user, "ev", {"name": "Ev"})
+        await put_bm(http, user, "evb", {"url": "https://ev.example/", "collectionIds": ["ev"]})
+        await del_col(http, user, "ev")
+        mine: list[Any] = []
+
+        async def collect() -> bool:
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                mine.extend(e for r in records if (e := parse_event(r.value)).userId == user.id)
+            return len(mine) >= 4
+
+        await eventually(collect)
+        # Two topics: ordered within each, not across them.
+        created, deleted = [e for e in mine if isinstance(e, CollectionChanged)]
+        filed, stripped = [e for e in mine if isinstance(e, BookmarkSaved)]
+        assert created.collectionId == "ev" and not created.deleted and deleted.deleted
+        assert filed.created and stripped.clientBookmarkId == "evb" and not stripped.created
+        assert stripped.updatedAt > deleted.updatedAt  # the stripped bookmark moved in the stream
+    finally:
+        await consumer.stop()

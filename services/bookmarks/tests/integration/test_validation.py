@@ -51,7 +51,7 @@ async def test_malformed_json_and_non_object_bodies(http: httpx.AsyncClient, use
     assert response.status_code == 400 and response.json()["code"] == "invalid-request"
 
 
-@pytest.mark.parametrize("bad_id", ["has space", "a" * 129, "semi;colon", "%2E%2E", "ümlaut"])
+@pytest.mark.parametrize("bad_id", ["has space", "a" * 129, "semi;colon", "%2E%2E", "ümlaut", "nul%00id"])
 async def test_bad_client_bookmark_ids(http: httpx.AsyncClient, user: Any, bad_id: str) -> None:
     response = await http.put(f"/v1/bookmarks/{bad_id}", json={"url": "https://e.com/"}, headers=user.headers)
     assert response.status_code in (400, 404)
@@ -154,3 +154,16 @@ async def test_altered_cursors_are_invalid_cursor(http: httpx.AsyncClient, user:
         response = await http.get("/v1/bookmarks/delta", params={"cursor": altered}, headers=user.headers)
         assert response.status_code == 400, (altered, response.text)
         assert response.json()["code"] == "invalid-cursor"
+
+
+async def test_non_string_alg_or_kid_in_the_token_header_is_401(http: httpx.AsyncClient, user: Any,
+                                                                  access_jwks: Any, sync: Any) -> None:
+    hostile = access_jwks.hostile_header_tokens(sub=str(user.id), claims={"jti": "j"})
+    for name, token in hostile.items():
+        for method, path, body in (("GET", "/v1/bookmarks/delta", None),
+                                   ("PUT", "/v1/bookmarks/h1", {"url": "https://e.com/"})):
+            response = await http.request(method, path, json=body, headers={"Authorization": f"Bearer {token}"})
+            assert response.status_code == 401, (name, path, response.text)
+            assert response.json()["code"] == "unauthorized"
+    live, dead, _ = await sync(user)
+    assert not live and not dead

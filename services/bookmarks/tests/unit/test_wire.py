@@ -6,9 +6,11 @@ import dataclasses
 import uuid
 from datetime import UTC, datetime
 
+from pydantic.alias_generators import to_snake
+
 from bookmarks.api import schemas, wire
 from bookmarks.domain.collections import Collection
-from bookmarks.domain.model import Bookmark
+from bookmarks.domain.model import CLIENT_FIELDS, Bookmark
 
 OWNER = uuid.uuid4()
 T = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
@@ -43,3 +45,11 @@ def test_tombstones_and_collections() -> None:
     assert wire.collection_tombstone(dataclasses.replace(c, deleted_at=T)) == {
         "id": "c1", "deletedAt": "2026-11-23T12:00:00.000000Z",
     }
+
+
+def test_the_upsert_body_writes_exactly_the_client_fields_of_the_record() -> None:
+    sent = {to_snake(name) for name in schemas.BookmarkUpsert.model_fields}
+    assert sent | {"normalized_url", "domain"} == CLIENT_FIELDS
+    stored = {f.name for f in dataclasses.fields(Bookmark)}
+    shown = {to_snake(name) for name in schemas.Bookmark.model_fields}
+    assert shown == stored - {"deleted_at"}  # every stored field is on the wire, the tombstone mark aside

@@ -32,6 +32,10 @@ class Settings(CommonSettings):
         (60.0, 300.0), validation_alias="ENRICHMENT_RETRY_DELAYS_SECONDS"
     )
     fetch_timeout_seconds: float = Field(10.0, gt=0, validation_alias="ENRICHMENT_FETCH_TIMEOUT_SECONDS")
+    # Decoded bytes of a fetched page (after gzip/deflate); compressed bytes are capped at the same figure.
+    max_page_bytes: int = Field(
+        5 * 1024 * 1024, ge=64 * 1024, le=64 * 1024 * 1024, validation_alias="ENRICHMENT_MAX_PAGE_BYTES"
+    )
     cache_ttl_seconds: int = Field(2_592_000, ge=0, validation_alias="ENRICHMENT_CACHE_TTL_SECONDS")
     openai_api_key: str | None = Field(None, validation_alias="OPENAI_API_KEY")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")

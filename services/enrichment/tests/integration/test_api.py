@@ -31,7 +31,7 @@ from common.events import (
     Event,
     UserMerged,
 )
-from devstack.testing import eventually, serve_app
+from devstack.testing import LocalJwksServer, eventually, serve_app
 from enrichment import service
 from enrichment.main import create_app
 from enrichment.service import ClaimedJob, Snapshot
@@ -111,6 +111,19 @@ async def test_enqueue_needs_an_access_token(api: Api) -> None:
     )
     assert response.status_code == 401
     assert response.json()["code"] == "unauthorized"
+
+
+async def test_non_string_alg_or_kid_in_the_token_header_is_401(api: Api, users: AuthUsers) -> None:
+    # Refused on the header alone, before any key is looked up: a stand-in signer is enough.
+    signer = LocalJwksServer(issuer="bookmarks-auth", audience="bookmarks-api")
+    body = {"clientBookmarkId": "a", "url": page("x"), "clientSavedAt": "2030-01-01T00:00:00Z"}
+    for name, token in signer.hostile_header_tokens(sub=str(uuid.uuid4()), claims={"jti": "j"}).items():
+        headers = {"Authorization": f"Bearer {token}"}
+        enqueue = await api.http.post("/v1/enrichment/enqueue", json=body, headers=headers)
+        status = await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": "a"}, headers=headers)
+        for response in (enqueue, status):
+            assert response.status_code == 401, (name, response.text)
+            assert response.json()["code"] == "unauthorized"
 
 
 async def test_body_is_validated_before_consent(api: Api, users: AuthUsers) -> None:

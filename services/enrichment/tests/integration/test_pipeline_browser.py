@@ -7,6 +7,7 @@ import os
 import signal
 import struct
 import threading
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,8 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import psutil
 import pytest
 
-from enrichment.fetch import FetchError
-from enrichment.pipeline import BrowserRenderer, RenderError, find_chromium
+from enrichment.fetch import FetchError, SafeFetcher
+from enrichment.pipeline import BrowserRenderer, OfflineAnalyzer, RenderError, find_chromium
+from enrichment.service import ClaimedJob
+from enrichment.worker.attempt import Enricher
 
 pytestmark = [
     pytest.mark.browser,
@@ -52,6 +55,17 @@ PAGES: dict[str, str] = {
     "/tall": """<!DOCTYPE html><html><head><title>Tall</title></head><body style="margin:0">
         <div style="height:20000px;background:linear-gradient(#fff,#000)">tall</div></body></html>""",
     "/hold": "<!DOCTYPE html><html><head><title>Held</title></head><body>held</body></html>",
+    # Navigations the filter blocks after the page loaded: Chromium then shows its own error page.
+    "/script-to-metadata": """<!DOCTYPE html><html><head><title>Script away</title></head><body>
+        <p>""" + "A readable paragraph that the fetched capture keeps. " * 8 + """</p>
+        <script>location.href = "http://169.254.169.254/latest/meta-data/";</script></body></html>""",
+    "/later-to-private": """<!DOCTYPE html><html><head><title>Later away</title></head><body>
+        <script>addEventListener("load", () => setTimeout(() => { location.href = "https://10.255.255.1/"; }, 0));
+        </script></body></html>""",
+    "/refresh-to-private": """<!DOCTYPE html><html><head><title>Refresh away</title>
+        <meta http-equiv="refresh" content="0;url=http://10.255.255.1/admin"></head><body>x</body></html>""",
+    "/script-to-redirect": """<!DOCTYPE html><html><head><title>Via redirect</title></head><body>
+        <script>location.href = "/redirect-to-metadata";</script></body></html>""",
 }
 
 
@@ -210,6 +224,31 @@ async def test_blocked_sub_requests_and_redirect_hops_are_aborted(renderer: Brow
     assert "/redirect-to-private" in site.hits
     assert "http://10.255.255.1/admin" in blocked
     assert renderer.blocked_count >= before + 4
+
+
+@pytest.mark.parametrize("path", ["/script-to-metadata", "/later-to-private", "/refresh-to-private",
+                                  "/script-to-redirect"])
+async def test_a_blocked_navigation_is_a_render_error_not_chromiums_error_page(
+    renderer: BrowserRenderer, site: Site, path: str
+) -> None:
+    before = renderer.blocked_count
+    with pytest.raises(RenderError, match="navigated away"):
+        await renderer.render(site.origin + path)
+    assert renderer.blocked_count > before
+
+
+async def test_a_blocked_navigation_stores_only_the_fetched_capture(renderer: BrowserRenderer, site: Site) -> None:
+    url = site.origin + "/script-to-metadata"
+    async with SafeFetcher(timeout_seconds=10, user_agent="test/1.0", allow_private_networks=True) as fetcher:
+        enricher = Enricher(fetcher=fetcher, analyzer=OfflineAnalyzer(), renderer=renderer)
+        outcome = await enricher.enrich(
+            ClaimedJob(id=uuid.uuid4(), url=url, normalized_url=url, attempts=1, existing_tags=[])
+        )
+    assert outcome.result.snapshotStatus == "ready"
+    kinds = {snapshot.kind: snapshot for snapshot in outcome.snapshots}
+    assert set(kinds) == {"html", "readable_text"}
+    assert b"chrome-error" not in kinds["html"].data and b"readable paragraph" in kinds["html"].data
+    assert outcome.result.title == "Script away"
 
 
 async def test_screenshot_height_is_capped(renderer: BrowserRenderer, site: Site) -> None:

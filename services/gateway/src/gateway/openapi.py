@@ -57,7 +57,7 @@ each gateway replica (token bucket). Responses carry `RateLimit-Limit`, `RateLim
 **Real-time nudges: `GET /v1/events` (WebSocket).** Open a WebSocket to `/v1/events`, authenticated with
 `Authorization: Bearer <accessToken>` or, where headers cannot be set (browsers), the `access_token`
 query parameter. Whenever anything in the user's delta stream changes (own writes from any device,
-deletes, enrichment results, merges), every open socket of that user receives the text message
+deletes, collections, enrichment results, merges), every open socket of that user receives the text message
 `{"type": "bookmarks_changed"}`; the client then runs a delta sync. Bursts may be coalesced into one
 message but are never dropped. The server sends WebSocket pings every 30 s. Close codes:
 `4401` missing, invalid, expired or revoked token (also when the token expires while connected:

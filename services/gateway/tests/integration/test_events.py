@@ -15,7 +15,7 @@ from prometheus_client import REGISTRY
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from common.events import BookmarkDeleted, BookmarkSaved, UserDeleted, UserMerged
+from common.events import BookmarkDeleted, BookmarkSaved, CollectionChanged, UserDeleted, UserMerged
 
 NUDGE = {"type": "bookmarks_changed"}
 WAIT = 20.0  # generous: how long something that must arrive may take
@@ -86,6 +86,15 @@ async def test_header_and_query_auth_both_receive_nudges(gateway: Any, tokens: A
         assert await nudge(q) == NUDGE
 
 
+async def test_collection_changes_nudge_like_bookmark_changes(gateway: Any, tokens: Any, publish: Any) -> None:
+    user = uuid.uuid4()
+    async with socket(gateway, tokens.mint(user)) as ws:
+        await publish(CollectionChanged(userId=user, collectionId="c1", updatedAt=datetime.now(UTC)))
+        assert await nudge(ws) == NUDGE
+        await publish(CollectionChanged(userId=user, collectionId="c1", deleted=True, updatedAt=datetime.now(UTC)))
+        assert await nudge(ws) == NUDGE
+
+
 @pytest.mark.parametrize("case", ["missing", "garbage", "expired", "garbage query", "not bearer"])
 async def test_bad_tokens_are_closed_with_4401(gateway: Any, tokens: Any, case: str) -> None:
     url = gateway.ws_url
@@ -100,6 +109,14 @@ async def test_bad_tokens_are_closed_with_4401(gateway: Any, tokens: Any, case: 
         headers = {"Authorization": "Basic eDp5"}
     async with connect(url, additional_headers=headers, proxy=None, open_timeout=WAIT) as ws:
         assert await close_of(ws) == (4401, "unauthorized")
+
+
+async def test_non_string_alg_or_kid_in_the_token_header_closes_4401(gateway: Any, jwks_server: Any) -> None:
+    hostile = jwks_server.hostile_header_tokens(sub=str(uuid.uuid4()), claims={"jti": uuid.uuid4().hex})
+    for name, token in hostile.items():
+        for via in ("header", "query"):
+            async with socket(gateway, token, via=via) as ws:
+                assert await close_of(ws) == (4401, "unauthorized"), (name, via)
 
 
 async def test_a_users_change_reaches_only_that_users_sockets(gateway: Any, tokens: Any, publish: Any) -> None:

@@ -221,6 +221,17 @@ async def test_protected_routes_need_a_valid_bearer(gateway: Any, tokens: Any, j
     assert ok.status_code == 200
 
 
+async def test_non_string_alg_or_kid_in_the_token_header_is_401(gateway: Any, jwks_server: Any) -> None:
+    hostile = jwks_server.hostile_header_tokens(sub=str(uuid.uuid4()), claims={"jti": uuid.uuid4().hex})
+    for name, token in hostile.items():
+        for path in ("/v1/me", "/v1/bookmarks/delta", "/v1/auth/oauth/idp-a"):
+            response = await gateway.client.request(
+                "GET" if path != "/v1/auth/oauth/idp-a" else "POST", path, headers=bearer(token)
+            )
+            assert response.status_code == 401, (name, path, response.text)
+            assert response.json()["code"] == "unauthorized"
+
+
 async def test_oauth_routes_verify_a_bearer_only_when_sent(gateway: Any, tokens: Any) -> None:
     for path in ("/v1/auth/oauth/idp-a", "/v1/auth/oauth/idp-b"):
         assert (await gateway.client.post(path, json={"idToken": "x"})).status_code == 200

@@ -6,7 +6,8 @@ wire by adding it to the wire model (``api/schemas.py``); values are formatted h
 
 from __future__ import annotations
 
-import uuid
+import dataclasses
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -26,27 +27,48 @@ def iso(ts: datetime | None) -> str | None:
     return ts.isoformat(timespec="microseconds").replace("+00:00", "Z") if ts is not None else None
 
 
-def _plan(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    return tuple((name, _RENAMED.get(name, to_snake(name))) for name in model.model_fields)
+Converter = Callable[[Any], Any]
 
 
-_BOOKMARK = _plan(schemas.Bookmark)
-_COLLECTION = _plan(schemas.Collection)
+def _iso_or_none(value: Any) -> Any:
+    return iso(value)
 
 
-def _value(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return iso(value)
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
+def _converter(record_type: type[Any], attr: str) -> Converter | None:
+    """How a record attribute becomes JSON, decided once per field from the record's annotation."""
+    annotation = str({f.name: f.type for f in dataclasses.fields(record_type)}[attr])
+    if "datetime" in annotation:
+        return _iso_or_none
+    if annotation.startswith("tuple["):
+        return list
+    if "UUID" in annotation:
+        return str
+    return None
+
+
+def _plan(model: type[BaseModel], record_type: type[Any]) -> tuple[tuple[str, str, Converter | None], ...]:
+    plan = []
+    for name in model.model_fields:
+        attr = _RENAMED.get(name, to_snake(name))
+        plan.append((name, attr, _converter(record_type, attr)))
+    return tuple(plan)
+
+
+_BOOKMARK = _plan(schemas.Bookmark, Bookmark)
+_COLLECTION = _plan(schemas.Collection, Collection)
+
+
+def _render(record: Any, plan: tuple[tuple[str, str, Converter | None], ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, attr, convert in plan:
+        value = getattr(record, attr)
+        out[name] = convert(value) if convert is not None else value
+    return out
 
 
 def bookmark(record: Bookmark, *, is_pro: bool) -> dict[str, Any]:
     """The spec's Bookmark resource; ``saveWhy`` is Pro-gated (decisions.md §4.5)."""
-    out = {name: _value(getattr(record, attr)) for name, attr in _BOOKMARK}
+    out = _render(record, _BOOKMARK)
     if not is_pro:
         out["saveWhy"] = None
     return out
@@ -57,7 +79,7 @@ def bookmark_tombstone(record: Bookmark) -> dict[str, Any]:
 
 
 def collection(record: Collection) -> dict[str, Any]:
-    return {name: _value(getattr(record, attr)) for name, attr in _COLLECTION}
+    return _render(record, _COLLECTION)
 
 
 def collection_tombstone(record: Collection) -> dict[str, Any]:

@@ -19,14 +19,6 @@ from common.events import EnrichmentResult
 
 CLIENT_BOOKMARK_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 
-# Fields a client write may set (decisions.md §4.2; extensions.md E1). Everything else is the server's.
-CLIENT_FIELDS = frozenset(
-    {
-        "url", "normalized_url", "domain", "client_saved_at", "title", "description", "thumbnail_url",
-        "is_favorite", "notes", "last_opened_at", "collection_ids", "user_tags", "is_archived",
-    }
-)
-
 # Cleared when a write changes the normalized URL: they described the old page (decisions.md §4.2).
 ENRICHMENT_RESET: Mapping[str, Any] = {
     "summary": None,
@@ -42,33 +34,38 @@ ENRICHMENT_RESET: Mapping[str, Any] = {
 }
 
 
+def _client(default: Any = dataclasses.MISSING) -> Any:
+    """A field a client write may set (decisions.md §4.2; extensions.md E1); the rest are the server's."""
+    return field(default=default, metadata={"client": True})
+
+
 @dataclass(frozen=True, slots=True)
 class Bookmark:
     """One bookmark of one user; ``deleted_at`` set means it is a tombstone at position ``updated_at``."""
 
     owner_uid: uuid.UUID
     client_bookmark_id: str
-    url: str
-    normalized_url: str
-    domain: str
-    created_at: datetime
-    updated_at: datetime
-    title: str | None = None
-    description: str | None = None
-    thumbnail_url: str | None = None
+    url: str = _client()
+    normalized_url: str = _client()  # derived from url by the server, written together with it
+    domain: str = _client()
+    created_at: datetime = field(kw_only=True)
+    updated_at: datetime = field(kw_only=True)
+    title: str | None = _client(None)
+    description: str | None = _client(None)
+    thumbnail_url: str | None = _client(None)
     summary: str | None = None
     save_why: str | None = None
     tags: tuple[str, ...] = ()
     enrichment_status: str = "pending"
     snapshot_status: str = "pending"
     last_error_code: str | None = None
-    is_favorite: bool = False
-    collection_ids: tuple[str, ...] = ()
-    user_tags: tuple[str, ...] = ()
-    is_archived: bool = False
-    notes: str | None = None
-    client_saved_at: datetime | None = None
-    last_opened_at: datetime | None = None
+    is_favorite: bool = _client(False)
+    collection_ids: tuple[str, ...] = _client(())
+    user_tags: tuple[str, ...] = _client(())
+    is_archived: bool = _client(False)
+    notes: str | None = _client(None)
+    client_saved_at: datetime | None = _client(None)
+    last_opened_at: datetime | None = _client(None)
     enriched_at: datetime | None = None
     deleted_at: datetime | None = None
 
@@ -83,6 +80,9 @@ class Bookmark:
     def to_row(self) -> dict[str, Any]:
         """Column values for the store (tuples become lists for PostgreSQL arrays)."""
         return _write_fields(self)
+
+
+CLIENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Bookmark) if f.metadata.get("client"))
 
 
 def _read_fields(cls: Any, row: Mapping[Any, Any], prefix: str) -> dict[str, Any]:

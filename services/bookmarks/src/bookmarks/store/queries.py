@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Column, Select, Table, literal, null, select, tuple_, union_all
+from sqlalchemy import Column, Select, Table, Text, literal, null, select, tuple_, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.collections import Collection
@@ -35,7 +35,7 @@ def _padded(table: Table, own: str, other: Table, other_prefix: str) -> list[Any
 
 def _branch(table: Table, id_column: Column[str], owner: uuid.UUID, after: StreamPosition | None,
             limit: int) -> Select[Any]:
-    kind = literal(table.name)
+    kind = literal(table.name, Text())
     own, other, other_prefix = (_B, collections, _C) if table is bookmarks else (_C, bookmarks, _B)
     statement = select(
         kind.label("kind"), table.c.updated_at.label("pos"), id_column.label("rid"),

@@ -32,6 +32,7 @@ import httpcore
 import httpx
 
 from enrichment.fetch.addresses import IPAddress, is_blocked_address, parse_host_literal
+from enrichment.fetch.decoding import ACCEPT_ENCODING, BoundedDecoder
 from enrichment.fetch.errors import (
     BLOCKED_HOST,
     DNS_FAILURE,
@@ -162,7 +163,8 @@ class SafeFetcher:
             trust_env=False,
             # Cookies from one user's fetch must never ride along on another's.
             cookies=http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[])),
-            headers={"User-Agent": user_agent, "Accept": _ACCEPT},
+            # Only what BoundedDecoder can undo within the size cap (httpx would add br/zstd when installed).
+            headers={"User-Agent": user_agent, "Accept": _ACCEPT, "Accept-Encoding": ACCEPT_ENCODING},
         )
 
     async def __aenter__(self) -> Self:
@@ -239,7 +241,8 @@ class SafeFetcher:
         if media_type and media_type not in ANALYSED_CONTENT_TYPES:
             raise FetchError(UNSUPPORTED_CONTENT, f"Content type {media_type} is not analysed.")
         self._check_declared_length(response)
-        body = await self._read_body(response)
+        decoder = BoundedDecoder(response.headers.get("content-encoding"), limit=self._max_body_bytes)
+        body = await _read_body(response, decoder)
         if not media_type:
             media_type = _sniff_media_type(body)
         return _RawPage(
@@ -257,17 +260,19 @@ class SafeFetcher:
         if declared.isdigit() and int(declared) > self._max_body_bytes:
             raise FetchError(TOO_LARGE, f"The page is larger than {self._max_body_bytes} bytes.")
 
-    async def _read_body(self, response: httpx.Response) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        with _translate_transport_errors():
-            # Counts decoded bytes, so a small compressed body cannot inflate past the cap either.
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > self._max_body_bytes:
-                    raise FetchError(TOO_LARGE, f"The page is larger than {self._max_body_bytes} bytes.")
-                chunks.append(chunk)
-        return b"".join(chunks)
+
+async def _read_body(response: httpx.Response, decoder: BoundedDecoder) -> bytes:
+    """Raw bytes in, decoded within the cap; the loop gets a turn after every bounded piece."""
+    chunks: list[bytes] = []
+    with _translate_transport_errors():
+        async for raw in response.aiter_raw():
+            for piece in decoder.feed(raw):
+                chunks.append(piece)
+                await asyncio.sleep(0)
+    for piece in decoder.finish():
+        chunks.append(piece)
+        await asyncio.sleep(0)
+    return b"".join(chunks)
 
 
 async def _resolve_target(url: str, *, resolver: Resolver, address_policy: AddressPolicy | None) -> _Target:

@@ -22,7 +22,17 @@ import shutil
 from collections import deque
 from typing import Final, Literal
 
-from playwright.async_api import Browser, BrowserContext, Playwright, Request, Route, WebSocketRoute, async_playwright
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    Frame,
+    Page,
+    Playwright,
+    Request,
+    Route,
+    WebSocketRoute,
+    async_playwright,
+)
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
@@ -264,6 +274,8 @@ class BrowserRenderer:
         await context.route("**/*", self._filter)
         await context.route_web_socket("**/*", _refuse_web_socket)
         page = await context.new_page()
+        main_frame_urls: list[str] = []
+        page.on("framenavigated", lambda frame: _note_main_frame(page, frame, main_frame_urls))
         response = await page.goto(url, wait_until="load")
         if response is not None and response.status >= 400:
             raise RenderError(f"the page answered HTTP {response.status}")
@@ -280,6 +292,7 @@ class BrowserRenderer:
             caret="hide",
         )
         html = await page.content()
+        _refuse_error_pages([*main_frame_urls, page.url])
         return RenderedPage(html=html, screenshot_png=screenshot, title=title, final_url=page.url)
 
     async def _filter(self, route: Route, request: Request) -> None:
@@ -316,6 +329,19 @@ class BrowserRenderer:
         self.blocked_count += 1
         self.blocked_requests.append(url)
         logger.debug("browser request blocked: %s", url)
+
+
+def _note_main_frame(page: Page, frame: Frame, urls: list[str]) -> None:
+    if frame == page.main_frame:
+        urls.append(frame.url)
+
+
+def _refuse_error_pages(urls: list[str]) -> None:
+    """A blocked navigation (script, meta refresh, redirect after load) shows Chromium's own error page
+    (``chrome-error://chromewebdata/``): that is not the page, so nothing rendered may be kept."""
+    for url in urls:
+        if url.split(":", 1)[0].lower() not in ("http", "https"):
+            raise RenderError(f"the page navigated away to {url[:100]!r} (a blocked or failed navigation)")
 
 
 async def _refuse_web_socket(route: WebSocketRoute) -> None:

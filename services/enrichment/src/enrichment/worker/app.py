@@ -50,6 +50,7 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
         fetcher = SafeFetcher(
             timeout_seconds=settings.fetch_timeout_seconds,
             user_agent=settings.user_agent,
+            max_body_bytes=settings.max_page_bytes,
             allow_private_networks=settings.allow_private_networks,
         )
         analyzer = build_analyzer(
