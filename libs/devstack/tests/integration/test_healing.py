@@ -15,6 +15,7 @@ import asyncpg
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from common.events import TOPICS
 from devstack.postgres import scratch_data_dir
@@ -93,15 +94,27 @@ async def test_killed_postgres_and_broker_are_restarted(supervised_infra: Stack)
                             "broker restarted")
     # A producer racing the re-creation may auto-create a topic with the broker's default partitions;
     # the healer's topic check puts the configured count back either way.
-    producer = AIOKafkaProducer(bootstrap_servers=stack.kafka_bootstrap, enable_idempotence=False)
-    await producer.start()
-    try:
-        await producer.send_and_wait(TOPICS[0], b"x")
-    finally:
-        await producer.stop()
-    assert set((await _partitions(stack.kafka_bootstrap)).values()) == {3}
+    # "running" means the process is up, not yet listening: the first producer may fail to bootstrap.
+    assert await eventually(lambda: _send_one(stack.kafka_bootstrap), timeout=HANG_GUARD)
+
+    async def configured_partitions() -> bool:
+        return set((await _partitions(stack.kafka_bootstrap)).values()) == {3}
+
+    assert await eventually(configured_partitions, timeout=HANG_GUARD)
     assert stack.healer is not None
     assert stack.healer.restarts("postgres") == 1 and stack.healer.restarts("kafka") == 1
+
+
+async def _send_one(bootstrap: str) -> bool:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=False)
+    try:
+        await producer.start()
+        await producer.send_and_wait(TOPICS[0], b"x")
+    except KafkaError:
+        return False
+    finally:
+        await producer.stop()
+    return True
 
 
 def test_launcher_restarts_a_killed_postgres(tmp_path: Path) -> None:
