@@ -4,6 +4,7 @@
   127.0.0.1 and mints ID tokens shaped like a provider's.
 - :func:`serve_app` runs an ASGI app (one of our services) under uvicorn on a free port, so services
   under test can call each other over real HTTP.
+- :func:`assert_body_limit_is_applied_and_named` is the check every service makes of its body limit.
 """
 
 from __future__ import annotations
@@ -156,6 +157,22 @@ async def serve_app(
     finally:
         server.should_exit = True
         await task
+
+
+async def assert_body_limit_is_applied_and_named(app: Any, limit: int) -> None:
+    """``app`` (its lifespan not run: nothing is connected) refuses a body one byte over ``limit`` with
+    the 413 that names the limit (``MAX_BODY_BYTES``, issue 11 item 12)."""
+    import httpx
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        response = await client.post(
+            "/v1/anything", content=b"x" * (limit + 1), headers={"content-type": "application/json"}
+        )
+    assert response.status_code == 413
+    assert response.json() == {
+        "code": "payload-too-large",
+        "message": f"The request body is larger than the limit of {limit} bytes.",
+    }
 
 
 async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:  # noqa: ASYNC109
