@@ -5,6 +5,8 @@
 - :func:`serve_app` runs an ASGI app (one of our services) under uvicorn on a free port, so services
   under test can call each other over real HTTP.
 - :func:`assert_body_limit_is_applied_and_named` is the check every service makes of its body limit.
+- :func:`raw_request`, :func:`raw_exchange` and :func:`send_endless_header` speak HTTP/1.1 on a bare
+  socket, for the hostile requests an HTTP client library would refuse to send (or would tidy first).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -173,6 +175,55 @@ async def assert_body_limit_is_applied_and_named(app: Any, limit: int) -> None:
         "code": "payload-too-large",
         "message": f"The request body is larger than the limit of {limit} bytes.",
     }
+
+
+RawAnswer = tuple[int, dict[str, str], bytes]
+
+
+def raw_request(
+    target: str, headers: Iterable[tuple[str, str]] = (), *, method: str = "GET", host: str = "t", body: bytes = b""
+) -> bytes:
+    """An HTTP/1.1 request head exactly as written (nothing validated or trimmed), then ``body``."""
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", *(f"{k}: {v}" for k, v in headers)]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def raw_exchange(url: str, request: bytes) -> RawAnswer:
+    """Send raw ``request`` bytes to ``url`` (``http://host:port``) on a connection of its own and read
+    the whole answer: status, headers by lower-case name, body."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(request)
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
+        body = await reader.readexactly(int(headers.get("content-length", "0")))
+    finally:
+        writer.close()
+    return int(status_line.split()[1]), headers, body
+
+
+async def send_endless_header(url: str, target: str) -> bytes:
+    """Send a request whose one header grows towards 16 MiB (256 × 64 KiB) and stop as soon as the
+    server answers; the first bytes of that answer."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(f"GET {target} HTTP/1.1\r\nHost: t\r\nX-Big: ".encode())
+        answer = asyncio.ensure_future(reader.read(4096))
+        for _ in range(256):
+            if answer.done():
+                break
+            writer.write(b"x" * 65536)
+            try:
+                await writer.drain()
+            except ConnectionError:
+                break
+        return await answer
+    finally:
+        writer.close()
 
 
 async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:  # noqa: ASYNC109
