@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -224,6 +224,16 @@ async def send_endless_header(url: str, target: str) -> bytes:
         return await answer
     finally:
         writer.close()
+
+
+def wait_until(predicate: Callable[[], bool], what: str, *, timeout: float, interval: float = 0.05) -> None:
+    """Poll the blocking ``predicate`` until it holds; ``timeout`` only keeps a broken test from hanging
+    (it never asserts on speed)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(interval)
 
 
 async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:  # noqa: ASYNC109
