@@ -7,7 +7,6 @@ with ``?access_token=``, an operator call with ``X-Admin-Token``, a cookie, and 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -18,27 +17,11 @@ from e2e_support import identity_token, wait_for
 from websockets.asyncio.client import connect
 
 from devstack.pytest_plugin import FULL_STACK_TEST_ENV
-from devstack.testing import LocalJwksServer
-
-
-async def raw(url: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
-    host, port = url.removeprefix("http://").split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    try:
-        writer.write(request)
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        status_line, *lines = head.decode("latin-1").split("\r\n")
-        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
-        body = await reader.readexactly(int(headers.get("content-length", "0")))
-    finally:
-        writer.close()
-    return int(status_line.split()[1]), headers, body
+from devstack.testing import LocalJwksServer, raw_exchange, raw_request
 
 
 def head(method: str, target: str, headers: list[tuple[str, str]], body: bytes = b"") -> bytes:
-    lines = [f"{method} {target} HTTP/1.1", "Host: e2e", *(f"{k}: {v}" for k, v in headers)]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+    return raw_request(target, headers, method=method, host="e2e", body=body)
 
 
 def error_code(status_headers_body: tuple[int, dict[str, str], bytes]) -> tuple[int, str]:
@@ -79,7 +62,7 @@ async def test_hostile_edge_traffic_and_no_secret_in_any_log(stack: Any, http: h
         pass
 
     # Trailing whitespace after a credential is not part of it (no 503, nothing logged).
-    me = await raw(gateway, head("GET", "/v1/me", [("Authorization", f"Bearer {token} ")]))
+    me = await raw_exchange(gateway, head("GET", "/v1/me", [("Authorization", f"Bearer {token} ")]))
     assert me[0] == 200, me
     user_id = json.loads(me[2])["id"]
     body = b'{"isPro": true}'
@@ -89,7 +72,7 @@ async def test_hostile_edge_traffic_and_no_secret_in_any_log(stack: Any, http: h
         [("X-Admin-Token", f"{admin_token} "), ("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
         body,
     )
-    assert (await raw(gateway, admin))[0] == 204
+    assert (await raw_exchange(gateway, admin))[0] == 204
     wrong_admin = await http.put(
         f"/v1/admin/users/{user_id}/subscription", json={"isPro": True}, headers={"X-Admin-Token": "guess"}
     )
@@ -97,13 +80,13 @@ async def test_hostile_edge_traffic_and_no_secret_in_any_log(stack: Any, http: h
 
     # Bad headers and framing: bounded, and answered as {code, message} by the server layer.
     flood = head("GET", "/v1/auth/jwks", [(f"x-f{i}", "a") for i in range(12_000)])
-    assert error_code(await raw(gateway, flood)) == (431, "headers-too-large")
+    assert error_code(await raw_exchange(gateway, flood)) == (431, "headers-too-large")
     long_query = head("GET", "/v1/auth/jwks?q=" + "a" * 70_000, [])
-    assert error_code(await raw(gateway, long_query)) == (414, "uri-too-long")
+    assert error_code(await raw_exchange(gateway, long_query)) == (414, "uri-too-long")
     bad_length = head("POST", "/v1/auth/anonymous", [("Content-Length", "1x")])
-    assert error_code(await raw(gateway, bad_length)) == (400, "invalid-request")
+    assert error_code(await raw_exchange(gateway, bad_length)) == (400, "invalid-request")
     with_token_in_bad_request = head("GET", "/v1/me HTTP/1.1 junk", [("Authorization", f"Bearer {token}")])
-    assert error_code(await raw(gateway, with_token_in_bad_request)) == (400, "invalid-request")
+    assert error_code(await raw_exchange(gateway, with_token_in_bad_request)) == (400, "invalid-request")
 
     # No redirects, no internal Location, no /metrics on the client port.
     for path in ("/v1/me/", "/v1/bookmarks/delta/", "/v1/auth/jwks/", f"/v1/admin/users/{user_id}/subscription/"):

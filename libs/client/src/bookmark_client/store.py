@@ -495,22 +495,19 @@ class LocalStore:
         changes = DeltaChanges()
         async with self._write() as db:
             # Collections first: a bookmark of this page may be filed into one of them.
-            for server in collections:
-                collection_id = str(server["id"])
-                if await self._rematerialize(db, _COLLECTIONS, collection_id, base_from_upsert(server)):
-                    changes.collections.append(collection_id)
-            for tombstone in collection_tombstones:
-                collection_id = str(tombstone["id"])
-                if await self._apply_tombstone(db, _COLLECTIONS, collection_id, tombstone):
-                    changes.collections.append(collection_id)
-            for server in upserts:
-                bookmark_id = str(server["clientBookmarkId"])
-                if await self._rematerialize(db, _BOOKMARKS, bookmark_id, base_from_upsert(server)):
-                    changes.bookmarks.append(bookmark_id)
-            for tombstone in tombstones:
-                bookmark_id = str(tombstone["clientBookmarkId"])
-                if await self._apply_tombstone(db, _BOOKMARKS, bookmark_id, tombstone):
-                    changes.bookmarks.append(bookmark_id)
+            kinds = (
+                (_COLLECTIONS, "id", collections, collection_tombstones, changes.collections),
+                (_BOOKMARKS, "clientBookmarkId", upserts, tombstones, changes.bookmarks),
+            )
+            for table, id_key, upserted, deleted, changed in kinds:
+                for server in upserted:
+                    record_id = str(server[id_key])
+                    if await self._rematerialize(db, table, record_id, base_from_upsert(server)):
+                        changed.append(record_id)
+                for tombstone in deleted:
+                    record_id = str(tombstone[id_key])
+                    if await self._apply_tombstone(db, table, record_id, tombstone):
+                        changed.append(record_id)
             await _set_meta(db, _META_CURSOR, cursor)
         return changes
 

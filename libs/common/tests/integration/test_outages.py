@@ -7,66 +7,21 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, Table, Text, text
-from sqlalchemy.dialects.postgresql import UUID
+from plumbing_support import effects_metadata, effects_of, record_effect, saved, write_outbox
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from common.consumer import ConsumerRunner
 from common.db import create_engine, create_session_factory
 from common.events import TOPICS, BookmarkSaved
 from common.migrations import create_infra_tables
-from common.outbox import OutboxRelay, add_events, create_producer
+from common.outbox import OutboxRelay, create_producer
 from devstack.broker import EmbeddedBroker, ensure_topics
 from devstack.postgres import EmbeddedPostgres
 from devstack.testing import eventually, free_port
-
-effects_metadata = MetaData()
-Table(
-    "effects",
-    effects_metadata,
-    Column("event_id", UUID(as_uuid=True), nullable=False),
-    Column("user_id", Text, nullable=False),
-    Column("seq", Integer, nullable=False),
-    Column("n", Integer, primary_key=True, autoincrement=True),
-)
-
-
-def saved(user: uuid.UUID, seq: int) -> BookmarkSaved:
-    return BookmarkSaved(userId=user, clientBookmarkId=str(seq), url="https://e.example/",
-                         normalizedUrl="https://e.example/", domain="e.example", updatedAt=datetime.now(UTC))
-
-
-async def record_effect(session: AsyncSession, event: BookmarkSaved) -> None:
-    await session.execute(
-        text("INSERT INTO effects (event_id, user_id, seq) VALUES (:e, :u, :s)"),
-        {"e": event.eventId, "u": str(event.userId), "s": int(event.clientBookmarkId)},
-    )
-
-
-async def effects_of(engine: AsyncEngine, user: uuid.UUID) -> list[tuple[uuid.UUID, int]]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(
-            text("SELECT event_id, seq FROM effects WHERE user_id = :u ORDER BY n"), {"u": str(user)}
-        )
-        return [(r.event_id, r.seq) for r in rows]
-
-
-async def write_outbox(engine: AsyncEngine, events: list[BookmarkSaved]) -> None:
-    async with create_session_factory(engine)() as session, session.begin():
-        await add_events(session, events)
-
-
-@pytest.fixture
-def own_broker() -> Iterator[EmbeddedBroker]:
-    broker = EmbeddedBroker(free_port())
-    broker.start()
-    asyncio.run(ensure_topics(broker.bootstrap, TOPICS))
-    yield broker
-    broker.stop()
 
 
 @pytest.fixture

@@ -4,6 +4,9 @@
   127.0.0.1 and mints ID tokens shaped like a provider's.
 - :func:`serve_app` runs an ASGI app (one of our services) under uvicorn on a free port, so services
   under test can call each other over real HTTP.
+- :func:`assert_body_limit_is_applied_and_named` is the check every service makes of its body limit.
+- :func:`raw_request`, :func:`raw_exchange` and :func:`send_endless_header` speak HTTP/1.1 on a bare
+  socket, for the hostile requests an HTTP client library would refuse to send (or would tidy first).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -156,6 +159,81 @@ async def serve_app(
     finally:
         server.should_exit = True
         await task
+
+
+async def assert_body_limit_is_applied_and_named(app: Any, limit: int) -> None:
+    """``app`` (its lifespan not run: nothing is connected) refuses a body one byte over ``limit`` with
+    the 413 that names the limit (``MAX_BODY_BYTES``, issue 11 item 12)."""
+    import httpx
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        response = await client.post(
+            "/v1/anything", content=b"x" * (limit + 1), headers={"content-type": "application/json"}
+        )
+    assert response.status_code == 413
+    assert response.json() == {
+        "code": "payload-too-large",
+        "message": f"The request body is larger than the limit of {limit} bytes.",
+    }
+
+
+RawAnswer = tuple[int, dict[str, str], bytes]
+
+
+def raw_request(
+    target: str, headers: Iterable[tuple[str, str]] = (), *, method: str = "GET", host: str = "t", body: bytes = b""
+) -> bytes:
+    """An HTTP/1.1 request head exactly as written (nothing validated or trimmed), then ``body``."""
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", *(f"{k}: {v}" for k, v in headers)]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def raw_exchange(url: str, request: bytes) -> RawAnswer:
+    """Send raw ``request`` bytes to ``url`` (``http://host:port``) on a connection of its own and read
+    the whole answer: status, headers by lower-case name, body."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(request)
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
+        body = await reader.readexactly(int(headers.get("content-length", "0")))
+    finally:
+        writer.close()
+    return int(status_line.split()[1]), headers, body
+
+
+async def send_endless_header(url: str, target: str) -> bytes:
+    """Send a request whose one header grows towards 16 MiB (256 × 64 KiB) and stop as soon as the
+    server answers; the first bytes of that answer."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(f"GET {target} HTTP/1.1\r\nHost: t\r\nX-Big: ".encode())
+        answer = asyncio.ensure_future(reader.read(4096))
+        for _ in range(256):
+            if answer.done():
+                break
+            writer.write(b"x" * 65536)
+            try:
+                await writer.drain()
+            except ConnectionError:
+                break
+        return await answer
+    finally:
+        writer.close()
+
+
+def wait_until(predicate: Callable[[], bool], what: str, *, timeout: float, interval: float = 0.05) -> None:
+    """Poll the blocking ``predicate`` until it holds; ``timeout`` only keeps a broken test from hanging
+    (it never asserts on speed)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(interval)
 
 
 async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:  # noqa: ASYNC109

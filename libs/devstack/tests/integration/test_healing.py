@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
 from common.events import TOPICS
+from devstack import testing
 from devstack.postgres import scratch_data_dir
 from devstack.stack import Stack, StackConfig
 from devstack.testing import eventually
@@ -26,11 +26,7 @@ HANG_GUARD = 120.0  # seconds; only keeps a broken test from hanging, never asse
 
 
 def wait_until(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + HANG_GUARD
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.1)
+    testing.wait_until(predicate, what, timeout=HANG_GUARD, interval=0.1)
 
 
 @pytest.fixture

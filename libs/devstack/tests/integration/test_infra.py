@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 from common.events import TOPICS
+from devstack import testing
 from devstack.broker import ensure_topics
 from devstack.errors import PortBusyError
 from devstack.postgres import EmbeddedPostgres
@@ -43,11 +43,7 @@ def is_alive(proc: psutil.Process) -> bool:
 
 
 def wait_until(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + HANG_GUARD
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
+    testing.wait_until(predicate, what, timeout=HANG_GUARD)
 
 
 @pytest.fixture

@@ -6,13 +6,14 @@ Raw sockets where an HTTP client library would refuse to send the request (or wo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any
 
 import httpx
 import pytest
+
+from devstack.testing import raw_exchange, raw_request, send_endless_header
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -26,25 +27,8 @@ def received_headers(response: httpx.Response) -> dict[str, list[str]]:
     return seen
 
 
-async def raw(url: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
-    """One request on its own connection; the whole answer (status, headers, body)."""
-    host, port = url.removeprefix("http://").split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    try:
-        writer.write(request)
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        status_line, *lines = head.decode("latin-1").split("\r\n")
-        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines if line)}
-        body = await reader.readexactly(int(headers["content-length"]))
-    finally:
-        writer.close()
-    return int(status_line.split()[1]), headers, body
-
-
 def request_bytes(target: str, headers: list[tuple[str, str]], method: str = "GET") -> bytes:
-    lines = [f"{method} {target} HTTP/1.1", "Host: gateway.test", *(f"{k}: {v}" for k, v in headers)]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return raw_request(target, headers, method=method, host="gateway.test")
 
 
 def json_error(status: int, headers: dict[str, str], body: bytes) -> tuple[int, str]:
@@ -56,33 +40,18 @@ def json_error(status: int, headers: dict[str, str], body: bytes) -> tuple[int, 
 
 async def test_a_header_flood_is_refused_with_431_and_normal_requests_still_pass(gateway: Any) -> None:
     flood = request_bytes("/v1/auth/jwks", [(f"x-f{i}", "a") for i in range(12_000)])
-    assert json_error(*await raw(gateway.url, flood)) == (431, "headers-too-large")
+    assert json_error(*await raw_exchange(gateway.url, flood)) == (431, "headers-too-large")
     assert (await gateway.client.get("/v1/auth/jwks")).status_code == 200
 
 
 async def test_one_16_mib_header_is_refused_without_reading_it_whole(gateway: Any) -> None:
-    host, port = gateway.url.removeprefix("http://").split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    try:
-        writer.write(b"GET /v1/auth/jwks HTTP/1.1\r\nHost: g\r\nX-Big: ")
-        answer = asyncio.ensure_future(reader.read(4096))
-        for _ in range(256):  # 256 × 64 KiB = 16 MiB, stopped as soon as the gateway answers
-            if answer.done():
-                break
-            writer.write(b"x" * 65536)
-            try:
-                await writer.drain()
-            except ConnectionError:
-                break
-        first = await answer
-    finally:
-        writer.close()
+    first = await send_endless_header(gateway.url, "/v1/auth/jwks")
     assert first.startswith(b"HTTP/1.1 431 ") and b"headers-too-large" in first
 
 
 async def test_a_70_kb_query_string_is_refused_with_json(gateway: Any) -> None:
     request = request_bytes("/v1/auth/jwks?q=" + "a" * 70_000, [])
-    assert json_error(*await raw(gateway.url, request)) == (414, "uri-too-long")
+    assert json_error(*await raw_exchange(gateway.url, request)) == (414, "uri-too-long")
 
 
 @pytest.mark.parametrize(
@@ -95,7 +64,7 @@ async def test_a_70_kb_query_string_is_refused_with_json(gateway: Any) -> None:
     ids=["malformed-content-length", "invalid-request-line", "tls-on-plain-port"],
 )
 async def test_what_the_server_layer_refuses_is_json(gateway: Any, request_head: bytes) -> None:
-    assert json_error(*await raw(gateway.url, request_head)) == (400, "invalid-request")
+    assert json_error(*await raw_exchange(gateway.url, request_head)) == (400, "invalid-request")
 
 
 async def test_a_trailing_space_after_the_token_is_not_part_of_it(gateway: Any, tokens: Any) -> None:
@@ -103,7 +72,7 @@ async def test_a_trailing_space_after_the_token_is_not_part_of_it(gateway: Any, 
     request = request_bytes(
         "/v1/bookmarks/delta", [("Authorization", f"Bearer {token} "), ("X-Admin-Token", "guess \t")]
     )
-    status, _, body = await raw(gateway.url, request)
+    status, _, body = await raw_exchange(gateway.url, request)
     assert status == 200
     seen = {k.lower(): v for k, v in json.loads(body)["headers"]}
     assert seen["authorization"] == f"Bearer {token}"
@@ -172,7 +141,7 @@ async def test_no_header_value_reaches_the_proxy_logs(
 ) -> None:
     token = tokens.mint()
     with caplog.at_level(logging.DEBUG):
-        await raw(gateway.url, request_bytes("/v1/bookmarks/delta", [("Authorization", f"Bearer {token} ")]))
-        await raw(gateway.url, request_bytes("/v1/admin/users/u/subscription", [("X-Admin-Token", "hunter2 ")]))
+        await raw_exchange(gateway.url, request_bytes("/v1/bookmarks/delta", [("Authorization", f"Bearer {token} ")]))
+        await raw_exchange(gateway.url, request_bytes("/v1/admin/users/u/subscription", [("X-Admin-Token", "hunter2 ")]))
     text = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
     assert token not in text and "hunter2" not in text
