@@ -394,7 +394,12 @@ class Stack:
         """Start the embedded broker again and re-create its topics with the configured partitions."""
         assert self.broker is not None
         self.broker.stop(self.config.stop_timeout)
-        self.start_broker()
+        try:
+            self.start_broker()
+        except Exception:
+            # A broker without its topics must not look healthy to the healer: stopped, it is retried.
+            self.broker.stop(self.config.stop_timeout)
+            raise
 
     def restart_service(self, name: str) -> None:
         """Start a service process again (not waited for: it turns ready by itself)."""

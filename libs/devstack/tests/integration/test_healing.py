@@ -88,29 +88,26 @@ async def test_killed_postgres_and_broker_are_restarted(supervised_infra: Stack)
     os.kill(old, signal.SIGKILL)
     await asyncio.to_thread(wait_until, lambda: stack.broker.running and _pid(stack, "kafka") != old,  # type: ignore[union-attr]
                             "broker restarted")
+    # The healer starts the broker, then re-creates the topics: wait for both before producing.
+    assert await eventually(lambda: _configured_partitions(stack.kafka_bootstrap), timeout=HANG_GUARD)
+    producer = AIOKafkaProducer(bootstrap_servers=stack.kafka_bootstrap, enable_idempotence=False)
+    await producer.start()
+    try:
+        await producer.send_and_wait(TOPICS[0], b"x")
+    finally:
+        await producer.stop()
     # A producer racing the re-creation may auto-create a topic with the broker's default partitions;
     # the healer's topic check puts the configured count back either way.
-    # "running" means the process is up, not yet listening: the first producer may fail to bootstrap.
-    assert await eventually(lambda: _send_one(stack.kafka_bootstrap), timeout=HANG_GUARD)
-
-    async def configured_partitions() -> bool:
-        return set((await _partitions(stack.kafka_bootstrap)).values()) == {3}
-
-    assert await eventually(configured_partitions, timeout=HANG_GUARD)
+    assert await eventually(lambda: _configured_partitions(stack.kafka_bootstrap), timeout=HANG_GUARD)
     assert stack.healer is not None
     assert stack.healer.restarts("postgres") == 1 and stack.healer.restarts("kafka") == 1
 
 
-async def _send_one(bootstrap: str) -> bool:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=False)
+async def _configured_partitions(bootstrap: str) -> bool:
     try:
-        await producer.start()
-        await producer.send_and_wait(TOPICS[0], b"x")
-    except KafkaError:
-        return False
-    finally:
-        await producer.stop()
-    return True
+        return set((await _partitions(bootstrap)).values()) == {3}
+    except (KafkaError, OSError):
+        return False  # not listening yet
 
 
 def test_launcher_restarts_a_killed_postgres(tmp_path: Path) -> None:
