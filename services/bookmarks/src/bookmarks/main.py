@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from bookmarks.api.export_routes import router as exports_router
 from bookmarks.api.routes import collections_router, router
 from bookmarks.events.consumers import HANDLERS
 from bookmarks.settings import Settings
@@ -44,6 +45,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         service=SERVICE,
         title="Bookmarks service",
         lifespan=lifespan,
-        routers=[router, collections_router],
+        routers=[router, collections_router, exports_router],
         settings=settings,
     )

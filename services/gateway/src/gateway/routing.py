@@ -80,6 +80,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/enrichment/enqueue", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/status", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),
+    RouteSpec("/v1/exports", BOOKMARKS, _R),  # streamed through (proxy.UpstreamStreamingResponse)
 )
 
 # Methods proxied on every route; the upstream answers 405 for the ones it does not serve.
