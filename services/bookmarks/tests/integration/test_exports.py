@@ -7,6 +7,7 @@ import asyncio
 import csv
 import io
 import json
+import os
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -275,3 +276,31 @@ async def test_exports_do_not_leak_between_users(http: httpx.AsyncClient, bookma
     for fmt in ("json", "csv", "netscape"):
         text = (await export(http, bob, fmt)).text
         assert "alice" not in text.lower()
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no Chromium at /usr/bin/chromium")
+async def test_netscape_export_opens_in_a_browser(
+    http: httpx.AsyncClient, bookmarks_app: Any, user: Any, tmp_path: Any
+) -> None:
+    playwright_api = pytest.importorskip("playwright.async_api")
+    await make_library(http, bookmarks_app, user)
+    await bulk_load(bookmarks_app, user.id, 300, ["work", "deep"])
+    path = tmp_path / "bookmarks.html"
+    path.write_bytes((await export(http, user, "netscape")).content)
+    async with playwright_api.async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = await browser.new_page()
+            await page.goto(path.as_uri())
+            links = await page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+            folders = await page.eval_on_selector_all("h3", "els => els.map(e => e.textContent)")
+            title = await page.eval_on_selector("a[tags='rust,web dev,=cmd']", "e => e.textContent")
+        finally:
+            await browser.close()
+    assert len(links) == 304 and "https://top.example/a?x=1&y=2" in links
+    assert sorted(folders) == ["Deep & <Dark>", "Empty", "Projects", "Work"]
+    assert title == 'Fish & "Chips" <b>\n2nd line'
