@@ -23,8 +23,8 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, BinaryIO, TextIO
 
 import httpx
 
@@ -38,6 +38,8 @@ __all__ = ["build_parser", "main"]
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 DEFAULT_PROFILE = "~/.bookmarks-client/default.sqlite"
+
+EXPORT_FORMATS = ("netscape", "json", "csv")
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -166,6 +168,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
     settings = command("settings", "show or change account settings")
     settings.add_argument("--use-ai", type=_on_off, metavar="on|off", help="consent to AI enrichment")
+
+    export = command("export", "write the server's export of the whole library to stdout (progress on stderr)")
+    export.add_argument("--format", dest="fmt", required=True, choices=EXPORT_FORMATS, help="file format")
 
     logout = command("logout", "revoke the session and wipe the local profile")
     logout.add_argument("--discard-pending", action="store_true", help="log out even if changes are not synced")
@@ -643,6 +648,49 @@ _COLLECTION_ACTIONS = {
     "rm": _collection_rm,
 }
 
+async def _export(client: BookmarkClient, args: argparse.Namespace) -> int:
+    """Stream the export to stdout as it arrives (``> file``); progress and a byte count on stderr."""
+    _require_user(client)
+    progress = _Progress(sys.stderr)
+    written = await _copy(client.export(args.fmt), sys.stdout.buffer, progress)
+    progress.done(f"exported {_size(written)} ({args.fmt})")
+    return EXIT_OK
+
+
+async def _copy(chunks: AsyncIterator[bytes], target: BinaryIO, progress: _Progress) -> int:
+    written = 0
+    try:
+        async for chunk in chunks:
+            target.write(chunk)
+            written += len(chunk)
+            progress.show(f"exporting… {_size(written)}")
+    finally:
+        target.flush()
+    return written
+
+
+def _size(count: int) -> str:
+    return f"{count:,} bytes" if count < 1024 else f"{count / 1024:,.0f} KiB" if count < 1 << 20 else (
+        f"{count / (1 << 20):,.1f} MiB")
+
+
+class _Progress:
+    """One updating line on a terminal; on a pipe or file only the final line (logs stay readable)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream, self._live = stream, stream.isatty()
+        self._last = 0.0
+
+    def show(self, text: str) -> None:
+        now = time.monotonic()
+        if self._live and now - self._last >= 0.1:
+            self._last = now
+            print(f"\r{text}\x1b[K", end="", file=self._stream, flush=True)
+
+    def done(self, text: str) -> None:
+        print(f"\r{text}\x1b[K" if self._live else text, file=self._stream, flush=True)
+
+
 _HANDLERS = {
     "login": _login,
     "add": _add,
@@ -655,5 +703,6 @@ _HANDLERS = {
     "watch": _watch,
     "enrich": _enrich,
     "settings": _settings,
+    "export": _export,
     "logout": _logout,
 }

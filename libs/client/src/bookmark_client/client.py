@@ -19,7 +19,7 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -67,6 +67,8 @@ ErrorCallback = Callable[[BaseException], Awaitable[None] | None]
 Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+# An export may take a while in total; only the wait for each next piece is bounded.
+EXPORT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 # Retry statuses: the request may succeed later unchanged. Other 4xx will never succeed (rejected).
 _TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 # A socket that stayed open this long was healthy: its loss starts the reconnect backoff from scratch.
@@ -200,6 +202,38 @@ class BookmarkClient:
         """Rotate the tokens now (normally automatic)."""
         session = await self._sessions.current()
         return (await self._sessions.refresh(session.access_token)).user
+
+    async def export(self, fmt: str) -> AsyncIterator[bytes]:
+        """The server's export of the whole library (``netscape``, ``json`` or ``csv``), as it arrives.
+
+        Nothing is buffered here; a 401 before the first byte refreshes the session once. A stream cut
+        off midway raises :class:`Offline` (the bytes already yielded are an incomplete file).
+        """
+        token = await self._sessions.access_token()
+        for attempt in (1, 2):
+            request = self._http.build_request(
+                "GET", "/v1/exports", params={"format": fmt}, headers={"Authorization": f"Bearer {token}"},
+                timeout=EXPORT_TIMEOUT,
+            )
+            try:
+                response = await self._http.send(request, stream=True)
+            except httpx.TransportError as exc:
+                raise Offline(f"Cannot reach {self.base_url}: {exc or type(exc).__name__}") from exc
+            try:
+                if response.is_error:
+                    await response.aread()
+                    error = ApiError.from_response(response)
+                    if attempt == 1 and response.status_code == 401 and error.code in ("unauthorized", "http-401"):
+                        token = (await self._sessions.refresh(token)).access_token
+                        continue
+                    raise error
+                async for chunk in response.aiter_bytes():
+                    yield chunk
+                return
+            except httpx.TransportError as exc:
+                raise Offline(f"The export from {self.base_url} was cut off: {exc or type(exc).__name__}") from exc
+            finally:
+                await response.aclose()
 
     async def me(self) -> User:
         response = await self._request("GET", "/v1/me")
