@@ -304,3 +304,48 @@ async def test_netscape_export_opens_in_a_browser(
     assert len(links) == 304 and "https://top.example/a?x=1&y=2" in links
     assert sorted(folders) == ["Deep & <Dark>", "Empty", "Projects", "Work"]
     assert title == 'Fish & "Chips" <b>\n2nd line'
+
+
+CLIENT_FIELDS = ("url", "title", "description", "notes", "userTags", "isFavorite", "isArchived", "clientSavedAt",
+                 "lastOpenedAt", "thumbnailUrl", "normalizedUrl", "domain")
+
+
+def collection_paths(library: Any) -> dict[str, tuple[str, ...]]:
+    """Collection id → name path, from a synced library."""
+    def path(cid: str) -> tuple[str, ...]:
+        record = library.collections[cid]
+        return (*path(record["parentId"]), record["name"]) if record["parentId"] else (record["name"],)
+    return {cid: path(cid) for cid in library.collections}
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_json_export_round_trips_through_import_into_an_empty_account(
+    http: httpx.AsyncClient, bookmarks_app: Any, make_user: Any, sync_lib: Any
+) -> None:
+    alice, bob = make_user(), make_user()
+    await make_library(http, bookmarks_app, alice)
+    exported = (await export(http, alice, "json")).content
+    response = await http.post("/v1/imports", headers=bob.headers, files={"file": ("bookmarks.json", exported)})
+    assert response.status_code == 202, response.text
+    import_id = response.json()["data"]["id"]
+    for _ in range(1200):
+        record = (await http.get(f"/v1/imports/{import_id}", headers=bob.headers)).json()["data"]
+        if record["status"] in ("completed", "failed"):
+            break
+        await asyncio.sleep(0.05)
+    assert record["status"] == "completed" and record["format"] == "json", record
+    source, copy = await sync_lib(alice), await sync_lib(bob)
+    source_paths, copy_paths = collection_paths(source), collection_paths(copy)
+    # Every collection that holds a bookmark (or an ancestor of one), same names and nesting. Known gap
+    # of the import job (imports2): an EMPTY collection of the export is not created; the export has it.
+    assert sorted(copy_paths.values()) == sorted(p for p in source_paths.values() if p != ("Empty",))
+    assert [c["name"] for c in json.loads(exported)["collections"]].count("Empty") == 1
+    by_url = {b["normalizedUrl"]: b for b in copy.bookmarks.values()}
+    assert set(by_url) == {b["normalizedUrl"] for b in source.bookmarks.values()}
+    for original in source.bookmarks.values():
+        imported = by_url[original["normalizedUrl"]]
+        for name in CLIENT_FIELDS:
+            assert imported[name] == original[name], (original["clientBookmarkId"], name)
+        assert [copy_paths[c] for c in imported["collectionIds"]] == [
+            source_paths[c] for c in original["collectionIds"] if c in source_paths
+        ], original["clientBookmarkId"]
