@@ -23,21 +23,24 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, BinaryIO, TextIO
 
 import httpx
 
 from bookmark_client.client import BookmarkClient
 from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
 from bookmark_client.fields import ID_PATTERN
-from bookmark_client.models import Bookmark, Collection, PageProgress, RejectedOp
+from bookmark_client.models import Bookmark, Collection, ImportRecord, PageProgress, RejectedOp
 from bookmark_client.tree import collection_names, walk
 
 __all__ = ["build_parser", "main"]
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
+IMPORT_FORMATS = ("auto", "netscape", "pocket-csv", "omnivore", "instapaper-csv", "raindrop-csv", "json")
 DEFAULT_PROFILE = "~/.bookmarks-client/default.sqlite"
+
+EXPORT_FORMATS = ("netscape", "json", "csv")
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -164,8 +167,18 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     enrich.add_argument("--interval", type=_positive, default=1.0, help="seconds between status polls")
     enrich.add_argument("--timeout", type=_positive, default=600.0, help="give up waiting after this many seconds")
 
+    imports = command("import", "import an export file (browser, Pocket, Omnivore, Instapaper, Raindrop, JSON)")
+    imports.add_argument("file", metavar="FILE")
+    imports.add_argument(
+        "--format", default="auto", choices=IMPORT_FORMATS, help="the file's format (default: detected)"
+    )
+    imports.add_argument("--interval", type=_positive, default=1.0, help="seconds between progress polls")
+
     settings = command("settings", "show or change account settings")
     settings.add_argument("--use-ai", type=_on_off, metavar="on|off", help="consent to AI enrichment")
+
+    export = command("export", "write the server's export of the whole library to stdout (progress on stderr)")
+    export.add_argument("--format", dest="fmt", required=True, choices=EXPORT_FORMATS, help="file format")
 
     logout = command("logout", "revoke the session and wipe the local profile")
     logout.add_argument("--discard-pending", action="store_true", help="log out even if changes are not synced")
@@ -618,6 +631,43 @@ async def _enrich(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _progress_bar(record: ImportRecord, width: int = 30) -> str:
+    total = record.total
+    if not total:
+        return f"[{' ' * width}] {record.processed} items ({record.status})"
+    filled = min(width, record.processed * width // total)
+    return f"[{'#' * filled}{'.' * (width - filled)}] {record.processed}/{total}"
+
+
+async def _import(client: BookmarkClient, args: argparse.Namespace) -> int:
+    """Upload, then poll the Import record with a progress bar; exit 1 when the import failed."""
+    _require_user(client)
+    record = await client.start_import(args.file, args.format)
+    _out(f"import {record.id}: uploaded, {record.status}")
+    tty = sys.stdout.isatty()
+    last = ""
+    while not record.finished:
+        await asyncio.sleep(args.interval)
+        record = await client.import_status(record.id)
+        bar = _progress_bar(record)
+        if bar != last:
+            print(f"\r{bar}" if tty else bar, end="" if tty else "\n", flush=True)
+            last = bar
+    if tty:
+        print(flush=True)
+    if record.status == "failed":
+        raise _Fail(f"import failed: {record.error or 'unknown error'}")
+    _out(
+        f"imported {record.processed} item(s) as {record.format}: {record.created} created, "
+        f"{record.updated} updated, {record.unchanged} unchanged, {record.invalid} invalid"
+    )
+    try:  # bring the imported bookmarks into the local profile
+        await client.sync()
+    except Offline:
+        pass
+    return EXIT_OK
+
+
 async def _settings(client: BookmarkClient, args: argparse.Namespace) -> int:
     if args.use_ai is None:
         current = await client.get_settings()
@@ -643,8 +693,52 @@ _COLLECTION_ACTIONS = {
     "rm": _collection_rm,
 }
 
+async def _export(client: BookmarkClient, args: argparse.Namespace) -> int:
+    """Stream the export to stdout as it arrives (``> file``); progress and a byte count on stderr."""
+    _require_user(client)
+    progress = _Progress(sys.stderr)
+    written = await _copy(client.export(args.fmt), sys.stdout.buffer, progress)
+    progress.done(f"exported {_size(written)} ({args.fmt})")
+    return EXIT_OK
+
+
+async def _copy(chunks: AsyncIterator[bytes], target: BinaryIO, progress: _Progress) -> int:
+    written = 0
+    try:
+        async for chunk in chunks:
+            target.write(chunk)
+            written += len(chunk)
+            progress.show(f"exporting… {_size(written)}")
+    finally:
+        target.flush()
+    return written
+
+
+def _size(count: int) -> str:
+    return f"{count:,} bytes" if count < 1024 else f"{count / 1024:,.0f} KiB" if count < 1 << 20 else (
+        f"{count / (1 << 20):,.1f} MiB")
+
+
+class _Progress:
+    """One updating line on a terminal; on a pipe or file only the final line (logs stay readable)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream, self._live = stream, stream.isatty()
+        self._last = 0.0
+
+    def show(self, text: str) -> None:
+        now = time.monotonic()
+        if self._live and now - self._last >= 0.1:
+            self._last = now
+            print(f"\r{text}\x1b[K", end="", file=self._stream, flush=True)
+
+    def done(self, text: str) -> None:
+        print(f"\r{text}\x1b[K" if self._live else text, file=self._stream, flush=True)
+
+
 _HANDLERS = {
     "login": _login,
+    "import": _import,
     "add": _add,
     "list": _list,
     "tag": _tag,
@@ -655,5 +749,6 @@ _HANDLERS = {
     "watch": _watch,
     "enrich": _enrich,
     "settings": _settings,
+    "export": _export,
     "logout": _logout,
 }

@@ -19,10 +19,12 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, BinaryIO, Self
+from urllib.parse import quote
 
 import httpx
 from websockets.asyncio.client import ClientConnection
@@ -45,6 +47,7 @@ from bookmark_client.models import (
     EnqueueResult,
     EnrichmentJob,
     FlushResult,
+    ImportRecord,
     PageProgress,
     QueuedOp,
     RejectedOp,
@@ -67,6 +70,8 @@ ErrorCallback = Callable[[BaseException], Awaitable[None] | None]
 Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+# An export may take a while in total; only the wait for each next piece is bounded.
+EXPORT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 # Retry statuses: the request may succeed later unchanged. Other 4xx will never succeed (rejected).
 _TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 # A socket that stayed open this long was healthy: its loss starts the reconnect backoff from scratch.
@@ -200,6 +205,38 @@ class BookmarkClient:
         """Rotate the tokens now (normally automatic)."""
         session = await self._sessions.current()
         return (await self._sessions.refresh(session.access_token)).user
+
+    async def export(self, fmt: str) -> AsyncIterator[bytes]:
+        """The server's export of the whole library (``netscape``, ``json`` or ``csv``), as it arrives.
+
+        Nothing is buffered here; a 401 before the first byte refreshes the session once. A stream cut
+        off midway raises :class:`Offline` (the bytes already yielded are an incomplete file).
+        """
+        token = await self._sessions.access_token()
+        for attempt in (1, 2):
+            request = self._http.build_request(
+                "GET", "/v1/exports", params={"format": fmt}, headers={"Authorization": f"Bearer {token}"},
+                timeout=EXPORT_TIMEOUT,
+            )
+            try:
+                response = await self._http.send(request, stream=True)
+            except httpx.TransportError as exc:
+                raise Offline(f"Cannot reach {self.base_url}: {exc or type(exc).__name__}") from exc
+            try:
+                if response.is_error:
+                    await response.aread()
+                    error = ApiError.from_response(response)
+                    if attempt == 1 and response.status_code == 401 and error.code in ("unauthorized", "http-401"):
+                        token = (await self._sessions.refresh(token)).access_token
+                        continue
+                    raise error
+                async for chunk in response.aiter_bytes():
+                    yield chunk
+                return
+            except httpx.TransportError as exc:
+                raise Offline(f"The export from {self.base_url} was cut off: {exc or type(exc).__name__}") from exc
+            finally:
+                await response.aclose()
 
     async def me(self) -> User:
         response = await self._request("GET", "/v1/me")
@@ -588,6 +625,17 @@ class BookmarkClient:
         response = await self._request("GET", "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id})
         return EnrichmentJob.model_validate(_unwrap(response))
 
+    async def start_import(self, path: str | Path, fmt: str = "auto") -> ImportRecord:
+        """Upload an export file (``POST /v1/imports``, streamed from disk); the queued Import record."""
+        with open(path, "rb") as fp:  # noqa: ASYNC230 - httpx streams the file in chunks
+            upload = Upload(file=fp, filename=Path(path).name, fields=(("format", fmt),))
+            response = await self._request("POST", "/v1/imports", upload=upload)
+        return ImportRecord.model_validate(_unwrap(response))
+
+    async def import_status(self, import_id: str) -> ImportRecord:
+        response = await self._request("GET", f"/v1/imports/{quote(import_id, safe='')}")
+        return ImportRecord.model_validate(_unwrap(response))
+
     async def get_settings(self) -> UserSettings:
         return UserSettings.model_validate(_unwrap(await self._request("GET", "/v1/me/settings")))
 
@@ -605,15 +653,20 @@ class BookmarkClient:
         json: Any = None,
         params: Mapping[str, str | int] | None = None,
         auth: bool = True,
+        upload: Upload | None = None,
     ) -> httpx.Response:
-        """One API call. With ``auth``: a 401 ``unauthorized`` triggers one token refresh and one retry."""
+        """One API call. With ``auth``: a 401 ``unauthorized`` triggers one token refresh and one retry.
+
+        ``upload``: a multipart body (form fields and one file, streamed from disk, rewound per try)."""
         if not auth:
-            return _checked(await self._send(method, path, json=json, params=params, token=None))
+            return _checked(await self._send(method, path, json=json, params=params, token=None, upload=upload))
         token = await self._sessions.access_token()
-        response = await self._send(method, path, json=json, params=params, token=token)
+        response = await self._send(method, path, json=json, params=params, token=token, upload=upload)
         if response.status_code == 401 and ApiError.from_response(response).code in ("unauthorized", "http-401"):
             session = await self._sessions.refresh(token)
-            response = await self._send(method, path, json=json, params=params, token=session.access_token)
+            response = await self._send(
+                method, path, json=json, params=params, token=session.access_token, upload=upload
+            )
         return _checked(response)
 
     async def _send(
@@ -624,12 +677,28 @@ class BookmarkClient:
         json: Any,
         params: Mapping[str, str | int] | None,
         token: str | None,
+        upload: Upload | None = None,
     ) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+        files, data = (None, None)
+        if upload is not None:
+            upload.file.seek(0)
+            files, data = {"file": (upload.filename, upload.file)}, dict(upload.fields)
         try:
-            return await self._http.request(method, path, json=json, params=params, headers=headers)
+            return await self._http.request(
+                method, path, json=json, params=params, headers=headers, files=files, data=data
+            )
         except httpx.TransportError as exc:
             raise Offline(f"Cannot reach {self.base_url}: {exc or type(exc).__name__}") from exc
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A multipart body: one file part named ``file`` and plain form fields."""
+
+    file: BinaryIO
+    filename: str
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 def _extend_unique(target: list[str], ids: list[str]) -> None:

@@ -138,6 +138,25 @@ class EnrichmentJob(_Wire):
         return self.status in ("completed", "failed")
 
 
+class ImportRecord(_Wire):
+    """``POST /v1/imports`` / ``GET /v1/imports/{id}`` data (extensions.md §E4)."""
+
+    id: str
+    status: str
+    format: str
+    total: int | None = None
+    processed: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    invalid: int = 0
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed")
+
+
 class EnqueueResult(_Wire):
     """``POST /v1/enrichment/enqueue``: ``cache_hit`` means the result was applied at once (200)."""
 

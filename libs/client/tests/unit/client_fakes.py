@@ -123,6 +123,8 @@ class FakeServer:
             return await self._unauthorized()
         if path == "/v1/bookmarks/delta":
             return self._delta(user_id, request.url.params)
+        if path == "/v1/exports":
+            return self._export(user_id, request.url.params.get("format", ""))
         if path.startswith("/v1/collections/"):
             return self._collection_request(user_id, method, path.removeprefix("/v1/collections/"), body)
         if path.startswith("/v1/bookmarks/"):
@@ -151,6 +153,20 @@ class FakeServer:
                 return error(403, "consent-required")
             return httpx.Response(202, json={"accepted": True, "status": "pending"})
         return error(404, "not-found")
+
+    def _export(self, user_id: str, fmt: str) -> httpx.Response:
+        """A JSON export sent in pieces (one per bookmark), like the real endpoint streams it."""
+        if fmt not in ("json", "csv", "netscape"):
+            return error(400, "invalid-request", "format must be one of: netscape, json, csv.")
+        records = list(self.visible(user_id).values())
+
+        async def pieces() -> Any:
+            yield b'{"version": 1, "collections": [], "bookmarks": ['
+            for i, record in enumerate(records):
+                yield (b"," if i else b"") + json.dumps(record).encode()
+            yield b"]}"
+
+        return httpx.Response(200, content=pieces(), headers={"content-type": "application/json"})
 
     async def _unauthorized(self) -> httpx.Response:
         self.unauthorized_answers += 1

@@ -259,3 +259,26 @@ def test_library_writes_work_offline(cli: Cli, fake: FakeServer) -> None:
     (user_id,) = fake.users
     assert fake.visible(user_id)["x"]["collectionIds"] == ["reading"] and "reading" in fake.visible_collections(user_id)
     assert cli("collections")[1].splitlines() == ["Reading  (reading, 1 bookmark)"]
+
+
+def test_export_streams_to_stdout_with_a_summary_on_stderr(cli: Cli, fake: FakeServer) -> None:
+    assert cli("export", "--format", "json")[0] == 4  # not signed in
+    assert cli("login")[0] == 0
+    assert cli("add", "https://e.com/", "--id", "b1", "--title", "Caf\u00e9")[0] == 0
+    fake.expire_all_access_tokens()  # a 401 before the first byte: refreshed once, then streamed
+    code, out, err = cli("export", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [(b["clientBookmarkId"], b["title"]) for b in data["bookmarks"]] == [("b1", "Caf\u00e9")]
+    assert err.startswith("exported ") and "(json)" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit):
+        parse("export", "--format", "xml")
+    with pytest.raises(SystemExit):
+        parse("export")  # the format is required
+
+
+def test_export_without_a_server_fails_with_one_line(cli: Cli, fake: FakeServer) -> None:
+    assert cli("login")[0] == 0
+    fake.script("GET", "/v1/exports", httpx.RemoteProtocolError)
+    code, _, err = cli("export", "--format", "csv")
+    assert code == 3 and err.count("\n") == 1 and "cannot reach" in err

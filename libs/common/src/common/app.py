@@ -53,7 +53,12 @@ def create_service_app(
     app.state.service = service
     app.state.readiness_checks = []
     install_error_handlers(app)
-    app.add_middleware(EdgeMiddleware, service=service, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        EdgeMiddleware,
+        service=service,
+        max_body_bytes=settings.max_body_bytes,
+        route_body_limits=settings.max_body_bytes_by_route,
+    )
     app.include_router(operational_router())
     for router in routers:
         app.include_router(router)

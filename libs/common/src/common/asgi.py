@@ -12,6 +12,7 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -54,12 +55,24 @@ def route_template(scope: Scope) -> str:
 
 
 class EdgeMiddleware:
-    def __init__(self, app: ASGIApp, *, service: str, max_body_bytes: int = 1024 * 1024) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        service: str,
+        max_body_bytes: int = 1024 * 1024,
+        route_body_limits: Mapping[str, int] | None = None,
+    ) -> None:
+        """``route_body_limits``: ``{"POST /v1/imports": n}`` overrides ``max_body_bytes`` for exactly that
+        method and path (``MAX_BODY_BYTES_BY_ROUTE``); every other request keeps the global limit."""
         self.app = app
         self.service = service
         self.max_body_bytes = max_body_bytes
-        self.too_large = PayloadTooLarge.over(max_body_bytes)
+        self.route_body_limits = {k.strip(): v for k, v in (route_body_limits or {}).items()}
         self.tracer = trace.get_tracer(f"{service}.http")
+
+    def body_limit(self, method: str, path: str) -> int:
+        return self.route_body_limits.get(f"{method} {path}", self.max_body_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -89,9 +102,11 @@ class EdgeMiddleware:
         started = time.perf_counter()
         status = 500
         response_started = False
+        limit = self.body_limit(method, scope["path"])
+        too_large = PayloadTooLarge.over(limit)
         declared = _header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            await self._send_error(send, 413, self.too_large.body(), request_id)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._send_error(send, 413, too_large.body(), request_id)
             self._observe(scope, method, 413, started)
             return
 
@@ -102,8 +117,8 @@ class EdgeMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_body_bytes:
-                    raise _BodyTooLarge(self.too_large.message)
+                if received > limit:
+                    raise _BodyTooLarge(too_large.message)
             return message
 
         async def send_wrapper(message: Message) -> None:
@@ -121,7 +136,7 @@ class EdgeMiddleware:
             except _BodyTooLarge:
                 status = 413
                 if not response_started:
-                    await self._send_error(send, 413, self.too_large.body(), request_id)
+                    await self._send_error(send, 413, too_large.body(), request_id)
             except Exception:
                 status = 500
                 log.exception("unhandled error escaped the app")

@@ -71,6 +71,9 @@ class BookmarkSaved(Event):
     created: bool = False
     urlChanged: bool = False
     enrichmentStatus: str = "pending"
+    # "import" for a bookmark written by a bulk import (extensions.md §E4): enrichment applies cached
+    # results but queues only low-priority work, and only for Pro users with useAi on. None otherwise.
+    source: str | None = None
 
 
 class BookmarkDeleted(Event):

@@ -26,6 +26,11 @@ class CommonSettings(BaseSettings):
     jwt_audience: str = Field("bookmarks-api", validation_alias="JWT_AUDIENCE")
     db_pool_size: int = Field(10, validation_alias="DB_POOL_SIZE")
     max_body_bytes: int = Field(1024 * 1024, gt=0, validation_alias="MAX_BODY_BYTES")
+    # Per-route exceptions to MAX_BODY_BYTES, keyed "METHOD /exact/path" (JSON object in the environment).
+    max_body_bytes_by_route: dict[str, int] = Field(
+        default_factory=lambda: {"POST /v1/imports": 50 * 1024 * 1024},
+        validation_alias="MAX_BODY_BYTES_BY_ROUTE",
+    )
     # Bounds of a request head, enforced by the HTTP server layer of every service (common.server).
     max_header_count: int = Field(100, gt=0, validation_alias="HTTP_MAX_HEADER_COUNT")
     max_header_bytes: int = Field(16 * 1024, gt=0, validation_alias="HTTP_MAX_HEADER_BYTES")

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import socket
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from bookmarks.api.export_routes import router as exports_router
+from bookmarks.api.import_routes import router as imports_router
 from bookmarks.api.routes import collections_router, router
 from bookmarks.events.consumers import HANDLERS
+from bookmarks.importer import JobConfig, run_import_worker
 from bookmarks.settings import Settings
 from common.app import create_service_app
 from common.auth import AccessTokenVerifier
@@ -35,7 +42,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             async with service_backbone(
                 app, service=SERVICE, settings=settings, database_url=settings.database_url, handlers=HANDLERS
-            ):
+            ) as backbone:
+                app.state.import_wakeup = asyncio.Event()
+                config = JobConfig(
+                    worker_id=f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}",
+                    lease_seconds=settings.import_lease_seconds,
+                    batch_size=settings.import_batch_size,
+                )
+                backbone.tasks.start(
+                    "import-worker",
+                    run_import_worker(backbone.sessions, config, app.state.import_wakeup, settings.import_poll_seconds),
+                )
                 yield
         finally:
             await jwks.aclose()
@@ -44,6 +61,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         service=SERVICE,
         title="Bookmarks service",
         lifespan=lifespan,
-        routers=[router, collections_router],
+        routers=[router, collections_router, imports_router, exports_router],
         settings=settings,
     )

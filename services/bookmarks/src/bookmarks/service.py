@@ -50,7 +50,9 @@ class BookmarkView:
     is_pro: bool
 
 
-def _saved_event(record: Bookmark, *, created: bool = False, url_changed: bool = False) -> BookmarkSaved:
+def _saved_event(
+    record: Bookmark, *, created: bool = False, url_changed: bool = False, source: str | None = None
+) -> BookmarkSaved:
     return BookmarkSaved(
         userId=record.owner_uid,
         clientBookmarkId=record.client_bookmark_id,
@@ -61,7 +63,13 @@ def _saved_event(record: Bookmark, *, created: bool = False, url_changed: bool =
         created=created,
         urlChanged=url_changed,
         enrichmentStatus=record.enrichment_status,
+        source=source,
     )
+
+
+def import_saved_event(record: Bookmark, *, created: bool) -> BookmarkSaved:
+    """The event of a bookmark an import wrote: ``source="import"`` tells enrichment to treat it as bulk."""
+    return _saved_event(record, created=created, source="import")
 
 
 def _deleted_event(record: Bookmark) -> BookmarkDeleted:
@@ -83,6 +91,10 @@ def _collection_event(record: Collection) -> CollectionChanged:
         userId=record.owner_uid, collectionId=record.collection_id, deleted=record.is_deleted,
         updatedAt=record.updated_at,
     )
+
+
+def new_collection_event(record: Collection) -> CollectionChanged:
+    return _collection_event(record)
 
 
 async def _guard_user(session: AsyncSession, owner: uuid.UUID) -> None:

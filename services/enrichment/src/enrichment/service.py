@@ -30,6 +30,7 @@ from common.outbox import add_events
 from common.urls import InvalidUrlError, normalize_url
 from enrichment.domain.errors import EnrichmentNotFound, SnapshotNotFound, UserGone
 from enrichment.domain.model import (
+    BULK_PRIORITY,
     COMPLETED,
     FAILED,
     IN_FLIGHT,
@@ -41,6 +42,7 @@ from enrichment.domain.model import (
     Entitlements,
     check_quota,
     crashes_exhausted,
+    import_action,
     month_of,
     public_result,
     retry_delay,
@@ -486,6 +488,46 @@ async def apply_bookmark_saved(session: AsyncSession, event: BookmarkSaved) -> N
         session, event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl, deleted=False,
         position=event.updatedAt,
     )
+    if event.source == "import" and event.created:
+        await enrich_imported(session, event)
+
+
+async def enrich_imported(session: AsyncSession, event: BookmarkSaved) -> None:
+    """A bookmark an import created: the cached result at once, else bulk work for Pro users with useAi.
+
+    Idempotent: a redelivered event finds the bookmark's enrichment row and does nothing more."""
+    if await queries.enrichment(session, event.userId, event.clientBookmarkId) is not None:
+        return
+    user = await queries.user_projection(session, event.userId)
+    cached = await queries.cached_result(session, event.normalizedUrl)
+    action = import_action(
+        known=user is not None, use_ai=bool(user and user["use_ai"]), is_pro=bool(user and user["is_pro"]),
+        cached=cached is not None,
+    )
+    target = _Target(session, event.userId, event.clientBookmarkId, event.normalizedUrl, None)
+    if action == "cache" and cached is not None:
+        CACHE_LOOKUPS.labels("hit").inc()
+        await target.apply_result(cached)
+    elif action == "bulk":
+        await _bulk_job(session, target, event.url)
+
+
+async def _bulk_job(session: AsyncSession, target: _Target, url: str) -> None:
+    """Attach to the URL's in-flight job, or create a low-priority one (Pro: nothing is charged)."""
+    in_flight = await repository.in_flight_job_for_url(session, target.normalized_url)
+    if in_flight is not None and await target.attach_locked(in_flight) is not None:
+        return
+    job = await repository.insert_job(
+        session, job_id=uuid.uuid4(), normalized_url=target.normalized_url, url=url,
+        charged_user_id=target.user_id, priority=BULK_PRIORITY,
+    )
+    if job is None:  # created meanwhile by another enqueue: wait on that one
+        in_flight = await repository.in_flight_job_for_url(session, target.normalized_url)
+        if in_flight is not None:
+            await target.attach_locked(in_flight)
+        return
+    await target.record(job_id=job["id"], status=PENDING)
+    JOB_TRANSITIONS.labels(PENDING).inc()
 
 
 async def apply_bookmark_deleted(session: AsyncSession, event: BookmarkDeleted) -> None:

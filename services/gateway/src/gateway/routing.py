@@ -77,9 +77,14 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{collectionId}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{rest:path}", BOOKMARKS, _R),
+    RouteSpec("/v1/imports", BOOKMARKS, _R),  # its body limit: MAX_BODY_BYTES_BY_ROUTE (50 MiB)
+    RouteSpec("/v1/imports/{importId}", BOOKMARKS, _R),
+    RouteSpec("/v1/imports/{importId}/report", BOOKMARKS, _R),
+    RouteSpec("/v1/imports/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/enrichment/enqueue", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/status", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),
+    RouteSpec("/v1/exports", BOOKMARKS, _R),  # streamed through (proxy.UpstreamStreamingResponse)
 )
 
 # Methods proxied on every route; the upstream answers 405 for the ones it does not serve.

@@ -37,6 +37,7 @@ from gateway.routing import AuthMode, Effect, has_dot_segments, route_for_path
         ("/v1/enrichment/enqueue", "/v1/enrichment/enqueue", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/status", "/v1/enrichment/status", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/jobs/1", "/v1/enrichment/{rest:path}", "enrichment", AuthMode.REQUIRED),
+        ("/v1/exports", "/v1/exports", "bookmarks", AuthMode.REQUIRED),
     ],
 )
 def test_public_paths_map_to_their_owner(path: str, template: str, upstream: str, auth: AuthMode) -> None:
@@ -61,6 +62,7 @@ def test_openapi_templates_resolve_like_concrete_paths() -> None:
         "/v1/",
         "/v1/meow",
         "/v1/accounts",
+        "/v1/exports/x",
         "/v2/me",
     ],
 )

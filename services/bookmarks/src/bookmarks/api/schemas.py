@@ -130,4 +130,25 @@ class DeltaEnvelope(BaseModel):
     data: DeltaData
 
 
+class ImportRecord(BaseModel):
+    """An import (extensions.md §E4); ``format`` is the detected one once the job has read the file."""
+
+    id: str
+    status: str = Field(description="queued | running | completed | failed")
+    format: str
+    total: int | None = Field(description="Items in the file; null until the job has counted them.")
+    processed: int
+    created: int
+    updated: int
+    unchanged: int
+    invalid: int
+    createdAt: str
+    finishedAt: str | None
+    error: str | None = Field(description="Why the whole import failed (an unreadable or unrecognised file).")
+
+
+class ImportEnvelope(BaseModel):
+    data: ImportRecord
+
+
 ERROR_RESPONSES = error_responses(400, 401, 404, 413, 422, 429, 500, 503)

@@ -18,6 +18,7 @@ from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
+from bookmarks.store.import_tables import imports
 from bookmarks.store.tables import bookmarks, collections, deleted_users, pending_enrichments, user_streams
 from common.outbox import forget_published_events
 
@@ -191,7 +192,7 @@ async def set_pro(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> bool
 
 
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
-    for table in (bookmarks, collections, pending_enrichments, user_streams):
+    for table in (bookmarks, collections, pending_enrichments, user_streams, imports):
         await session.execute(delete(table).where(table.c.owner_uid == owner))
     await session.execute(
         insert(deleted_users).values(owner_uid=owner, deleted_at=func.now()).on_conflict_do_nothing()

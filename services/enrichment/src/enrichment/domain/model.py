@@ -140,3 +140,20 @@ def public_result(result: Mapping[str, Any], *, is_pro: bool) -> dict[str, Any]:
     if not is_pro:
         view["saveWhy"] = None
     return view
+
+
+# --- bookmarks written by an import (extensions.md §E4) ------------------------------------------------
+
+INTERACTIVE_PRIORITY = 0
+BULK_PRIORITY = 1  # import work: claimed only when no interactive job is due
+
+
+def import_action(*, known: bool, use_ai: bool, is_pro: bool, cached: bool) -> str:
+    """What enrichment does for a bookmark an import created: ``"cache"`` (apply the cached result, not
+    charged), ``"bulk"`` (a low-priority job, Pro only) or ``"none"``. Without the user's AI consent, or
+    before the user is known here, nothing happens; free users enqueue themselves, within their quota."""
+    if not known or not use_ai:
+        return "none"
+    if cached:
+        return "cache"
+    return "bulk" if is_pro else "none"

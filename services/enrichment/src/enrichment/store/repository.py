@@ -94,20 +94,24 @@ async def in_flight_job_for_url(session: AsyncSession, normalized_url: str) -> R
 
 
 async def insert_job(
-    session: AsyncSession, *, job_id: uuid.UUID, normalized_url: str, url: str, charged_user_id: uuid.UUID
+    session: AsyncSession, *, job_id: uuid.UUID, normalized_url: str, url: str, charged_user_id: uuid.UUID,
+    priority: int = 0,
 ) -> RowMapping | None:
-    """Create a pending job, or return None when another job for the URL is in flight (unique index)."""
+    """Create a pending job, or return None when another job for the URL is in flight (unique index).
+
+    ``priority``: 0 for an interactive enqueue, 1 for bulk (import) work, claimed only when no 0 is due."""
     result = await session.execute(
         text(
             f"""
-            INSERT INTO jobs (id, normalized_url, url, charged_user_id, status, next_attempt_at, trace_context)
-            VALUES (:id, :n, :url, :u, 'pending', now(), CAST(:trace AS jsonb))
+            INSERT INTO jobs (id, normalized_url, url, charged_user_id, status, next_attempt_at, trace_context,
+                              priority)
+            VALUES (:id, :n, :url, :u, 'pending', now(), CAST(:trace AS jsonb), :priority)
             ON CONFLICT (normalized_url) WHERE status IN {_IN_FLIGHT} DO NOTHING
             RETURNING *
             """  # noqa: S608 - constant fragment
         ),
         {"id": job_id, "n": normalized_url, "url": url, "u": charged_user_id,
-         "trace": json.dumps(current_trace_headers())},
+         "trace": json.dumps(current_trace_headers()), "priority": priority},
     )
     return result.mappings().first()
 
@@ -175,7 +179,7 @@ async def next_due_job(session: AsyncSession) -> RowMapping | None:
     result = await session.execute(
         text(
             f"SELECT * FROM jobs WHERE status IN {_IN_FLIGHT} AND next_attempt_at <= now() "  # noqa: S608
-            "ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED"
+            "ORDER BY priority, next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED"
         )
     )
     return result.mappings().first()

@@ -59,6 +59,7 @@ class JobRow(SQLModel, table=True):
             "status IN ('pending', 'processing', 'retrying', 'completed', 'failed')", name="ck_jobs_status"
         ),
         Index("ix_jobs_due", "next_attempt_at", postgresql_where=text(_IN_FLIGHT_SQL)),
+        Index("ix_jobs_due_by_priority", "priority", "next_attempt_at", postgresql_where=text(_IN_FLIGHT_SQL)),
         Index("ux_jobs_in_flight_url", "normalized_url", unique=True, postgresql_where=text(_IN_FLIGHT_SQL)),
         Index("ix_jobs_charged_user", "charged_user_id", postgresql_where=text("charged_user_id IS NOT NULL")),
         Index("ix_jobs_finished", "updated_at", postgresql_where=text("status IN ('completed', 'failed')")),
@@ -75,6 +76,8 @@ class JobRow(SQLModel, table=True):
     # fences the claims, but not held against the site; bounded by ENRICHMENT_MAX_WORKER_CRASHES.
     crashes: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
     next_attempt_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+    # Claim order: 0 (INTERACTIVE) before 1 (BULK, bookmarks written by an import), then longest waiting.
+    priority: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
     lease_until: datetime | None = Field(default=None, sa_column=_ts())
     worker_id: str | None = Field(default=None, sa_column=Column(Text))
     error_code: str | None = Field(default=None, sa_column=Column(Text))

@@ -1,0 +1,162 @@
+"""Export benchmark (issue 14, extensions.md §E5): GET /v1/exports of a big library, per format.
+
+``.venv/bin/python bench/export.py [--count 100000]``: starts its own stack (private data dir, free
+ports), bulk-loads ``--count`` bookmarks (in 30 collections, nested, with user tags and notes) straight into
+the bookmarks database, then downloads the export through the gateway once per format. Reported per
+format: seconds to the last byte, bytes, chunks received, and the bookmarks process's resident memory
+(RSS, sampled every 20 ms) before and at its peak during the export. Writes
+``bench/results/export-<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import psutil
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+SEED_STREAM_SQL = """
+INSERT INTO user_streams (owner_uid, last_position)
+VALUES ($1, $2::timestamptz + ($3::int + 100) * interval '1 microsecond')
+ON CONFLICT (owner_uid) DO UPDATE SET last_position = EXCLUDED.last_position;
+"""
+# 30 collections: 10 top-level ones, each with a child, each child with a child.
+SEED_COLLECTIONS_SQL = """
+INSERT INTO collections (owner_uid, collection_id, name, parent_id, created_at, updated_at)
+SELECT $1, 'c' || g, 'Folder ' || g || CASE WHEN g % 3 = 0 THEN ' & more' ELSE '' END,
+       CASE WHEN g % 3 = 0 THEN NULL ELSE 'c' || (g - 1) END,
+       $2::timestamptz + g * interval '1 microsecond', $2::timestamptz + g * interval '1 microsecond'
+FROM generate_series(0, 29) AS g
+"""
+SEED_ROWS_SQL = """
+INSERT INTO bookmarks (owner_uid, client_bookmark_id, url, normalized_url, domain, title, description, tags,
+                       user_tags, collection_ids, notes, is_favorite, is_archived, created_at, updated_at,
+                       enrichment_status, snapshot_status)
+SELECT $1, 'seed-' || lpad(g::text, 7, '0'), 'https://site' || (g % 997) || '.example/p/' || g,
+       'https://site' || (g % 997) || '.example/p/' || g, 'site' || (g % 997) || '.example',
+       'Seeded bookmark "number" ' || g, 'A description long enough to look like a real page summary ' || g,
+       ARRAY['tag' || (g % 13), 'seed'], ARRAY['mine' || (g % 7), 'export'],
+       CASE WHEN g % 4 = 0 THEN ARRAY[]::text[] ELSE ARRAY['c' || (g % 30), 'c' || ((g + 1) % 30)] END,
+       CASE WHEN g % 10 = 0 THEN 'a note, with a comma' END, g % 5 = 0, g % 3 = 0,
+       $2::timestamptz + (100 + g) * interval '1 microsecond', $2::timestamptz + (100 + g) * interval '1 microsecond',
+       'completed', 'ready'
+FROM generate_series(1, $3) AS g
+"""
+
+
+class RssSampler:
+    """Peak resident memory of one process (and its children), sampled on a thread."""
+
+    def __init__(self, pid: int, interval: float = 0.02) -> None:
+        self.process, self.interval = psutil.Process(pid), interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def rss(self) -> int:
+        procs = [self.process, *self.process.children(recursive=True)]
+        return sum(p.memory_info().rss for p in procs if p.is_running())
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.rss())
+            time.sleep(self.interval)
+
+    def __enter__(self) -> RssSampler:
+        self.peak = self.rss()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+async def seed(dsn: str, owner: uuid.UUID, count: int) -> None:
+    conn = await asyncpg.connect(dsn.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        base = datetime(2026, 1, 1, tzinfo=UTC)
+        await conn.execute(SEED_STREAM_SQL, owner, base, count)
+        await conn.execute(SEED_COLLECTIONS_SQL, owner, base)
+        await conn.execute(SEED_ROWS_SQL, owner, base, count)
+        await conn.execute("ANALYZE bookmarks")
+    finally:
+        await conn.close()
+
+
+async def export_once(http: httpx.AsyncClient, headers: dict[str, str], fmt: str, pid: int) -> dict[str, Any]:
+    with RssSampler(pid) as sampler:
+        before = sampler.peak
+        size = chunks = 0
+        started = time.perf_counter()
+        async with http.stream("GET", "/v1/exports", params={"format": fmt}, headers=headers) as response:
+            response.raise_for_status()
+            async for chunk in response.aiter_raw():
+                size += len(chunk)
+                chunks += 1
+        seconds = time.perf_counter() - started
+    return {
+        "seconds": round(seconds, 2),
+        "bytes": size,
+        "chunks": chunks,
+        "rss_before_mib": round(before / 2**20, 1),
+        "rss_peak_mib": round(sampler.peak / 2**20, 1),
+        "rss_growth_mib": round((sampler.peak - before) / 2**20, 1),
+    }
+
+
+async def run(gateway_url: str, dsn: str, pid: int, count: int) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=gateway_url, timeout=120) as http:
+        session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
+        headers = {"Authorization": f"Bearer {session['accessToken']}"}
+        print(f"bench: loading {count:,} bookmarks …", flush=True)
+        await seed(dsn, uuid.UUID(session["user"]["id"]), count)
+        results: dict[str, Any] = {}
+        for fmt in ("json", "csv", "netscape"):
+            print(f"bench: export {fmt} …", flush=True)
+            results[fmt] = await export_once(http, headers, fmt, pid)
+        return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=100_000)
+    args = parser.parse_args()
+
+    from devstack.stack import Stack, StackConfig
+
+    with tempfile.TemporaryDirectory(prefix="bench-export-") as data_dir:
+        config = StackConfig.for_tests(
+            Path(data_dir),
+            extra_env={"ENRICHMENT_BROWSER": "off", "LOG_LEVEL": "WARNING"},
+            output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
+        )
+        print("bench: starting the stack …", flush=True)
+        with Stack(config) as stack:
+            pid = stack.service_processes["bookmarks"].pid
+            results = asyncio.run(run(stack.gateway_url, stack.dsn("bookmarks"), pid, args.count))
+    report = {"bookmarks": args.count, "cpus": psutil.cpu_count(), "load_avg": list(psutil.getloadavg()),
+              "at": datetime.now(UTC).isoformat(), "formats": results}
+    RESULTS_DIR.mkdir(exist_ok=True)
+    path = RESULTS_DIR / f"export-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    path.write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
+    print(f"results written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

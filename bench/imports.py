@@ -1,0 +1,170 @@
+"""Import benchmark (issue 14): a 10,000-item Pocket CSV and a 10,000-item Netscape file imported end to
+end through the gateway, until every bookmark is visible in delta.
+
+    .venv/bin/python bench/imports.py [--base-url URL] [--items 10000]
+
+Without ``--base-url`` it starts its own stack (private data dir, free ports). For each file: seconds from
+the start of the upload to ``completed`` and to the last bookmark seen in delta (a device following the
+stream, limit=1000), and the peak RSS of the bookmarks process(es) during the run (sampled every 50 ms
+with psutil; needs the stack on this machine). Writes ``bench/results/imports-<timestamp>.json`` and
+``bench/results/imports-latest.json``. Goal (issue 14): 10,000 items visible in delta in ≤ 15 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def pocket_csv(count: int) -> bytes:
+    rows = ["title,url,time_added,tags,status"]
+    for i in range(count):
+        status = "archive" if i % 3 == 0 else "unread"
+        rows.append(f'"Article {i}, a title",https://pocket.bench.example/{i}?utm_source=pocket,{1600000000 + i},'
+                    f"tag{i % 50}|reading,{status}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def netscape(count: int) -> bytes:
+    out = ["<!DOCTYPE NETSCAPE-Bookmark-file-1>", "<TITLE>Bookmarks</TITLE><H1>Bookmarks</H1>", "<DL><p>"]
+    per_folder = 500
+    for folder in range(0, count, per_folder):
+        out.append(f"<DT><H3>Folder {folder // per_folder}</H3>\n<DL><p>")
+        for i in range(folder, min(count, folder + per_folder)):
+            out.append(f'<DT><A HREF="https://netscape.bench.example/{i}" ADD_DATE="{1600000000 + i}" '
+                       f'TAGS="t{i % 20}">Page {i} &amp; more</A>\n<DD>Description {i}')
+        out.append("</DL><p>")
+    out.append("</DL><p>")
+    return "\n".join(out).encode()
+
+
+class RssSampler:
+    """Peak RSS of every ``python -m bookmarks`` process while running."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            total = 0
+            for proc in psutil.process_iter(["cmdline"]):
+                try:
+                    cmd = proc.info["cmdline"] or []
+                    if cmd[-2:] == ["-m", "bookmarks"]:
+                        total += proc.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+            self.peak = max(self.peak, total)
+            self._stop.wait(0.05)
+
+
+async def visible_in_delta(http: httpx.AsyncClient, headers: dict[str, str], prefix: str, count: int) -> int:
+    """Follow the delta stream from the start until ``count`` bookmarks whose URL starts with ``prefix``."""
+    seen: set[str] = set()
+    cursor: str | None = None
+    while True:
+        params = {"limit": "1000"} | ({"cursor": cursor} if cursor else {})
+        page = (await http.get("/v1/bookmarks/delta", params=params, headers=headers)).raise_for_status().json()
+        data = page["data"]
+        seen |= {b["clientBookmarkId"] for b in data["upserts"] if b["url"].startswith(prefix)}
+        if len(seen) >= count:
+            return len(seen)
+        if data["nextCursor"] is None:
+            await asyncio.sleep(0.05)
+            continue
+        cursor = data["nextCursor"]
+
+
+async def one_import(http: httpx.AsyncClient, name: str, content: bytes, prefix: str, count: int) -> dict[str, Any]:
+    session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
+    headers = {"Authorization": f"Bearer {session['accessToken']}"}
+    with RssSampler() as rss:
+        started = time.perf_counter()
+        response = await http.post("/v1/imports", headers=headers, files={"file": (name, content)})
+        response.raise_for_status()
+        uploaded = time.perf_counter() - started
+        import_id = response.json()["data"]["id"]
+        delta = asyncio.create_task(visible_in_delta(http, headers, prefix, count))
+        while True:
+            record = (await http.get(f"/v1/imports/{import_id}", headers=headers)).raise_for_status().json()["data"]
+            if record["status"] in ("completed", "failed"):
+                break
+            await asyncio.sleep(0.1)
+        completed = time.perf_counter() - started
+        visible = await delta
+        in_delta = time.perf_counter() - started
+    return {
+        "items": count, "bytes": len(content), "status": record["status"], "format": record["format"],
+        "created": record["created"], "visible_in_delta": visible, "upload_s": round(uploaded, 2),
+        "completed_s": round(completed, 2), "visible_in_delta_s": round(in_delta, 2),
+        "bookmarks_peak_rss_mib": round(rss.peak / 2**20, 1),
+    }
+
+
+async def run(base_url: str, items: int) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=base_url, timeout=120) as http:
+        return {
+            "pocket_csv": await one_import(http, "pocket.csv", pocket_csv(items), "https://pocket.bench.example/",
+                                           items),
+            "netscape": await one_import(http, "bookmarks.html", netscape(items), "https://netscape.bench.example/",
+                                         items),
+        }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base-url", help="a running stack's gateway (default: start one)")
+    parser.add_argument("--items", type=int, default=10_000)
+    args = parser.parse_args()
+    if args.base_url:
+        results = asyncio.run(run(args.base_url, args.items))
+    else:
+        from devstack.stack import Stack, StackConfig
+
+        with tempfile.TemporaryDirectory(prefix="bench-imports-") as data_dir:
+            config = StackConfig.for_tests(
+                Path(data_dir),
+                extra_env={"GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000", "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
+                           "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000", "LOG_LEVEL": "WARNING"},
+                output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
+            )
+            print("bench: starting the stack …", flush=True)
+            with Stack(config) as stack:
+                results = asyncio.run(run(stack.gateway_url, args.items))
+    report = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
+              "imports": results}
+    RESULTS_DIR.mkdir(exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for path in (RESULTS_DIR / f"imports-{stamp}.json", RESULTS_DIR / "imports-latest.json"):
+        path.write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

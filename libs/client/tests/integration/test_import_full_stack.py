@@ -1,0 +1,84 @@
+"""Import through the whole platform (extensions.md §E4): the CLI uploads through the gateway (its own
+50 MiB body limit on this route only), polls with a progress bar and prints a summary; every imported
+bookmark reaches the device through delta."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ITEMS = 300
+
+
+def cli(profile: Path, server: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bookmark_client", "--server", server, "--profile", str(profile), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def pocket_csv(path: Path, count: int) -> Path:
+    rows = ["title,url,time_added,tags,status"]
+    rows += [f"Item {i},https://cli-import.example/{i},{1700000000 + i},t{i % 3},{'archive' if i % 2 else 'unread'}"
+             for i in range(count)]
+    rows.append("Broken,mailto:someone@example.com,1700000000,,unread")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_cli_import_shows_progress_and_a_summary_and_syncs_the_library(stack: Any, tmp_path: Path) -> None:
+    profile, server = tmp_path / "cli.sqlite", stack.gateway_url
+    assert cli(profile, server, "login", "--anonymous").returncode == 0
+
+    done = cli(profile, server, "import", str(pocket_csv(tmp_path / "pocket.csv", ITEMS)), "--interval", "0.2")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("import ") and "uploaded" in lines[0]
+    assert any(line.endswith(f"{ITEMS + 1}/{ITEMS + 1}") and line.startswith("[#") for line in lines)
+    assert lines[-1] == (
+        f"imported {ITEMS + 1} item(s) as pocket-csv: {ITEMS} created, 0 updated, 0 unchanged, 1 invalid"
+    )
+
+    listed = cli(profile, server, "list", "--json")  # the import's bookmarks arrived through delta
+    assert listed.returncode == 0
+    records = json.loads(listed.stdout)
+    assert sorted(r["url"] for r in records) == sorted(f"https://cli-import.example/{i}" for i in range(ITEMS))
+    assert sum(r["isArchived"] for r in records) == ITEMS // 2
+
+    again = cli(profile, server, "import", str(tmp_path / "pocket.csv"), "--format", "pocket-csv")
+    assert again.stdout.splitlines()[-1].endswith(f"0 created, 0 updated, {ITEMS} unchanged, 1 invalid")
+
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not an export\n")
+    failed = cli(profile, server, "import", str(junk))
+    assert failed.returncode == 1
+    assert "import failed: The file is not a recognised export" in failed.stderr
+    assert "Traceback" not in failed.stderr
+
+
+async def test_the_gateway_takes_fifty_mib_on_the_import_route_only(stack: Any, tmp_path: Path) -> None:
+    five_mib = b"<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n" + b"<!-- padding -->\n" * (5 * 1024 * 1024 // 17)
+    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120) as http:
+        session = (await http.post("/v1/auth/anonymous")).json()
+        headers = {"Authorization": f"Bearer {session['accessToken']}"}
+        accepted = await http.post("/v1/imports", headers=headers, files={"file": ("big.html", five_mib)})
+        assert accepted.status_code == 202, accepted.text
+
+        too_big = await http.post(
+            "/v1/imports", headers=headers | {"Content-Type": "multipart/form-data; boundary=x",
+                                              "Content-Length": str(50 * 1024 * 1024 + 1)},
+            content=b"",
+        )
+        assert too_big.status_code == 413 and too_big.json()["code"] == "payload-too-large"
+
+        elsewhere = await http.put(
+            "/v1/bookmarks/big-one", headers=headers, json={"url": "https://e.com/", "notes": "n" * (2 * 1024 * 1024)}
+        )
+        assert elsewhere.status_code == 413

@@ -1,0 +1,268 @@
+"""The import job (extensions.md §E4): claimed under a lease, run in batches, resumable after a crash.
+
+A background loop of the bookmarks process (``run_import_worker``) claims a queued import (or one whose
+worker's lease ran out) with ``FOR UPDATE SKIP LOCKED``, copies the stored upload to a local temporary
+file and feeds the parsers. Each batch of items is ONE transaction: it locks the import row (and checks
+the lease is still ours), writes the bookmarks and new collections through the domain rules, the report
+rows, the outbox events and the checkpoint (``next_ordinal``) with the counters. A worker killed at any
+point leaves the last committed batch as the checkpoint, so the next claim resumes exactly there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from itertools import islice
+from typing import Any, BinaryIO, Final, cast
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bookmarks.domain import collections as collection_rules
+from bookmarks.domain import imports as rules
+from bookmarks.domain.collections import Collection, CollectionWrite, NestingError
+from bookmarks.domain.model import Bookmark
+from bookmarks.imports import ImportFormatError, ImportItem, iter_items, resolve_format
+from bookmarks.service import import_saved_event, new_collection_event
+from bookmarks.store import import_repository as store
+from bookmarks.store import repository
+from common.db import SessionFactory
+from common.events import Event
+from common.outbox import add_events
+from common.tasks import wait_for_event
+
+log = logging.getLogger("bookmarks.importer")
+
+# A file that kills its worker again and again (a parser bug, OOM) fails instead of looping forever.
+MAX_CLAIMS: Final = 5
+_CRASHED: Final = "The import stopped unexpectedly several times; try splitting the file."
+_PLACEHOLDER: Final = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class JobConfig:
+    worker_id: str
+    lease_seconds: float = 60.0
+    batch_size: int = 200
+
+
+class LeaseLost(Exception):
+    """Another worker owns the import now (ours expired): stop without writing anything more."""
+
+
+# --- one batch --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Batch:
+    """The state of one batch transaction while its items are applied in file order."""
+
+    owner: uuid.UUID
+    by_url: dict[str, Bookmark]
+    collection_ids: dict[tuple[str | None, str], str]
+    live_parents: dict[str, str | None]
+    new_collections: list[Collection] = field(default_factory=list)
+    dirty: dict[str, tuple[Bookmark, bool]] = field(default_factory=dict)  # id → (record, created)
+    outcomes: list[tuple[ImportItem, rules.Applied]] = field(default_factory=list)
+
+    def collection_for(self, path: tuple[str, ...]) -> str | None:
+        """The id of the collection at ``path``, creating the missing levels (None if refused by E2)."""
+        parent, depth = rules.path_lookup(self.collection_ids, path)
+        for name in path[depth:]:
+            collection_id = str(uuid.uuid4())
+            write = CollectionWrite(name=name, parent_id=parent)
+            try:
+                record = collection_rules.write_collection(
+                    None, self.live_parents, owner=self.owner, collection_id=collection_id, write=write,
+                    position=_PLACEHOLDER,
+                )
+            except NestingError:
+                return None
+            assert record is not None
+            self.new_collections.append(record)
+            self.live_parents[collection_id] = parent
+            self.collection_ids[rules.collection_key(parent, name)] = collection_id
+            parent = collection_id
+        return parent
+
+    def apply(self, item: ImportItem) -> None:
+        ids = tuple(c for p in item.collection_paths if p and (c := self.collection_for(p)) is not None)
+        existing = self.by_url.get(item.normalized_url) if item.normalized_url else None
+        applied = rules.apply_item(
+            existing, item, owner=self.owner, collection_ids=ids, new_id=str(uuid.uuid4()), position=_PLACEHOLDER
+        )
+        self.outcomes.append((item, applied))
+        if applied.record is None or applied.outcome == "unchanged":
+            return
+        record = applied.record
+        created = self.dirty.get(record.client_bookmark_id, (record, applied.outcome == "created"))[1]
+        self.dirty[record.client_bookmark_id] = (record, created)
+        self.by_url[record.normalized_url] = record
+
+
+async def _load_batch(session: AsyncSession, owner: uuid.UUID, items: list[ImportItem]) -> _Batch:
+    urls = [i.normalized_url for i in items if i.normalized_url]
+    live = await store.live_collections(session, owner)
+    return _Batch(
+        owner=owner,
+        by_url=await store.live_by_normalized_url(session, owner, urls) if urls else {},
+        collection_ids={rules.collection_key(c.parent_id, c.name): c.collection_id for c in live},
+        live_parents={c.collection_id: c.parent_id for c in live},
+    )
+
+
+async def _store_batch(session: AsyncSession, batch: _Batch) -> list[Event]:
+    """Give every new collection and changed bookmark its stream position (collections first), store them."""
+    count = len(batch.new_collections) + len(batch.dirty)
+    if count == 0:
+        return []
+    first, _ = await repository.allocate_positions(session, batch.owner, count)
+    positions = iter(first + i * repository.ONE_MICROSECOND for i in range(count))
+    events: list[Event] = []
+    for collection in batch.new_collections:
+        at = next(positions)
+        record = replace(collection, created_at=at, updated_at=at)
+        await repository.put_collection(session, record)
+        events.append(new_collection_event(record))
+    records = [(rules.positioned(r, next(positions), created=c), c) for r, c in batch.dirty.values()]
+    await repository.put_bookmarks(session, [r for r, _ in records])
+    events += [import_saved_event(r, created=c) for r, c in records]
+    return events
+
+
+def _report_rows(import_id: uuid.UUID, batch: _Batch) -> list[dict[str, Any]]:
+    rows = []
+    for item, applied in batch.outcomes:
+        record_id = applied.record.client_bookmark_id if applied.record is not None else None
+        rows.append({
+            "import_id": import_id, "ordinal": item.ordinal, "line": item.line, "url": item.url,
+            "outcome": applied.outcome, "reason": item.reason, "client_bookmark_id": record_id,
+        })
+    return rows
+
+
+def _counters(row: RowMapping, batch: _Batch) -> dict[str, int]:
+    counts = {name: row[name] for name in ("created", "updated", "unchanged", "invalid")}
+    for _, applied in batch.outcomes:
+        counts[applied.outcome] += 1
+    last = batch.outcomes[-1][0].ordinal
+    return {**counts, "processed": row["processed"] + len(batch.outcomes), "next_ordinal": last + 1}
+
+
+async def write_batch(
+    sessions: SessionFactory, import_id: uuid.UUID, items: list[ImportItem], config: JobConfig
+) -> None:
+    """Apply ``items`` (consecutive, from the checkpoint on) in ONE transaction, checkpoint included."""
+    async with sessions() as session, session.begin():
+        row = await _lease(session, import_id, config)
+        if row is None:
+            raise LeaseLost()
+        if items[0].ordinal != row["next_ordinal"]:
+            raise LeaseLost()  # someone else moved the checkpoint: never apply an item twice
+        owner: uuid.UUID = row["owner_uid"]
+        batch = await _load_batch(session, owner, items)
+        for item in items:
+            batch.apply(item)
+        events = await _store_batch(session, batch)
+        await store.add_report_rows(session, _report_rows(import_id, batch))
+        await store.set_fields(session, import_id, **_counters(row, batch))
+        await add_events(session, events)
+
+
+# --- one import -------------------------------------------------------------------------------------
+
+
+async def _spool(sessions: SessionFactory, import_id: uuid.UUID) -> BinaryIO:
+    """The stored upload copied to a local temporary file, one chunk row at a time."""
+    spool = cast(BinaryIO, tempfile.TemporaryFile())  # noqa: SIM115 - closed by the caller
+    seq = 0
+    while True:
+        async with sessions() as session:
+            data = await store.read_chunk(session, import_id, seq)
+        if data is None:
+            break
+        spool.write(data)
+        seq += 1
+    spool.seek(0)
+    return spool
+
+
+async def _lease(session: AsyncSession, import_id: uuid.UUID, config: JobConfig) -> RowMapping | None:
+    return await store.hold_lease(session, import_id, worker_id=config.worker_id, lease_seconds=config.lease_seconds)
+
+
+async def _end(
+    sessions: SessionFactory, import_id: uuid.UUID, config: JobConfig, status: str, error: str | None
+) -> None:
+    async with sessions() as session, session.begin():
+        if await _lease(session, import_id, config):
+            await store.finish(session, import_id, status=status, error=error)
+
+
+async def _prepare(sessions: SessionFactory, row: RowMapping, fp: BinaryIO, config: JobConfig) -> str:
+    """The import's format (detected once) and ``total`` (the file counted once, before any write)."""
+    fmt: str = row["format"] or await asyncio.to_thread(resolve_format, fp, row["requested_format"])
+    if row["total"] is None:
+        total = await asyncio.to_thread(_count, fp, fmt)
+        async with sessions() as session, session.begin():
+            if await _lease(session, row["id"], config) is None:
+                raise LeaseLost()
+            await store.set_fields(session, row["id"], format=fmt, total=total)
+    return fmt
+
+
+def _count(fp: BinaryIO, fmt: str) -> int:
+    return sum(1 for _ in iter_items(fp, fmt, validate=False))
+
+
+def _next_batch(items: Iterator[ImportItem], size: int) -> list[ImportItem]:
+    return list(islice(items, size))
+
+
+async def run_import(sessions: SessionFactory, row: RowMapping, config: JobConfig) -> None:
+    """Run (or resume) one claimed import to its end; a whole-file problem fails it with a message."""
+    import_id: uuid.UUID = row["id"]
+    if row["claims"] > MAX_CLAIMS:
+        await _end(sessions, import_id, config, "failed", _CRASHED)
+        return
+    with await _spool(sessions, import_id) as fp:
+        try:
+            fmt = await _prepare(sessions, row, fp, config)
+            items = iter_items(fp, fmt, start=row["next_ordinal"])
+            while batch := await asyncio.to_thread(_next_batch, items, config.batch_size):
+                await write_batch(sessions, import_id, batch, config)
+        except ImportFormatError as exc:
+            await _end(sessions, import_id, config, "failed", str(exc))
+            return
+        except LeaseLost:
+            log.warning("import %s: lease lost, another worker continues it", import_id)
+            return
+    await _end(sessions, import_id, config, "completed", None)
+
+
+async def claim(sessions: SessionFactory, config: JobConfig) -> RowMapping | None:
+    async with sessions() as session, session.begin():
+        return await store.claim_due(session, worker_id=config.worker_id, lease_seconds=config.lease_seconds)
+
+
+async def run_import_worker(
+    sessions: SessionFactory, config: JobConfig, wakeup: asyncio.Event, poll_seconds: float = 2.0
+) -> None:
+    """The background loop: claim, run, repeat; sleep until woken (a new upload) or ``poll_seconds``."""
+    while True:
+        try:
+            row = await claim(sessions, config)
+            if row is not None:
+                await run_import(sessions, row, config)
+                continue
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("import worker: unexpected error; retrying after a pause")
+        wakeup.clear()
+        await wait_for_event(wakeup, poll_seconds)
