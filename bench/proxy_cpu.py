@@ -169,7 +169,6 @@ async def bench_gateway(writes: int, concurrency: int, workdir: Path, profile: s
         "BOOKMARKS_URL": upstream,
         "ENRICHMENT_URL": upstream,
         "KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{free_port()}",  # nothing listens: tails back off
-        "PYTHONPATH": "",
     }
     with (
         process(stub, {"BENCH_JWKS": jwks}, workdir / "stub.log"),
