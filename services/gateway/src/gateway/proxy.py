@@ -1,4 +1,4 @@
-"""Streaming reverse proxy to the upstream services over one pooled HTTP client.
+"""Streaming reverse proxy to the upstream services over one lean pooled HTTP/1.1 client (``gateway.upstream``).
 
 Bodies are streamed in both directions (the request body limit (MAX_BODY_BYTES) of ``common.asgi.EdgeMiddleware`` still
 applies: it counts what the body stream receives, and its exception is deliberately left to propagate
