@@ -18,6 +18,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
+from prometheus_client import Histogram
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -41,11 +42,22 @@ class _BodyTooLarge(StarletteHTTPException):
         super().__init__(status_code=413, detail=message)
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+_TRACE_HEADERS = frozenset({b"traceparent", b"tracestate", b"baggage"})  # what the propagators read
+
+
+def _edge_headers(scope: Scope) -> tuple[str | None, str | None, dict[str, str]]:
+    """One pass over the request headers: X-Request-Id, Content-Length and the W3C trace context and baggage
+    (empty unless a ``traceparent`` came); the first of each."""
+    request_id = length = None
+    trace_context: dict[str, str] = {}
     for key, value in scope.get("headers", ()):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
+        if key == b"x-request-id":
+            request_id = request_id or value.decode("latin-1")
+        elif key == b"content-length":
+            length = length or value.decode("latin-1")
+        elif key in _TRACE_HEADERS:
+            trace_context.setdefault(key.decode(), value.decode("latin-1"))
+    return request_id, length, trace_context if "traceparent" in trace_context else {}
 
 
 def route_template(scope: Scope) -> str:
@@ -70,6 +82,8 @@ class EdgeMiddleware:
         self.max_body_bytes = max_body_bytes
         self.route_body_limits = {k.strip(): v for k, v in (route_body_limits or {}).items()}
         self.tracer = trace.get_tracer(f"{service}.http")
+        self.in_flight = HTTP_IN_FLIGHT.labels(service)
+        self._durations: dict[tuple[str, str, int], Histogram] = {}  # by (method, route, status)
 
     def body_limit(self, method: str, path: str) -> int:
         return self.route_body_limits.get(f"{method} {path}", self.max_body_bytes)
@@ -79,32 +93,30 @@ class EdgeMiddleware:
             await self.app(scope, receive, send)
             return
 
-        incoming = _header(scope, b"x-request-id")
+        incoming, declared, trace_headers = _edge_headers(scope)
         request_id = incoming if incoming and _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
         request_id_var.set(request_id)
         scope.setdefault("state", {})["request_id"] = request_id
 
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", ())}
         # Continue the caller's trace when it sent one; otherwise keep the current context rather than
         # replacing it with an empty one (which would split a request into two traces).
-        token = otel_context.attach(context_from_http_headers(headers)) if "traceparent" in headers else None
+        token = otel_context.attach(context_from_http_headers(trace_headers)) if trace_headers else None
         try:
             if scope["type"] == "websocket":
                 await self.app(scope, receive, send)
                 return
-            await self._http(scope, receive, send, request_id)
+            await self._http(scope, receive, send, request_id, declared)
         finally:
             if token is not None:
                 otel_context.detach(token)
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send, request_id: str) -> None:
+    async def _http(self, scope: Scope, receive: Receive, send: Send, request_id: str, declared: str | None) -> None:
         method = scope["method"]
         started = time.perf_counter()
         status = 500
         response_started = False
         limit = self.body_limit(method, scope["path"])
         too_large = PayloadTooLarge.over(limit)
-        declared = _header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await self._send_error(send, 413, too_large.body(), request_id)
             self._observe(scope, method, 413, started)
@@ -129,7 +141,7 @@ class EdgeMiddleware:
                 message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
             await send(message)
 
-        HTTP_IN_FLIGHT.labels(self.service).inc()
+        self.in_flight.inc()
         with self.tracer.start_as_current_span(f"{method} {scope['path']}", kind=SpanKind.SERVER) as span:
             try:
                 await self.app(scope, limited_receive, send_wrapper)
@@ -144,7 +156,7 @@ class EdgeMiddleware:
                     body = {"code": "internal", "message": f"Internal error; request id {request_id}."}
                     await self._send_error(send, 500, body, request_id)
             finally:
-                HTTP_IN_FLIGHT.labels(self.service).dec()
+                self.in_flight.dec()
                 route = route_template(scope)
                 span.update_name(f"{method} {route}")
                 span.set_attribute("http.request.method", method)
@@ -155,7 +167,11 @@ class EdgeMiddleware:
     def _observe(self, scope: Scope, method: str, status: int, started: float) -> None:
         elapsed = time.perf_counter() - started
         route = route_template(scope)
-        HTTP_REQUEST_DURATION.labels(self.service, method, route, str(status)).observe(elapsed)
+        key = (method, route, status)
+        histogram = self._durations.get(key)
+        if histogram is None:  # one child per method, route template and status: a bounded set
+            histogram = self._durations[key] = HTTP_REQUEST_DURATION.labels(self.service, method, route, str(status))
+        histogram.observe(elapsed)
         if scope["path"] in _UNLOGGED_PATHS:
             return
         state: dict[str, Any] = scope.get("state", {})

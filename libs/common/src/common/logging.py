@@ -35,8 +35,22 @@ def register_secret(value: str | None) -> None:
         _secrets.add(value)
 
 
+# Every pattern above needs one of these words (matched without case). For ASCII text (every line the
+# formatter writes: JSON escapes the rest) "none of them occurs" is a cheap proof that nothing matches.
+_TRIGGERS = ("eyj", "bearer", "token", "authorization", "cookie")
+
+
+def _may_hold_credentials(text: str) -> bool:
+    if not text.isascii():  # case folding beyond ASCII (e.g. U+212A KELVIN SIGN ~ k): no shortcut
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _TRIGGERS) or any(secret in text for secret in _secrets)
+
+
 def redact(text: str) -> str:
     """``text`` without credentials (see the module doc); one pass per pattern, linear in its length."""
+    if not _may_hold_credentials(text):
+        return text
     text = _JWT.sub(REDACTED, text)
     text = _BEARER.sub(rf"\1{REDACTED}", text)
     text = _QUERY_TOKEN.sub(rf"\1{REDACTED}", text)
@@ -53,10 +67,20 @@ class JsonFormatter(logging.Formatter):
     def __init__(self, service: str) -> None:
         super().__init__()
         self.service = service
+        self._second = -1
+        self._second_text = ""
+
+    def timestamp(self, created: float) -> str:
+        """ISO 8601 UTC with milliseconds; the part up to the second is formatted once per second."""
+        second = int(created)
+        if second != self._second:
+            self._second_text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self._second = second
+        return f"{self._second_text}.{int((created - second) * 1000):03d}+00:00"
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "ts": self.timestamp(record.created),
             "level": record.levelname.lower(),
             "service": self.service,
             "logger": record.name,
@@ -87,6 +111,12 @@ def setup_logging(service: str, level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # No line shows the caller's file and line, thread or process: not collecting them per record saves
+    # a stack walk per line (the logging module's documented switches).
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True

@@ -43,3 +43,43 @@ def test_credential_fields_in_structured_extras_and_quoted_json() -> None:
 def test_registered_secrets_are_redacted() -> None:
     register_secret("admin-secret-value")
     assert "admin-secret-value" not in line("X-Admin-Token was admin-secret-value ")
+
+
+def _every_pattern(text: str) -> str:
+    """What redact did before it had a shortcut: every pattern, always."""
+    from common import logging as common_logging
+
+    for pattern, replacement in (
+        (common_logging._JWT, common_logging.REDACTED),
+        (common_logging._BEARER, rf"\1{common_logging.REDACTED}"),
+        (common_logging._QUERY_TOKEN, rf"\1{common_logging.REDACTED}"),
+        (common_logging._CREDENTIAL_FIELD, rf"\1{common_logging.REDACTED}"),
+    ):
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def test_the_shortcut_for_lines_without_credential_words_changes_nothing_the_patterns_would() -> None:
+    from common.logging import redact
+
+    samples = [
+        '{"msg": "request", "path": "/v1/bookmarks/abc", "status": 200}',
+        f'{{"detail": "got {JWT}"}}',
+        "BEARER abc.def",
+        "x ACCESS_TOKEN=abc&y=1",
+        '{"Authorization": "Basic abc"}',
+        '{"Set-Cookie": "s=1"}',
+        '{"author\u0131zation": "abc"}',  # dotless i: the patterns fold it to i, str.lower() does not
+        '{"coo\u212aie": "abc"}',  # KELVIN SIGN folds to k
+        "x access_to\u212aen=abc",
+    ]
+    for text in samples:
+        assert redact(text) == _every_pattern(text), text
+    assert "abc" not in redact('{"author\u0131zation": "abc"}')
+
+
+def test_timestamps_are_iso_utc_with_milliseconds() -> None:
+    formatter = JsonFormatter("test")
+    assert formatter.timestamp(1_700_000_000.0) == "2023-11-14T22:13:20.000+00:00"
+    assert formatter.timestamp(1_700_000_000.9999) == "2023-11-14T22:13:20.999+00:00"
+    assert formatter.timestamp(1_700_000_061.25) == "2023-11-14T22:14:21.250+00:00"

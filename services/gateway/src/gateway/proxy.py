@@ -1,4 +1,4 @@
-"""Streaming reverse proxy to the upstream services over one pooled HTTP client.
+"""Streaming reverse proxy to the upstream services over one lean pooled HTTP/1.1 client (``gateway.upstream``).
 
 Bodies are streamed in both directions (the request body limit (MAX_BODY_BYTES) of ``common.asgi.EdgeMiddleware`` still
 applies: it counts what the body stream receives, and its exception is deliberately left to propagate
@@ -31,11 +31,21 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from common.client_address import CLIENT_ADDRESS_HEADER
-from common.errors import AppError, Unavailable, UpstreamTimeout
+from common.errors import AppError, Unavailable
+from common.errors import UpstreamTimeout as GatewayTimeout
 from common.tracing import inject_http_headers
 from gateway.edge import client_ip
 from gateway.metrics import UPSTREAM_ERRORS
 from gateway.routing import RouteSpec
+from gateway.upstream import (
+    ConnectFailed,
+    Origin,
+    PoolTimeout,
+    UpstreamError,
+    UpstreamPool,
+    UpstreamResponse,
+    UpstreamTimeout,
+)
 
 log = logging.getLogger("gateway.proxy")
 
@@ -110,6 +120,8 @@ def _no_cookie_jar() -> CookieJar:
 
 
 class UpstreamProxy:
+    """Forwards requests to the upstreams over :class:`gateway.upstream.UpstreamPool`."""
+
     def __init__(
         self,
         *,
@@ -121,14 +133,21 @@ class UpstreamProxy:
         retry_after_seconds: int = 2,
     ) -> None:
         self.upstreams = {name: httpx.URL(url.rstrip("/")) for name, url in upstreams.items()}
+        self.origins = {name: _origin(url) for name, url in self.upstreams.items()}
         self.trusted_proxy_hops = trusted_proxy_hops
         self.retry_after_seconds = retry_after_seconds
+        # The proxied requests go over the lean pool; the few calls of our own (JWKS, readiness, the
+        # OpenAPI catalog) over a general-purpose client.
+        self.pool = UpstreamPool(
+            timeout=timeout_seconds,
+            max_connections=max_connections,
+            max_keepalive=max_keepalive,
+            keepalive_expiry=_KEEPALIVE_EXPIRY_SECONDS,
+        )
         self.client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_seconds),
             limits=httpx.Limits(
-                max_connections=max_connections,
-                max_keepalive_connections=max_keepalive,
-                keepalive_expiry=_KEEPALIVE_EXPIRY_SECONDS,
+                max_connections=20, max_keepalive_connections=5, keepalive_expiry=_KEEPALIVE_EXPIRY_SECONDS
             ),
             follow_redirects=False,
             trust_env=False,  # an HTTP(S)_PROXY meant for outbound traffic must not capture service calls
@@ -137,6 +156,7 @@ class UpstreamProxy:
         self.tracer = trace.get_tracer("gateway.proxy")
 
     async def aclose(self) -> None:
+        await self.pool.aclose()
         await self.client.aclose()
 
     def request_headers(self, request: Request) -> RawHeaders:
@@ -183,13 +203,14 @@ class UpstreamProxy:
             return location
         return url.raw_path or b"/"
 
-    def upstream_url(self, spec: RouteSpec, request: Request) -> httpx.URL:
+    @staticmethod
+    def target(request: Request) -> bytes:
+        """The request target as the client sent it (raw path and query)."""
         raw_path: bytes = request.scope.get("raw_path") or request.scope["path"].encode()
         query: bytes = request.scope.get("query_string", b"")
-        target = raw_path + (b"?" + query if query else b"")
-        return self.upstreams[spec.upstream].copy_with(raw_path=target)
+        return raw_path + (b"?" + query if query else b"")
 
-    async def send(self, request: Request, spec: RouteSpec, *, content: bytes | None = None) -> httpx.Response:
+    async def send(self, request: Request, spec: RouteSpec, *, content: bytes | None = None) -> UpstreamResponse:
         """Forward ``request`` (its streamed body, or ``content`` when already read); the open response.
 
         The caller owns the result and must close it (``UpstreamStreamingResponse`` does).
@@ -199,41 +220,42 @@ class UpstreamProxy:
         if content is None and _has_body(request):
             body = request.stream()
         with self.tracer.start_as_current_span(f"{method} {spec.upstream}", kind=SpanKind.CLIENT) as span:
-            upstream_request = httpx.Request(
-                method,
-                self.upstream_url(spec, request),
-                headers=self.request_headers(request),
-                content=body,
-            )
             try:
-                response = await self.client.send(upstream_request, stream=True)
-            except httpx.HTTPError as exc:
+                response = await self.pool.request(
+                    self.origins[spec.upstream],
+                    method.encode("ascii"),
+                    self.target(request),
+                    self.request_headers(request),
+                    body,
+                )
+            except UpstreamError as exc:
                 raise self.failure(spec, exc) from exc
             span.set_attribute("http.response.status_code", response.status_code)
             return response
 
-    def failure(self, spec: RouteSpec, exc: httpx.HTTPError) -> AppError:
+    def failure(self, spec: RouteSpec, exc: UpstreamError) -> AppError:
         """Count and log a failed upstream call; the error to answer with."""
-        kind, error = self.classify(exc)
-        UPSTREAM_ERRORS.labels(spec.upstream, kind).inc()
-        # A LocalProtocolError's text quotes the offending request header (a token, the admin secret).
-        detail = type(exc).__name__ if isinstance(exc, httpx.LocalProtocolError) else f"{type(exc).__name__}: {exc}"
-        log.warning("upstream request failed", extra={"upstream": spec.upstream, "kind": kind, "error": detail})
-        return error
+        UPSTREAM_ERRORS.labels(spec.upstream, exc.kind).inc()
+        # The messages of the pool's errors never quote a request header (a token, the admin secret).
+        log.warning(
+            "upstream request failed",
+            extra={"upstream": spec.upstream, "kind": exc.kind, "error": f"{type(exc).__name__}: {exc}"},
+        )
+        return self.answer(exc)
 
-    def classify(self, exc: httpx.HTTPError) -> tuple[str, AppError]:
+    def answer(self, exc: UpstreamError) -> AppError:
         retry = self.retry_after_seconds
-        if isinstance(exc, httpx.PoolTimeout):
-            return "pool", Unavailable("The gateway is saturated; try again shortly.", retry_after_seconds=retry)
-        if isinstance(exc, httpx.ConnectTimeout | httpx.ConnectError):
-            return "connect", Unavailable("An upstream service is unavailable.", retry_after_seconds=retry)
-        if isinstance(exc, httpx.TimeoutException):
-            return "timeout", UpstreamTimeout()
-        return "protocol", Unavailable("An upstream service failed to answer.", retry_after_seconds=retry)
+        if isinstance(exc, PoolTimeout):
+            return Unavailable("The gateway is saturated; try again shortly.", retry_after_seconds=retry)
+        if isinstance(exc, ConnectFailed):
+            return Unavailable("An upstream service is unavailable.", retry_after_seconds=retry)
+        if isinstance(exc, UpstreamTimeout):
+            return GatewayTimeout()
+        return Unavailable("An upstream service failed to answer.", retry_after_seconds=retry)
 
-    def response_headers(self, upstream: httpx.Response, extra: Mapping[str, str] | None = None) -> RawHeaders:
+    def response_headers(self, upstream: UpstreamResponse, extra: Mapping[str, str] | None = None) -> RawHeaders:
         headers: RawHeaders = []
-        for key, value in strip_hop_by_hop(upstream.headers.raw):
+        for key, value in strip_hop_by_hop(upstream.raw_headers):
             lowered = key.lower()
             if lowered == b"location":
                 value = self.public_location(value)
@@ -256,9 +278,13 @@ def _has_body(request: Request) -> bool:
 
 
 class UpstreamStreamingResponse(StreamingResponse):
-    """Relays an open upstream response as it arrives and always returns its connection to the pool."""
+    """Relays an open upstream response as it arrives and always returns its connection to the pool.
 
-    def __init__(self, upstream: httpx.Response, *, upstream_name: str, headers: RawHeaders) -> None:
+    A body that has already arrived whole (most answers: the head and a small body come in one read)
+    is sent in one message, without the streaming machinery (a task watching for the client leaving).
+    """
+
+    def __init__(self, upstream: UpstreamResponse, *, upstream_name: str, headers: RawHeaders) -> None:
         self._upstream = upstream
         self._upstream_name = upstream_name
         super().__init__(self._relay(), status_code=upstream.status_code)
@@ -268,7 +294,7 @@ class UpstreamStreamingResponse(StreamingResponse):
         try:
             async for chunk in self._upstream.aiter_raw():
                 yield chunk
-        except httpx.HTTPError as exc:
+        except UpstreamError as exc:
             # The status line is already out: all that is left is to abort so the client sees truncation.
             UPSTREAM_ERRORS.labels(self._upstream_name, "stream").inc()
             log.warning("upstream body failed mid-stream", extra={"upstream": self._upstream_name, "error": str(exc)})
@@ -276,6 +302,16 @@ class UpstreamStreamingResponse(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, send)
+            if self._upstream.complete:
+                body = b"".join([chunk async for chunk in self._upstream.aiter_raw()])
+                await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+                await send({"type": "http.response.body", "body": body})
+            else:
+                await super().__call__(scope, receive, send)
         finally:
             await self._upstream.aclose()
+
+
+def _origin(url: httpx.URL) -> Origin:
+    tls = url.scheme == "https"
+    return Origin(host=url.host, port=url.port or (443 if tls else 80), tls=tls)

@@ -6,7 +6,6 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
-import httpx
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.requests import ClientDisconnect
@@ -22,6 +21,7 @@ from gateway.proxy import UpstreamStreamingResponse
 from gateway.realtime import serve_events
 from gateway.routing import PROXY_METHODS, ROUTES, AuthMode, Effect, RouteSpec, has_dot_segments
 from gateway.state import Gateway
+from gateway.upstream import UpstreamError
 
 log = logging.getLogger("gateway.api")
 
@@ -120,16 +120,16 @@ async def _forward_identity_link(
         inspect = (
             upstream.status_code == 200
             and _json_object(body).get("link") is True
-            and upstream.headers.get("content-encoding", "identity") == "identity"
-            and upstream.headers.get("content-length", "x").isdigit()
-            and int(upstream.headers["content-length"]) <= _MAX_INSPECTED_BODY
+            and (upstream.header(b"content-encoding") or b"identity") == b"identity"
+            and (upstream.header(b"content-length") or b"x").isdigit()
+            and int(upstream.header(b"content-length") or 0) <= _MAX_INSPECTED_BODY
         )
         if not inspect:
             headers = gateway.proxy.response_headers(upstream, limit_headers)
             return UpstreamStreamingResponse(upstream, upstream_name=spec.upstream, headers=headers)
         try:
             raw = b"".join([chunk async for chunk in upstream.aiter_raw()])
-        except httpx.HTTPError as exc:
+        except UpstreamError as exc:
             raise gateway.proxy.failure(spec, exc) from exc
         user = _json_object(raw).get("user")
         new_user_id = user.get("id") if isinstance(user, dict) else None
