@@ -6,17 +6,17 @@ user's stream row until commit (ARCHITECTURE rule 3). Reads return frozen domain
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-
-import json
-from dataclasses import dataclass
 
 from sqlalchemy import Table, Text, cast, delete, exists, func, literal, select
 from sqlalchemy.dialects.postgresql import JSONB, UUID, Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import ReturningInsert
 from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
@@ -73,7 +73,7 @@ class StreamSlot:
     pending: dict[str, Any] | None
 
 
-def _position_upsert(owner: uuid.UUID) -> Insert:
+def _position_upsert(owner: uuid.UUID) -> ReturningInsert[Any]:
     """The stream-head upsert of :func:`allocate_positions` (one position), proposing no row at all for
     a deleted user: the same statement refuses a purged user and takes the position."""
     live = ~exists().where(deleted_users.c.owner_uid == owner)
