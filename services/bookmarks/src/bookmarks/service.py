@@ -19,6 +19,8 @@ from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGon
 from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.store import queries, repository
 from bookmarks.store.queries import StreamRecord
+from bookmarks.store.tables import bookmarks as bookmarks_table
+from bookmarks.store.tables import collections as collections_table
 from common.db import SessionFactory
 from common.events import (
     BookmarkDeleted,
@@ -102,6 +104,14 @@ async def _guard_user(session: AsyncSession, owner: uuid.UUID) -> None:
         raise UserGone()
 
 
+async def _open(session: AsyncSession, owner: uuid.UUID, pending_for: str | None = None) -> repository.StreamSlot:
+    """Refuse a deleted user and take the write's stream position: one round trip."""
+    slot = await repository.open_stream(session, owner, pending_for)
+    if slot is None:
+        raise UserGone()
+    return slot
+
+
 def client_write(fields: Mapping[str, Any]) -> BookmarkWrite:
     """The validated PUT body (domain field names) with its URL normalized."""
     normalized = normalize_url(fields["url"])
@@ -114,16 +124,17 @@ def client_write(fields: Mapping[str, Any]) -> BookmarkWrite:
 async def upsert_bookmark(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
 ) -> BookmarkView:
-    """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived)."""
+    """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived).
+    Three statements: open the stream (user check, position, pending enrichment), read the row under
+    lock, store it together with its outbox row."""
     async with sessions() as session, session.begin():
-        await _guard_user(session, owner)
-        position, is_pro = await repository.allocate_positions(session, owner)
+        slot = await _open(session, owner, pending_for=client_bookmark_id)
+        position, is_pro = slot.position, slot.is_pro
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
         if existing is None:
             record = rules.new_bookmark(owner, client_bookmark_id, write, position)
-            pending = await repository.take_pending_enrichment(session, owner, client_bookmark_id)
-            if pending is not None:
-                completed = EnrichmentCompleted.model_validate(pending)
+            if slot.pending is not None:
+                completed = EnrichmentCompleted.model_validate(slot.pending)
                 if rules.enrichment_applies(record, completed.normalizedUrl):
                     record = rules.apply_enrichment(record, completed.result, completed.enrichedAt, position)
             event = _saved_event(record, created=True)
@@ -134,22 +145,19 @@ async def upsert_bookmark(
                 return BookmarkView(existing, is_pro)
             record = merged
             event = _saved_event(record, url_changed=rules.url_changed(existing, write))
-        await repository.put_bookmark(session, record)
-        await add_events(session, [event])
+        await repository.put_with_event(session, bookmarks_table, record.to_row(), event)
         return BookmarkView(record, is_pro)
 
 
 async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str) -> None:
     """Soft-delete; an unknown id still records a tombstone so offline create+delete replays converge."""
     async with sessions() as session, session.begin():
-        await _guard_user(session, owner)
-        position, _ = await repository.allocate_positions(session, owner)
+        position = (await _open(session, owner)).position
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
         record = rules.tombstone(existing, owner, client_bookmark_id, position)
         if record is None:
             return
-        await repository.put_bookmark(session, record)
-        await add_events(session, [_deleted_event(record)])
+        await repository.put_with_event(session, bookmarks_table, record.to_row(), _deleted_event(record))
 
 
 async def replace_collections(
@@ -157,16 +165,14 @@ async def replace_collections(
 ) -> None:
     """Replace the bookmark's collection memberships with exactly ``collection_ids``."""
     async with sessions() as session, session.begin():
-        await _guard_user(session, owner)
-        position, _ = await repository.allocate_positions(session, owner)
+        position = (await _open(session, owner)).position
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
         if existing is None or existing.is_deleted:
             raise BookmarkNotFound()
         record = rules.with_collections(existing, collection_ids, position)
         if record is None:
             return
-        await repository.put_bookmark(session, record)
-        await add_events(session, [_saved_event(record)])
+        await repository.put_with_event(session, bookmarks_table, record.to_row(), _saved_event(record))
 
 
 # --- collections --------------------------------------------------------------------------------------
@@ -177,8 +183,7 @@ async def upsert_collection(
 ) -> Collection:
     """Create, revive, rename or move a collection (extensions.md E2); idempotent."""
     async with sessions() as session, session.begin():
-        await _guard_user(session, owner)
-        position, _ = await repository.allocate_positions(session, owner)
+        position = (await _open(session, owner)).position
         existing = await repository.get_collection_for_update(session, owner, collection_id)
         live = await repository.live_collection_parents(session, owner)
         try:
@@ -190,8 +195,7 @@ async def upsert_collection(
         if record is None:
             assert existing is not None
             return existing
-        await repository.put_collection(session, record)
-        await add_events(session, [_collection_event(record)])
+        await repository.put_with_event(session, collections_table, record.to_row(), _collection_event(record))
         return record
 
 
@@ -199,8 +203,7 @@ async def delete_collection(*, sessions: SessionFactory, owner: uuid.UUID, colle
     """Tombstone the collection, move its children up to its parent and remove its id from every
     bookmark; all of it commits together, each changed record at a new position of the stream."""
     async with sessions() as session, session.begin():
-        await _guard_user(session, owner)
-        position, _ = await repository.allocate_positions(session, owner)
+        position = (await _open(session, owner)).position
         existing = await repository.get_collection_for_update(session, owner, collection_id)
         record = collection_rules.delete_collection(existing, owner, collection_id, position)
         if record is None:

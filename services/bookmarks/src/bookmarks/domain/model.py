@@ -8,6 +8,7 @@ a field clients see, one attribute in each wire model of ``api/schemas.py``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import uuid
 from collections.abc import Iterable, Mapping
@@ -85,11 +86,15 @@ class Bookmark:
 CLIENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Bookmark) if f.metadata.get("client"))
 
 
+@functools.cache
+def _row_keys(cls: Any, prefix: str) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, prefix + f.name) for f in dataclasses.fields(cls))
+
+
 def _read_fields(cls: Any, row: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
     # PostgreSQL arrays arrive as lists; the domain keeps them as (immutable) tuples.
     return {
-        f.name: tuple(value) if isinstance(value := row[prefix + f.name], list) else value
-        for f in dataclasses.fields(cls)
+        name: tuple(value) if isinstance(value := row[key], list) else value for name, key in _row_keys(cls, prefix)
     }
 
 

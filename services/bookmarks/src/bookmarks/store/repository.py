@@ -6,21 +6,29 @@ user's stream row until commit (ARCHITECTURE rule 3). Reads return frozen domain
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, delete, func, literal, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Table, Text, cast, delete, exists, func, literal, select
+from sqlalchemy.dialects.postgresql import JSONB, UUID, Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import ReturningInsert
 from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.store.import_tables import imports
 from bookmarks.store.tables import bookmarks, collections, deleted_users, pending_enrichments, user_streams
+from common.events import Event
 from common.outbox import forget_published_events
+from common.tables import OutboxRow
+from common.tracing import current_trace_headers
+
+outbox = OutboxRow.__table__  # type: ignore[attr-defined]
 
 ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -56,18 +64,94 @@ async def allocate_positions(session: AsyncSession, owner: uuid.UUID, count: int
     return last - (n - 1) * ONE_MICROSECOND, bool(row.is_pro)
 
 
+@dataclass(frozen=True, slots=True)
+class StreamSlot:
+    """What a write of a live user starts from: its position, the Pro flag, and (for a bookmark create)
+    the enrichment result that arrived before the bookmark, taken out of ``pending_enrichments``."""
+
+    position: datetime
+    is_pro: bool
+    pending: dict[str, Any] | None
+
+
+def _position_upsert(owner: uuid.UUID) -> ReturningInsert[Any]:
+    """The stream-head upsert of :func:`allocate_positions` (one position), proposing no row at all for
+    a deleted user: the same statement refuses a purged user and takes the position."""
+    live = ~exists().where(deleted_users.c.owner_uid == owner)
+    proposed = select(literal(owner, UUID(as_uuid=True)), func.clock_timestamp()).where(live)
+    return (
+        insert(user_streams)
+        .from_select([user_streams.c.owner_uid, user_streams.c.last_position], proposed)
+        .on_conflict_do_update(
+            index_elements=[user_streams.c.owner_uid],
+            set_={"last_position": func.greatest(func.clock_timestamp(), user_streams.c.last_position + _micros(1))},
+        )
+        .returning(user_streams.c.last_position, user_streams.c.is_pro)
+    )
+
+
+async def open_stream(
+    session: AsyncSession, owner: uuid.UUID, pending_for: str | None = None
+) -> StreamSlot | None:
+    """One round trip for what every user write does first: refuse a deleted user (None), take the next
+    position (locking the stream row until commit, as :func:`allocate_positions`), and with
+    ``pending_for`` take that bookmark's pending enrichment result if the bookmark does not exist yet.
+
+    The pending row is read only after the position is taken (it refers to the ``alloc`` CTE), so the
+    stream-row lock always comes first, as in every other write of the user.
+    """
+    alloc = _position_upsert(owner).cte("alloc")
+    pending = (
+        delete(pending_enrichments)
+        .where(
+            pending_enrichments.c.owner_uid == owner,
+            pending_enrichments.c.client_bookmark_id == (pending_for or ""),
+            literal(pending_for is not None),
+            exists(select(alloc.c.last_position)),
+            ~exists().where(bookmarks.c.owner_uid == owner, bookmarks.c.client_bookmark_id == (pending_for or "")),
+        )
+        .returning(pending_enrichments.c.event)
+        .cte("pending")
+    )
+    statement = select(
+        alloc.c.last_position, alloc.c.is_pro, select(pending.c.event).scalar_subquery().label("pending")
+    ).add_cte(pending)
+    row = (await session.execute(statement)).first()
+    if row is None:
+        return None
+    return StreamSlot(row.last_position, bool(row.is_pro), dict(row.pending) if row.pending else None)
+
+
+def _upsert_statement(table: Table, values: dict[str, Any]) -> Insert:
+    keys = [c.name for c in table.primary_key.columns]
+    statement = insert(table).values(values)
+    return statement.on_conflict_do_update(
+        index_elements=keys, set_={k: statement.excluded[k] for k in values if k not in keys}
+    )
+
+
+async def put_with_event(session: AsyncSession, table: Table, values: dict[str, Any], event: Event) -> None:
+    """Upsert one row and write its outbox row in one statement (a data-modifying CTE): one round trip,
+    same transaction. ``table`` is ``bookmarks`` or ``collections``; extra columns need nothing here."""
+    saved = _upsert_statement(table, values).returning(table.c.owner_uid).cte("saved")
+    headers = json.dumps(current_trace_headers())
+    row = select(
+        literal(event.topic, Text()),
+        literal(event.key, Text()),
+        cast(literal(event.model_dump_json(), Text()), JSONB),
+        cast(literal(headers, Text()), JSONB),
+    ).select_from(saved)
+    columns = [outbox.c.topic, outbox.c.key, outbox.c.payload, outbox.c.headers]
+    await session.execute(insert(outbox).from_select(columns, row))
+
+
 async def is_user_deleted(session: AsyncSession, owner: uuid.UUID) -> bool:
     found = await session.execute(select(literal(1)).where(deleted_users.c.owner_uid == owner))
     return found.first() is not None
 
 
 async def _upsert(session: AsyncSession, table: Table, values: dict[str, Any]) -> None:
-    keys = [c.name for c in table.primary_key.columns]
-    statement = insert(table).values(values)
-    statement = statement.on_conflict_do_update(
-        index_elements=keys, set_={k: statement.excluded[k] for k in values if k not in keys}
-    )
-    await session.execute(statement)
+    await session.execute(_upsert_statement(table, values))
 
 
 # --- bookmarks ----------------------------------------------------------------------------------------
