@@ -5,11 +5,15 @@ does not, and a real cluster can lose an unreplicated partition. Either way the 
 published, so without a check nothing would ever send them again and every consumer's view would stay
 short of the source for good.
 
-The relay remembers the highest offset the broker acknowledged per partition. The log of a partition
-only grows, so an acknowledgement at or below a remembered offset, or an end offset below it, means the
-broker's log is not the one we wrote to: the relay then re-publishes its retained window (every outbox
-row still kept, ``OUTBOX_RETENTION``), in id order. Consumers are idempotent (``processed_events``) and
-the projections keep the newest state by position, so a re-sent event is harmless.
+The relay remembers the highest offset the broker acknowledged per partition, and the end offset it
+last saw for each of them. The log of a partition only grows, so an acknowledgement at or below a
+remembered offset, or an end offset below one seen before, means the broker's log is not the one we
+wrote to. (End offsets are compared with earlier end offsets, not with acknowledged offsets: the
+embedded broker acknowledges a batch with offsets that run ahead of the end offsets it reports, so that
+comparison re-published the whole window under every burst of writes.) Either way the relay then
+re-publishes its retained window (every outbox row still kept, ``OUTBOX_RETENTION``), in id order.
+Consumers are idempotent (``processed_events``) and the projections keep the newest state by position,
+so a re-sent event is harmless.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class AckedLog:
 
     def __init__(self) -> None:
         self._acked: dict[TopicPartition, int] = {}
+        self._ends: dict[TopicPartition, int] = {}
 
     def record(self, acks: Iterable[RecordMetadata]) -> bool:
         """Remember acknowledgements; False when one lies at or below an offset acknowledged before."""
@@ -42,13 +47,17 @@ class AckedLog:
 
     def forget(self) -> None:
         self._acked.clear()
+        self._ends.clear()
 
     def lost(self, end_offsets: dict[TopicPartition, int]) -> list[TopicPartition]:
-        """The partitions whose log now ends before the records acknowledged on them."""
-        return sorted(
-            (tp for tp, acked in self._acked.items() if tp in end_offsets and end_offsets[tp] <= acked),
+        """The partitions whose log now ends before where it was seen to end; remembers these ends."""
+        shrunk = sorted(
+            (tp for tp, end in end_offsets.items() if end < self._ends.get(tp, 0)),
             key=lambda tp: (tp.topic, tp.partition),
         )
+        for tp, end in end_offsets.items():
+            self._ends[tp] = max(end, self._ends.get(tp, 0))
+        return shrunk
 
     async def check(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
         """Ask the broker for the end offsets of every partition written to; [] when it cannot say."""
