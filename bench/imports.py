@@ -83,13 +83,23 @@ class RssSampler:
             self._stop.wait(0.05)
 
 
+async def get_json(http: httpx.AsyncClient, path: str, **kwargs: Any) -> Any:
+    """GET with retries on 5xx (on a loaded machine an upstream timeout is not the end of the run)."""
+    for _ in range(20):
+        response = await http.get(path, **kwargs)
+        if response.status_code < 500:
+            return response.raise_for_status().json()
+        await asyncio.sleep(0.5)
+    return response.raise_for_status().json()
+
+
 async def visible_in_delta(http: httpx.AsyncClient, headers: dict[str, str], prefix: str, count: int) -> int:
     """Follow the delta stream from the start until ``count`` bookmarks whose URL starts with ``prefix``."""
     seen: set[str] = set()
     cursor: str | None = None
     while True:
         params = {"limit": "1000"} | ({"cursor": cursor} if cursor else {})
-        page = (await http.get("/v1/bookmarks/delta", params=params, headers=headers)).raise_for_status().json()
+        page = await get_json(http, "/v1/bookmarks/delta", params=params, headers=headers)
         data = page["data"]
         seen |= {b["clientBookmarkId"] for b in data["upserts"] if b["url"].startswith(prefix)}
         if len(seen) >= count:
@@ -111,7 +121,7 @@ async def one_import(http: httpx.AsyncClient, name: str, content: bytes, prefix:
         import_id = response.json()["data"]["id"]
         delta = asyncio.create_task(visible_in_delta(http, headers, prefix, count))
         while True:
-            record = (await http.get(f"/v1/imports/{import_id}", headers=headers)).raise_for_status().json()["data"]
+            record = (await get_json(http, f"/v1/imports/{import_id}", headers=headers))["data"]
             if record["status"] in ("completed", "failed"):
                 break
             await asyncio.sleep(0.1)

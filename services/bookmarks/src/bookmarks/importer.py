@@ -91,7 +91,8 @@ class _Batch:
         return parent
 
     def apply(self, item: ImportItem) -> None:
-        ids = tuple(c for p in item.collection_paths if p and (c := self.collection_for(p)) is not None)
+        paths = item.collection_paths if item.valid else ()  # an invalid item creates no folder
+        ids = tuple(c for p in paths if p and (c := self.collection_for(p)) is not None)
         existing = self.by_url.get(item.normalized_url) if item.normalized_url else None
         applied = rules.apply_item(
             existing, item, owner=self.owner, collection_ids=ids, new_id=str(uuid.uuid4()), position=_PLACEHOLDER

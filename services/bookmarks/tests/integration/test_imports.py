@@ -232,3 +232,17 @@ async def test_the_one_mib_limit_stays_on_other_routes(http: httpx.AsyncClient, 
     body = {"url": "https://example.com/x", "notes": "n" * (2 * 1024 * 1024)}
     response = await http.put("/v1/bookmarks/big-1", json=body, headers=user.headers)
     assert response.status_code == 413
+
+
+async def test_an_invalid_item_creates_no_folder(http: httpx.AsyncClient, user: User) -> None:
+    content = b"""<!DOCTYPE NETSCAPE-Bookmark-file-1>
+<DL><p>
+    <DT><H3>Only bookmarklets</H3>
+    <DL><p><DT><A HREF="javascript:void(0)">Bookmarklet</A></DL><p>
+    <DT><A HREF="https://example.net/kept">Kept</A>
+</DL><p>
+"""
+    record = await run_import(http, user, content)
+    assert (record["created"], record["invalid"]) == (1, 1)
+    library = await sync_library(http, user)
+    assert library.collections == {} and len(library.bookmarks) == 1
