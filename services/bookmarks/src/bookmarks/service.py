@@ -19,6 +19,7 @@ from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGon
 from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.store import queries, repository
 from bookmarks.store.queries import StreamRecord
+from bookmarks.store.search_index import PageText
 from common.db import SessionFactory
 from common.events import (
     BookmarkDeleted,
@@ -107,6 +108,7 @@ async def upsert_bookmark(
         await _guard_user(session, owner)
         position, is_pro = await repository.allocate_positions(session, owner)
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
+        page: PageText | None = None
         if existing is None:
             record = rules.new_bookmark(owner, client_bookmark_id, write, position)
             pending = await repository.take_pending_enrichment(session, owner, client_bookmark_id)
@@ -114,6 +116,7 @@ async def upsert_bookmark(
                 completed = EnrichmentCompleted.model_validate(pending)
                 if rules.enrichment_applies(record, completed.normalizedUrl):
                     record = rules.apply_enrichment(record, completed.result, completed.enrichedAt, position)
+                    page = _page_of(completed)
             event = _saved_event(record, created=True)
         else:
             merged = rules.merge_write(existing, write, position)
@@ -122,7 +125,7 @@ async def upsert_bookmark(
                 return BookmarkView(existing, is_pro)
             record = merged
             event = _saved_event(record, url_changed=rules.url_changed(existing, write))
-        await repository.put_bookmark(session, record)
+        await repository.put_bookmark(session, record, page)
         await add_events(session, [event])
         return BookmarkView(record, is_pro)
 
@@ -258,8 +261,12 @@ async def apply_enrichment_completed(session: AsyncSession, event: EnrichmentCom
     if not rules.enrichment_applies(existing, event.normalizedUrl):
         return  # deleted, or the URL changed since: this result describes another page
     record = rules.apply_enrichment(existing, event.result, event.enrichedAt, position)
-    await repository.put_bookmark(session, record)
+    await repository.put_bookmark(session, record, _page_of(event))  # page text searchable in this commit
     await add_events(session, [_saved_event(record)])
+
+
+def _page_of(event: EnrichmentCompleted) -> PageText:
+    return PageText(text=event.result.text, language=event.result.language)
 
 
 async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed) -> None:
@@ -323,6 +330,7 @@ async def _move_bookmarks(session: AsyncSession, source: uuid.UUID, target: uuid
     for record, position in zip(winners, await _positions(session, target, len(winners)), strict=True):
         moved = rules.moved_to(record, target, position)
         await repository.put_bookmark(session, moved)
+        await repository.copy_search_page(session, source, target, moved.client_bookmark_id)
         events.append(_bookmark_event(moved, created=True))
     return events
 

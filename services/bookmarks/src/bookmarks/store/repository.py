@@ -11,14 +11,22 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, delete, func, literal, select
+from sqlalchemy import Table, delete, func, literal, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.tables import bookmarks, collections, deleted_users, pending_enrichments, user_streams
+from bookmarks.store.search_index import PageText, index_updates, index_values
+from bookmarks.store.tables import (
+    BOOKMARK_COLUMNS,
+    bookmarks,
+    collections,
+    deleted_users,
+    pending_enrichments,
+    user_streams,
+)
 from common.outbox import forget_published_events
 
 ONE_MICROSECOND = timedelta(microseconds=1)
@@ -74,7 +82,7 @@ async def _upsert(session: AsyncSession, table: Table, values: dict[str, Any]) -
 
 async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
     statement = (
-        select(bookmarks)
+        select(*BOOKMARK_COLUMNS)
         .where(bookmarks.c.owner_uid == owner, bookmarks.c.client_bookmark_id == client_bookmark_id)
         .with_for_update()
     )
@@ -82,9 +90,34 @@ async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmar
     return Bookmark.from_row(row) if row is not None else None
 
 
-async def put_bookmark(session: AsyncSession, bookmark: Bookmark) -> None:
-    """Store the record as it is (insert or replace every column): one statement, one round trip."""
-    await _upsert(session, bookmarks, bookmark.to_row())
+async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText | None = None) -> None:
+    """Store the record as it is (insert or replace every column) and its search index, with the page
+    text when enrichment brought one: one statement, one round trip."""
+    values = bookmark.to_row()
+    keys = [c.name for c in bookmarks.primary_key.columns]
+    statement = insert(bookmarks).values(values | index_values(bookmark, page))
+    updates = {k: statement.excluded[k] for k in values if k not in keys}
+    statement = statement.on_conflict_do_update(
+        index_elements=keys, set_=updates | index_updates(bookmark, page, statement.excluded)
+    )
+    await session.execute(statement)
+
+
+async def copy_search_page(
+    session: AsyncSession, source: uuid.UUID, target: uuid.UUID, client_bookmark_id: str
+) -> None:
+    """A merged bookmark keeps its page text: copy the source row's search columns onto the moved one."""
+    src = bookmarks.alias("src")
+    names = ("search_vector", "search_head", "search_config", "search_page_text", "search_page_vector")
+    statement = (
+        update(bookmarks)
+        .values({name: src.c[name] for name in names})
+        .where(
+            src.c.owner_uid == source, src.c.client_bookmark_id == bookmarks.c.client_bookmark_id,
+            bookmarks.c.owner_uid == target, bookmarks.c.client_bookmark_id == client_bookmark_id,
+        )
+    )
+    await session.execute(statement)
 
 
 async def put_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> None:
@@ -94,7 +127,7 @@ async def put_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> N
 
 async def _select_bookmarks(session: AsyncSession, *where: Any) -> list[Bookmark]:
     statement = (
-        select(bookmarks)
+        select(*BOOKMARK_COLUMNS)
         .where(*where)
         .order_by(bookmarks.c.updated_at, bookmarks.c.client_bookmark_id)
         .with_for_update()
