@@ -36,7 +36,7 @@ async def search(
         match = await search_queries.text_match(session, query)
         hits, is_pro = await search_queries.page(session, query, match, owner=owner, after=after, limit=limit + 1)
         shown = hits[:limit]
-        snippets = await search_queries.snippets(session, query, shown)
+        snippets = await search_queries.snippets(session, query, match, shown)
     next_cursor = None
     if len(hits) > limit:
         next_cursor = encode_search_cursor(shown[-1].position, query=query, owner=owner, secret=cursor_secret)

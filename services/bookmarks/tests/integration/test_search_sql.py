@@ -19,9 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bookmarks.search.cursor import decode_search_cursor, encode_search_cursor
 from bookmarks.search.folding import fold, fold_function_sql
-from bookmarks.search.query import parse_query
-from bookmarks.search.snippet import render_snippet, snippet_window
-from bookmarks.search.query import Query
+from bookmarks.search.query import Query, parse_query
+from bookmarks.search.snippet import headline_document, render_snippet, snippet_window
 from bookmarks.search.sql import (
     SearchColumns,
     SearchDocument,
@@ -30,12 +29,14 @@ from bookmarks.search.sql import (
     fields_vector,
     full_vector,
     head_vector,
-    headline,
+    headlines_statement,
+    index_functions_sql,
     page_vector,
     position_of,
     regconfig,
     search_page,
     search_tags,
+    split_functions,
     stems_statement,
 )
 from devstack.postgres import EmbeddedPostgres, scratch_data_dir
@@ -152,6 +153,8 @@ async def engine(postgres: EmbeddedPostgres) -> AsyncIterator[AsyncEngine]:
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
         await conn.exec_driver_sql(fold_function_sql())
+        for statement in split_functions(index_functions_sql()):
+            await conn.exec_driver_sql(statement)
         for row in ROWS:
             await conn.execute(sa.insert(probe).values(**_values(row)))
     yield engine
@@ -185,7 +188,7 @@ async def text_match(conn: Any, query: Query) -> TextMatch:
     terms = TextMatch.terms(query)
     if not terms:
         return TextMatch(None, None)
-    return TextMatch.build(query, (await conn.execute(stems_statement(terms))).mappings().one())
+    return TextMatch.build(query, (await conn.execute(stems_statement(terms))).mappings().all())
 
 
 async def search(engine: AsyncEngine, q: str, *, owner: uuid.UUID = ALICE, limit: int = 100) -> list[str]:
@@ -310,26 +313,25 @@ async def test_pages_never_repeat_or_skip(engine: AsyncEngine) -> None:
 
 
 async def test_snippets_show_original_spelling_and_escape_markup(engine: AsyncEngine) -> None:
+    query = parse_query("economique")
+    title = BY_ID["xss"].document.title
+    assert title is not None
+    long_text = "Lorem ipsum dolor sit amet. " * 1000 + FRENCH_TEXT + " Lorem ipsum." * 1000
+    window = snippet_window(long_text, query.words)
     async with engine.connect() as conn:
-        query = parse_query("economique")
-        expression = headline(query, "french", FRENCH_TEXT)
-        assert expression is not None
-        fr = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "fr"))
-        assert "politiques <mark>ÉCONOMIQUES</mark> de la France sont débattues" in render_snippet(fr, FRENCH_TEXT)
-
-        title = BY_ID["xss"].document.title
-        assert title is not None
-        expression = headline(parse_query("python"), "simple", title)
-        assert expression is not None
-        xss = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "xss"))
-        assert render_snippet(xss, title) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; <mark>python</mark>"
-        long_text = "Lorem ipsum dolor sit amet. " * 1000 + FRENCH_TEXT + " Lorem ipsum." * 1000
-        window = snippet_window(long_text, query.words)
-        expression = headline(query, "french", window)
-        assert expression is not None
-        long = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "fr"))
-        assert "<mark>ÉCONOMIQUES</mark>" in render_snippet(long, window)
-    assert headline(parse_query("is:favorite"), "simple", "x") is None
+        french = await text_match(conn, query)
+        python = await text_match(conn, parse_query("python"))
+        texts = [FRENCH_TEXT, title, window]
+        statement = headlines_statement(
+            ["french", "simple", "french"],
+            [headline_document(t) for t in texts],
+            [french.headline_query("french") or "", python.headline_query("simple") or "",
+             french.headline_query("french") or ""],
+        )  # fmt: skip
+        fr, xss, long = (await conn.execute(statement)).scalars().all()
+    assert "politiques <mark>ÉCONOMIQUES</mark> de la France sont débattues" in render_snippet(fr, FRENCH_TEXT)
+    assert render_snippet(xss, title) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; <mark>python</mark>"
+    assert "<mark>ÉCONOMIQUES</mark>" in render_snippet(long, window)
 
 
 @pytest.mark.parametrize(

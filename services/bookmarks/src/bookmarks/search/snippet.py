@@ -23,7 +23,7 @@ STOP: Final = "\ue001"
 MAX_SNIPPET_CHARS: Final = 300
 ELLIPSIS: Final = "…"
 HEADLINE_OPTIONS: Final = f"StartSel={START}, StopSel={STOP}, MaxWords=30, MinWords=12, ShortWord=2, MaxFragments=0"
-WINDOW_CHARS: Final = 1_000
+WINDOW_CHARS: Final = 600  # a snippet shows ≤ 300; ts_headline's cost grows with its input
 _PREFIX_CHARS: Final = 4
 _BLOCK_CHARS: Final = 2_000
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")

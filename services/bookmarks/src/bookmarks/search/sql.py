@@ -44,7 +44,7 @@ from bookmarks.search.query import (
     Query,
     TagFilter,
 )
-from bookmarks.search.snippet import HEADLINE_OPTIONS, headline_document
+from bookmarks.search.snippet import HEADLINE_OPTIONS
 
 SIMPLE: Final = "simple"
 # ISO 639-1 → PostgreSQL 16's built-in snowball configurations.
@@ -168,15 +168,6 @@ def search_tags(tags: Iterable[str], user_tags: Iterable[str]) -> list[str]:
     return sorted({" ".join(fold(t).split()) for t in (*tags, *user_tags)} - {""})
 
 
-class _Char(sa.types.UserDefinedType[str]):
-    """PostgreSQL's one-byte ``"char"`` (tsvector weights), reached by an explicit cast from text."""
-
-    cache_ok = True
-
-    def get_col_spec(self, **kw: Any) -> str:
-        return '"char"'
-
-
 def regconfig(name: str) -> ColumnElement[Any]:
     return sa.cast(sa.literal(name), REGCONFIG)
 
@@ -185,95 +176,104 @@ def _empty_vector() -> ColumnElement[Any]:
     return sa.cast(sa.literal(""), TSVECTOR)
 
 
-def _cat(left: ColumnElement[Any], right: ColumnElement[Any]) -> ColumnElement[Any]:
-    return sa.func.tsvector_concat(left, right)
+FUNCTION_END: Final = "$f$;"
 
 
-def _gap() -> ColumnElement[Any]:
-    return sa.func.to_tsvector(regconfig(SIMPLE), sa.literal(_GAP))
+def split_functions(text: str) -> list[str]:
+    """The ``CREATE FUNCTION`` statements of :func:`index_functions_sql` (asyncpg runs one at a time)."""
+    return [part.strip() + FUNCTION_END for part in text.split(FUNCTION_END) if part.strip()]
 
 
-def _exact(weight: str, text: str) -> ColumnElement[Any]:
-    vector = sa.func.to_tsvector(regconfig(SIMPLE), sa.literal(text))
-    return sa.func.setweight(vector, sa.cast(sa.literal(weight), _Char()))
+def index_functions_sql() -> str:
+    """The SQL functions that build the index from folded text (frozen by migration 0003_search).
 
-
-def _tagged_stems(config: ColumnElement[Any], text: str) -> ColumnElement[Any]:
-    """``config``'s stems of ``text`` as positionless lexemes ``<config>:<stem>``; empty for 'simple'.
-
-    Written without a subquery so ``config`` can be the upserted row's own column in ``ON CONFLICT DO
-    UPDATE``: the lexemes are joined with U+0001 (the parser never keeps a control character in a token),
-    the tag is put in front of each, and the text split again.
+    ``search_stems(cfg, t)``: ``cfg``'s stems of ``t`` as positionless lexemes ``<cfg>:<stem>`` (none
+    for 'simple'); ``search_fields_vector(cfg, a, b, c)``: exact tokens of the A, B and C texts with
+    positions and weights, gap words between them deleted, then the stems; ``search_head_vector(cfg,
+    a)``: the same for A alone; ``search_page_vector(cfg, p)``: page text at weight C after a gap. Being
+    functions, a write sends four texts and PostgreSQL does the rest (nothing to build per write).
     """
-    if not text.strip():
-        return _empty_vector()
-    tag = sa.cast(config, sa.Text) + sa.literal(STEM_TAG_SEPARATOR)
-    lexemes = sa.func.tsvector_to_array(sa.func.to_tsvector(config, sa.literal(text)))
-    joined = tag + sa.func.array_to_string(lexemes, sa.literal(_JOIN) + tag)
-    stems = sa.func.array_to_tsvector(sa.func.string_to_array(joined, sa.literal(_JOIN)))
-    return sa.case((config == regconfig(SIMPLE), _empty_vector()), else_=stems)
+    gap = f"to_tsvector('simple', '{_GAP}')"
+    exact = "setweight(to_tsvector('simple', {t}), '{w}')"
+    stems = "search_stems(cfg, {t})"
+    return "\n".join([
+        "CREATE OR REPLACE FUNCTION search_stems(cfg regconfig, t text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        "  SELECT CASE WHEN cfg = 'simple'::regconfig THEN ''::tsvector ELSE coalesce(",
+        f"    (SELECT array_to_tsvector(array_agg(cfg::text || '{STEM_TAG_SEPARATOR}' || lexeme))",
+        "     FROM unnest(tsvector_to_array(to_tsvector(cfg, t))) AS lexeme), ''::tsvector) END",
+        "$f$;",
+        "CREATE OR REPLACE FUNCTION search_fields_vector(cfg regconfig, a text, b text, c text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        f"  SELECT ts_delete({exact.format(t='a', w='A')} || {gap} || {exact.format(t='b', w='B')} || {gap}",
+        f"    || {exact.format(t='c', w='C')}, '{GAP_WORD}') || {stems.format(t=chr(40) + 'a || b || c' + chr(41))}",
+        "$f$;",
+        "CREATE OR REPLACE FUNCTION search_head_vector(cfg regconfig, a text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        f"  SELECT ts_delete({exact.format(t='a', w='A')}, '{GAP_WORD}') || {stems.format(t='a')}",
+        "$f$;",
+        "CREATE OR REPLACE FUNCTION search_page_vector(cfg regconfig, p text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        f"  SELECT ts_delete({gap} || {exact.format(t='p', w='C')}, '{GAP_WORD}') || {stems.format(t='p')}",
+        "$f$;",
+    ])  # fmt: skip
 
 
-def _exact_groups(groups: Sequence[tuple[str, str]]) -> ColumnElement[Any]:
-    """Weighted exact tokens of each (weight, text), :data:`_GAP` between them (deleted afterwards)."""
-    result = _exact(*groups[0])
-    for group in groups[1:]:
-        result = _cat(_cat(result, _gap()), _exact(*group))
-    return result
-
-
-def _without_gaps(vector: ColumnElement[Any]) -> ColumnElement[Any]:
-    return sa.func.ts_delete(vector, sa.literal(GAP_WORD))
+def _group_texts(document: SearchDocument) -> dict[str, str]:
+    """Folded A, B, C texts, each ending in a space so the three can be joined for stemming."""
+    texts = {"A": "", "B": "", "C": ""}
+    texts |= {weight: text + " " for weight, text in document.weighted_texts()}
+    return texts
 
 
 def fields_vector(document: SearchDocument, config: ColumnElement[Any]) -> ColumnElement[Any]:
     """The bookmark's own fields: exact tokens with positions, then ``config``'s tagged stems."""
-    groups = document.weighted_texts()
-    if not groups:
-        return _empty_vector()
-    all_text = " ".join(text for _, text in groups)
-    return _cat(_without_gaps(_exact_groups(groups)), _tagged_stems(config, all_text))
+    texts = _group_texts(document)
+    return sa.func.search_fields_vector(config, texts["A"], texts["B"], texts["C"], type_=TSVECTOR)
 
 
 def head_vector(document: SearchDocument, config: ColumnElement[Any]) -> ColumnElement[Any]:
     """The A fields only (title, tags, userTags): what puts a result in the top tier."""
-    groups = [g for g in document.weighted_texts() if g[0] == "A"]
-    if not groups:
-        return _empty_vector()
-    return _cat(_without_gaps(_exact_groups(groups)), _tagged_stems(config, groups[0][1]))
+    return sa.func.search_head_vector(config, _group_texts(document)["A"], type_=TSVECTOR)
 
 
 def page_vector(page_text: str | None, config: ColumnElement[Any]) -> ColumnElement[Any]:
     """The page text's part: weight C, starting with a gap so no phrase joins it to the fields before it."""
-    text = page_index_text(page_text)
-    if not text.strip():
-        return _empty_vector()
-    exact = _without_gaps(_cat(_gap(), _exact("C", text)))
-    return _cat(exact, _tagged_stems(config, text))
+    return sa.func.search_page_vector(config, page_index_text(page_text), type_=TSVECTOR)
 
 
 def full_vector(fields: ColumnElement[Any], page: ColumnElement[Any]) -> ColumnElement[Any]:
     """``search_vector`` = own fields ‖ page text (the page's positions follow the fields')."""
-    return _cat(fields, page)
+    return sa.func.tsvector_concat(fields, page, type_=TSVECTOR)
 
 
 # --- the query -------------------------------------------------------------------------------------
 
 
 def stems_statement(terms: Sequence[str]) -> sa.Select[Any]:
-    """One row: for each term, its exact ``phraseto_tsquery('simple')`` text, then its lexemes per config.
-
-    Column ``e<i>`` is the exact tsquery text of ``terms[i]``; ``s<i>_<j>`` its lexemes in
-    ``STEM_CONFIGS[j]``. Give the row to :func:`TextMatch.build`.
+    """Rows ``(term, config, exact, lexemes)``: for each term and each configuration of
+    :data:`STEM_CONFIGS`, the term's lexemes in that configuration, and its exact
+    ``phraseto_tsquery('simple')`` text. One small statement whatever the number of terms (two array
+    parameters). Give the rows to :func:`TextMatch.build`.
     """
-    columns: list[ColumnElement[Any]] = []
-    for i, term in enumerate(terms):
-        columns.append(sa.cast(sa.func.phraseto_tsquery(regconfig(SIMPLE), sa.literal(term)), sa.Text).label(f"e{i}"))
-        columns += [
-            sa.func.tsvector_to_array(sa.func.to_tsvector(regconfig(config), sa.literal(term))).label(f"s{i}_{j}")
-            for j, config in enumerate(STEM_CONFIGS)
-        ]
-    return sa.select(*columns)
+    term = (
+        sa.func.unnest(sa.literal(list(terms), ARRAY(sa.Text)))
+        .table_valued("term", with_ordinality="n")
+        .render_derived(name="terms")
+    )
+    config = (
+        sa.func.unnest(sa.literal(list(STEM_CONFIGS), ARRAY(sa.Text)))
+        .table_valued("config")
+        .render_derived(name="configs")
+    )
+    return sa.select(
+        (term.c.n - 1).label("term"),
+        config.c.config,
+        sa.cast(sa.func.phraseto_tsquery(regconfig(SIMPLE), term.c.term), sa.Text).label("exact"),
+        sa.func.tsvector_to_array(sa.func.to_tsvector(sa.cast(config.c.config, REGCONFIG), term.c.term)).label(
+            "lexemes"
+        ),
+    ).select_from(term.join(config, sa.true()))
 
 
 def _quote_lexeme(lexeme: str) -> str:
@@ -296,6 +296,19 @@ class TextMatch:
 
     required: str | None
     excluded: str | None
+    # Per required term: its exact tsquery text and its stems per configuration (for snippets).
+    required_terms: tuple[tuple[str, Mapping[str, tuple[str, ...]]], ...] = ()
+
+    def headline_query(self, config: str) -> str | None:
+        """The required terms as ``config`` parses a text: exact tokens or its (untagged) stems."""
+        parts = []
+        for exact, stems in self.required_terms:
+            alternatives = [f"( {exact} )"] if exact.strip() else []
+            if stems.get(config):
+                alternatives.append("( " + " & ".join(_quote_lexeme(s) for s in stems[config]) + " )")
+            if alternatives:
+                parts.append("( " + " | ".join(alternatives) + " )")
+        return " & ".join(parts) or None
 
     @staticmethod
     def terms(query: Query) -> list[str]:
@@ -303,23 +316,31 @@ class TextMatch:
         return [*query.words, *query.phrases, *query.excluded_words, *query.excluded_phrases]
 
     @classmethod
-    def build(cls, query: Query, row: Mapping[str, Any] | None) -> TextMatch:
-        """From the row of ``stems_statement(TextMatch.terms(query))`` (None when there are no terms)."""
+    def build(cls, query: Query, rows: Iterable[Mapping[str, Any]]) -> TextMatch:
+        """From the rows of ``stems_statement(TextMatch.terms(query))`` (none when there are no terms)."""
         terms = cls.terms(query)
-        parts: list[str] = []
+        exact: dict[int, str] = {}
+        stems: dict[int, dict[str, tuple[str, ...]]] = {i: {} for i in range(len(terms))}
+        for row in rows:
+            exact[row["term"]] = row["exact"] or ""
+            if row["lexemes"]:
+                stems[row["term"]][row["config"]] = tuple(row["lexemes"])
         phrase_start = len(query.words)
         excluded_start = len(query.words) + len(query.phrases)
-        for i, _ in enumerate(terms):
-            assert row is not None
+        parts: list[str] = []
+        required_terms = []
+        for i in range(len(terms)):
             is_phrase = phrase_start <= i < excluded_start or i >= excluded_start + len(query.excluded_words)
             # Phrases keep word order: exact tokens only (stems carry no positions).
-            stems = {} if is_phrase else {c: tuple(row[f"s{i}_{j}"] or ()) for j, c in enumerate(STEM_CONFIGS)}
-            parts.append(_word_query(row[f"e{i}"] or "", stems))
+            term_stems = {} if is_phrase else dict(sorted(stems[i].items()))
+            parts.append(_word_query(exact.get(i, ""), term_stems))
+            if i < excluded_start:
+                required_terms.append((exact.get(i, ""), term_stems))
         required = [p for p in parts[:excluded_start] if p]
         excluded = [p for p in parts[excluded_start:] if p]
         if len(required) < excluded_start:  # a required term with nothing to match: nothing matches
             required.append(_quote_lexeme(_NO_MATCH))
-        return cls(" & ".join(required) or None, " | ".join(excluded) or None)
+        return cls(" & ".join(required) or None, " | ".join(excluded) or None, tuple(required_terms))
 
 
 def _tsquery(text: str) -> ColumnElement[Any]:
@@ -391,8 +412,12 @@ BODY_TIER: Final = 0.0
 
 
 def _newest_first(
-    columns: SearchColumns, selected: Sequence[ColumnElement[Any]], where: Sequence[Any], tier: float | None,
-    after: SearchPosition | None, limit: int,
+    columns: SearchColumns,
+    selected: Sequence[ColumnElement[Any]],
+    where: Sequence[Any],
+    tier: float | None,
+    after: SearchPosition | None,
+    limit: int,
 ) -> sa.Select[Any]:
     """One keyset walk newest first: ``(sort_time, id) < after`` ordered by the sort-time index."""
     rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
@@ -447,29 +472,24 @@ def position_of(row: sa.Row[Any]) -> SearchPosition:
     return SearchPosition(row.search_rank, row.search_sort_time, row.search_id)
 
 
-def _config_term(config: str, text: str) -> ColumnElement[Any]:
-    exact = sa.func.phraseto_tsquery(regconfig(SIMPLE), sa.literal(text))
-    if config == SIMPLE:
-        return exact
-    return sa.func.tsquery_or(exact, sa.func.phraseto_tsquery(regconfig(config), sa.literal(text)))
-
-
-def headline(query: Query, config: str, text: str) -> ColumnElement[str] | None:
-    """``ts_headline`` over ``text`` (one bookmark's best field, original spelling) in the row's ``config``.
-
-    Returns None for filter-only queries. Give the result and ``text`` to
-    :func:`bookmarks.search.snippet.render_snippet`.
+def headlines_statement(configs: Sequence[str], documents: Sequence[str], queries: Sequence[str]) -> sa.Select[Any]:
+    """``ts_headline(config, document, query)`` for each triple, in order (column ``headline``): one
+    statement of constant shape whatever the page. ``documents`` come from
+    :func:`bookmarks.search.snippet.headline_document`; ``queries`` from :meth:`TextMatch.headline_query`.
     """
-    terms = [*query.words, *query.phrases]
-    if not terms:
-        return None
-    config = config if config in ALL_CONFIGS else SIMPLE
-    row_query = _config_term(config, terms[0])
-    for term in terms[1:]:
-        row_query = sa.func.tsquery_and(row_query, _config_term(config, term))
-    return sa.func.ts_headline(
-        regconfig(config), sa.literal(headline_document(text)), row_query, sa.literal(HEADLINE_OPTIONS)
+    rows = (
+        sa.func.unnest(
+            sa.literal(list(configs), ARRAY(sa.Text)),
+            sa.literal(list(documents), ARRAY(sa.Text)),
+            sa.literal(list(queries), ARRAY(sa.Text)),
+        )
+        .table_valued("config", "document", "query", with_ordinality="n")
+        .render_derived(name="h")
     )
+    headline = sa.func.ts_headline(
+        sa.cast(rows.c.config, REGCONFIG), rows.c.document, sa.cast(rows.c.query, TSQUERY), HEADLINE_OPTIONS
+    )
+    return sa.select(headline.label("headline")).select_from(rows).order_by(rows.c.n)
 
 
 __all__ = [
@@ -481,7 +501,7 @@ __all__ = [
     "fields_vector",
     "full_vector",
     "head_vector",
-    "headline",
+    "headlines_statement",
     "page_vector",
     "position_of",
     "search_page",

@@ -18,7 +18,7 @@ from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.search_index import PageText, index_updates, index_values
+from bookmarks.store.search_index import PageText, upsert_statement
 from bookmarks.store.tables import (
     BOOKMARK_COLUMNS,
     bookmarks,
@@ -93,14 +93,7 @@ async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmar
 async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText | None = None) -> None:
     """Store the record as it is (insert or replace every column) and its search index, with the page
     text when enrichment brought one: one statement, one round trip."""
-    values = bookmark.to_row()
-    keys = [c.name for c in bookmarks.primary_key.columns]
-    statement = insert(bookmarks).values(values | index_values(bookmark, page))
-    updates = {k: statement.excluded[k] for k in values if k not in keys}
-    statement = statement.on_conflict_do_update(
-        index_elements=keys, set_=updates | index_updates(bookmark, page, statement.excluded)
-    )
-    await session.execute(statement)
+    await session.execute(upsert_statement(bookmark, page))
 
 
 async def copy_search_page(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.sql.elements import ColumnElement
 
 from bookmarks.domain.model import Bookmark
@@ -54,14 +55,18 @@ def _empty() -> ColumnElement[Any]:
     return sa.cast(sa.literal(""), bookmarks.c.search_vector.type)
 
 
-def index_values(record: Bookmark, page: PageText | None) -> dict[str, Any]:
-    """Search column values for inserting ``record`` (with ``page`` when enrichment brought one)."""
+def index_values(
+    record: Bookmark, page: PageText | None, page_part: ColumnElement[Any] | None = None
+) -> dict[str, Any]:
+    """Search column values for inserting ``record`` (with ``page`` when enrichment brought one;
+    ``page_part``: its vector computed once elsewhere, see :func:`upsert_statement`)."""
     if record.deleted_at is not None:
         return {"search_vector": _empty(), "search_head": _empty(), "search_tags": [],
                 "search_page_text": None, "search_page_vector": _empty()}  # fmt: skip
     config = regconfig(config_for_language(page.language) if page is not None else SIMPLE)
     document = document_of(record)
-    page_part = page_vector(page.text, config) if page is not None else _empty()
+    if page_part is None:
+        page_part = page_vector(page.text, config) if page is not None else _empty()
     values = {
         "search_tags": search_tags(record.tags, record.user_tags),
         "search_head": head_vector(document, config),
@@ -84,3 +89,27 @@ def index_updates(record: Bookmark, page: PageText | None, excluded: Any) -> dic
         "search_head": head_vector(document, config),
         "search_vector": full_vector(fields_vector(document, config), bookmarks.c.search_page_vector),
     }
+
+
+def upsert_statement(record: Bookmark, page: PageText | None) -> Any:
+    """``INSERT … ON CONFLICT DO UPDATE`` of ``record`` and its search columns: one statement.
+
+    With page text the INSERT selects from a one-row subquery computing the page's vector once (it goes
+    into both ``search_page_vector`` and ``search_vector``).
+    """
+    values = record.to_row()
+    keys = [c.name for c in bookmarks.primary_key.columns]
+    if page is None:
+        statement = insert(bookmarks).values(values | index_values(record, None))
+    else:
+        config = regconfig(config_for_language(page.language))
+        page_row = sa.select(page_vector(page.text, config).label("v")).subquery("page")
+        row = values | index_values(record, page, page_row.c.v)
+        selected = [
+            v if isinstance(v, ColumnElement) else sa.literal(v, bookmarks.c[k].type).label(k) for k, v in row.items()
+        ]
+        statement = insert(bookmarks).from_select(list(row), sa.select(*selected).select_from(page_row))
+    updates = {k: statement.excluded[k] for k in values if k not in keys}
+    return statement.on_conflict_do_update(
+        index_elements=keys, set_=updates | index_updates(record, page, statement.excluded)
+    )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,8 +16,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bookmarks.domain.model import Bookmark
 from bookmarks.search.cursor import SearchPosition
 from bookmarks.search.query import Query
-from bookmarks.search.snippet import best_field, render_snippet
-from bookmarks.search.sql import SIMPLE, SearchColumns, TextMatch, headline, position_of, search_page, stems_statement
+from bookmarks.search.snippet import best_field, headline_document, render_snippet
+from bookmarks.search.sql import (
+    ALL_CONFIGS,
+    SIMPLE,
+    SearchColumns,
+    TextMatch,
+    headlines_statement,
+    position_of,
+    search_page,
+    stems_statement,
+)
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, user_streams
 
 COLUMNS = SearchColumns.of(bookmarks)
@@ -37,8 +45,8 @@ async def text_match(session: AsyncSession, query: Query) -> TextMatch:
     terms = TextMatch.terms(query)
     if not terms:
         return TextMatch(None, None)
-    row = (await session.execute(stems_statement(terms))).mappings().one()
-    return TextMatch.build(query, row)
+    rows = (await session.execute(stems_statement(terms))).mappings().all()
+    return TextMatch.build(query, rows)
 
 
 async def page(
@@ -66,14 +74,14 @@ def _fields(record: Bookmark) -> list[str | None]:
     return [record.title, tags, record.description, record.summary, record.notes, record.url]
 
 
-async def snippets(session: AsyncSession, query: Query, hits: Sequence[Hit]) -> list[str | None]:
+async def snippets(session: AsyncSession, query: Query, match: TextMatch, hits: Sequence[Hit]) -> list[str | None]:
     """Each hit's snippet (≤ 300 chars of safe HTML with ``<mark>``); all None for filter-only queries."""
     terms = [*query.words, *query.phrases]
     if not terms or not hits:
         return [None] * len(hits)
     texts = [best_field(_fields(h.record), h.page_text, terms) or "" for h in hits]
-    expressions: list[Any] = [
-        headline(query, hit.config or SIMPLE, text) for hit, text in zip(hits, texts, strict=True)
-    ]
-    row = (await session.execute(sa.select(*[e.label(f"h{i}") for i, e in enumerate(expressions)]))).one()
-    return [render_snippet(row[i], text) if text else None for i, text in enumerate(texts)]
+    configs = [h.config if h.config in ALL_CONFIGS else SIMPLE for h in hits]
+    queries = [match.headline_query(c) or "" for c in configs]
+    statement = headlines_statement(configs, [headline_document(t) for t in texts], queries)
+    headlines = (await session.execute(statement)).scalars().all()
+    return [render_snippet(h, text) if text else None for h, text in zip(headlines, texts, strict=True)]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from bookmarks.search.folding import fold_function_sql
 from bookmarks.search.query import parse_query
@@ -15,6 +15,7 @@ from bookmarks.search.sql import (
     SearchDocument,
     TextMatch,
     config_for_language,
+    index_functions_sql,
     page_index_text,
     search_tags,
 )
@@ -59,15 +60,16 @@ def test_markup_like_text_is_indexed_as_words() -> None:
 def test_the_migration_freezes_the_generated_fold_function() -> None:
     # If this fails, Python's Unicode tables changed: add a migration with the new function text.
     assert (MIGRATIONS / "0003_search_fold.sql").read_text(encoding="ascii") == fold_function_sql() + "\n"
+    assert (MIGRATIONS / "0003_search_functions.sql").read_text(encoding="utf-8") == index_functions_sql() + "\n"
 
 
-def _stems_row(terms: list[str], stems: dict[str, list[str]]) -> dict[str, object]:
-    row: dict[str, object] = {}
-    for i, term in enumerate(terms):
-        row[f"e{i}"] = " <-> ".join(f"'{w}'" for w in term.split())
-        for j, config in enumerate(STEM_CONFIGS):
-            row[f"s{i}_{j}"] = stems.get(config, []) if " " not in term else [w[:4] for w in term.split()]
-    return row
+def _stems_row(terms: list[str], stems: dict[str, list[str]]) -> list[dict[str, object]]:
+    return [
+        {"term": i, "config": config, "exact": " <-> ".join(f"'{w}'" for w in term.split()),
+         "lexemes": stems.get(config, []) if " " not in term else [w[:4] for w in term.split()]}
+        for i, term in enumerate(terms)
+        for config in STEM_CONFIGS
+    ]  # fmt: skip
 
 
 def test_text_match_tags_stems_with_their_configuration_and_quotes_lexemes() -> None:
@@ -82,4 +84,4 @@ def test_text_match_tags_stems_with_their_configuration_and_quotes_lexemes() -> 
 
 
 def test_filter_only_queries_have_no_text_match() -> None:
-    assert TextMatch.build(parse_query("is:favorite"), None) == TextMatch(None, None)
+    assert TextMatch.build(parse_query("is:favorite"), []) == TextMatch(None, None)
