@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import html
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -157,6 +159,11 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     _collections_parser(
         command("collections", "show the collections as a tree (no ACTION), or change them"), add_globals
     )
+
+    search = command("search", "search your bookmarks on the server (words, \"phrases\", -word, tag:, is:, …)")
+    search.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined by spaces)")
+    search.add_argument("--limit", type=int, default=20, metavar="N", help="at most N results (1-100, default 20)")
+    search.add_argument("--json", action="store_true", help="print the results as JSON")
 
     command("sync", "send queued changes, then pull the server's changes")
     command("watch", "stay connected and sync on every change notification (Ctrl-C to stop)")
@@ -668,6 +675,49 @@ async def _import(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _plain(text: str) -> str:
+    return _CONTROL_CHARS.sub("", html.unescape(text))  # no terminal escape from a page's text
+
+
+def render_snippet(snippet: str, *, emphasis: bool) -> str:
+    """A search snippet for the terminal: ``<mark>`` becomes bold (``[…]`` when not a terminal) and
+    entities are decoded; the server escaped everything else, so no other markup can appear."""
+    start, stop = ("\x1b[1m", "\x1b[0m") if emphasis else ("[", "]")
+    parts = []
+    position = 0
+    for match in _MARK.finditer(snippet):
+        parts += [_plain(snippet[position : match.start()]), start, _plain(match.group(1)), stop]
+        position = match.end()
+    parts.append(_plain(snippet[position:]))
+    return "".join(parts)
+
+
+async def _search(client: BookmarkClient, args: argparse.Namespace) -> int:
+    if not 1 <= args.limit <= 100:
+        raise _Fail("--limit must be between 1 and 100")
+    page = await client.search(" ".join(args.query), limit=args.limit)
+    if args.json:
+        _out(json.dumps([{"bookmark": r.bookmark.to_wire(), "snippet": r.snippet} for r in page.results], indent=2))
+        return EXIT_OK
+    if not page.results:
+        _out("no results")
+        return EXIT_OK
+    emphasis = sys.stdout.isatty()
+    for number, result in enumerate(page.results, 1):
+        bookmark = result.bookmark
+        _out(f"{number:3}. {bookmark.title or bookmark.url}  [{bookmark.client_bookmark_id}]")
+        _out(f"     {bookmark.url}")
+        if result.snippet:
+            _out(f"     {render_snippet(result.snippet, emphasis=emphasis)}")
+    if page.next_cursor:
+        _out("(more results: raise --limit, up to 100)")
+    return EXIT_OK
+
+
 async def _settings(client: BookmarkClient, args: argparse.Namespace) -> int:
     if args.use_ai is None:
         current = await client.get_settings()
@@ -748,6 +798,7 @@ _HANDLERS = {
     "sync": _sync,
     "watch": _watch,
     "enrich": _enrich,
+    "search": _search,
     "settings": _settings,
     "export": _export,
     "logout": _logout,

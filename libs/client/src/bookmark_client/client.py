@@ -51,6 +51,7 @@ from bookmark_client.models import (
     PageProgress,
     QueuedOp,
     RejectedOp,
+    SearchPage,
     Session,
     SyncResult,
     User,
@@ -603,6 +604,17 @@ class BookmarkClient:
                 await self._sleep(self.backoff.delay(attempt, self._rng))
         finally:
             await coalescer.aclose()
+
+    # -- search ----------------------------------------------------------------------------------
+
+    async def search(self, query: str, *, limit: int = 20, cursor: str | None = None) -> SearchPage:
+        """One page of ``GET /v1/bookmarks/search`` (online only; the query language is in the API guide
+        §12). Pass ``page.next_cursor`` back with the same ``query`` for the next page."""
+        params: dict[str, str | int] = {"q": query, "limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        response = await self._request("GET", "/v1/bookmarks/search", params=params)
+        return SearchPage.model_validate(_unwrap(response))
 
     # -- enrichment and settings -----------------------------------------------------------------
 

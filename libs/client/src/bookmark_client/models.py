@@ -156,6 +156,18 @@ class ImportRecord(_Wire):
     def finished(self) -> bool:
         return self.status in ("completed", "failed")
 
+class SearchResult(_Wire):
+    """One hit of ``GET /v1/bookmarks/search``: the bookmark as the server has it, and a snippet (safe
+    HTML where only ``<mark>``…``</mark>`` is markup; None for filter-only queries)."""
+
+    bookmark: Bookmark
+    snippet: str | None = None
+
+
+class SearchPage(_Wire):
+    results: list[SearchResult]
+    next_cursor: str | None = None
+
 
 class EnqueueResult(_Wire):
     """``POST /v1/enrichment/enqueue``: ``cache_hit`` means the result was applied at once (200)."""

@@ -93,6 +93,22 @@ class CollectionChanged(Event):
     updatedAt: datetime
 
 
+PAGE_TEXT_MAX_BYTES = 32 * 1024
+
+
+def page_text_excerpt(text: str | None, max_bytes: int = PAGE_TEXT_MAX_BYTES) -> str | None:
+    """The start of ``text`` in at most ``max_bytes`` of UTF-8, never cutting a character (nor, when a
+    space is near, a word); None for blank text."""
+    if text is None or not text.strip():
+        return None
+    encoded = text.encode()
+    if len(encoded) <= max_bytes:
+        return text
+    cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    space = cut.rfind(" ", max(0, len(cut) - 200))
+    return cut[:space] if space > 0 else cut
+
+
 class EnrichmentResult(BaseModel):
     """What enrichment produced for one normalized URL (the cacheable part)."""
 
@@ -108,6 +124,9 @@ class EnrichmentResult(BaseModel):
     tags: list[str] = Field(default_factory=list)
     snapshotStatus: str = "ready"
     language: str | None = None
+    # The page's readable text for search (extensions.md §E3), at most PAGE_TEXT_MAX_BYTES of UTF-8
+    # (see page_text_excerpt): the event stays far below the broker's 1 MiB message limit.
+    text: str | None = None
 
 
 class EnrichmentCompleted(Event):

@@ -19,8 +19,7 @@ from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGon
 from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.store import queries, repository
 from bookmarks.store.queries import StreamRecord
-from bookmarks.store.tables import bookmarks as bookmarks_table
-from bookmarks.store.tables import collections as collections_table
+from bookmarks.store.search_index import PageText
 from common.db import SessionFactory
 from common.events import (
     BookmarkDeleted,
@@ -131,12 +130,14 @@ async def upsert_bookmark(
         slot = await _open(session, owner, pending_for=client_bookmark_id)
         position, is_pro = slot.position, slot.is_pro
         existing = await repository.get_for_update(session, owner, client_bookmark_id)
+        page: PageText | None = None
         if existing is None:
             record = rules.new_bookmark(owner, client_bookmark_id, write, position)
             if slot.pending is not None:
                 completed = EnrichmentCompleted.model_validate(slot.pending)
                 if rules.enrichment_applies(record, completed.normalizedUrl):
                     record = rules.apply_enrichment(record, completed.result, completed.enrichedAt, position)
+                    page = _page_of(completed)
             event = _saved_event(record, created=True)
         else:
             merged = rules.merge_write(existing, write, position)
@@ -145,7 +146,7 @@ async def upsert_bookmark(
                 return BookmarkView(existing, is_pro)
             record = merged
             event = _saved_event(record, url_changed=rules.url_changed(existing, write))
-        await repository.put_with_event(session, bookmarks_table, record.to_row(), event)
+        await repository.put_bookmark_with_event(session, record, event, page)
         return BookmarkView(record, is_pro)
 
 
@@ -157,7 +158,7 @@ async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_
         record = rules.tombstone(existing, owner, client_bookmark_id, position)
         if record is None:
             return
-        await repository.put_with_event(session, bookmarks_table, record.to_row(), _deleted_event(record))
+        await repository.put_bookmark_with_event(session, record, _deleted_event(record))
 
 
 async def replace_collections(
@@ -172,7 +173,7 @@ async def replace_collections(
         record = rules.with_collections(existing, collection_ids, position)
         if record is None:
             return
-        await repository.put_with_event(session, bookmarks_table, record.to_row(), _saved_event(record))
+        await repository.put_bookmark_with_event(session, record, _saved_event(record))
 
 
 # --- collections --------------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ async def upsert_collection(
         if record is None:
             assert existing is not None
             return existing
-        await repository.put_with_event(session, collections_table, record.to_row(), _collection_event(record))
+        await repository.put_collection_with_event(session, record, _collection_event(record))
         return record
 
 
@@ -273,8 +274,12 @@ async def apply_enrichment_completed(session: AsyncSession, event: EnrichmentCom
     if not rules.enrichment_applies(existing, event.normalizedUrl):
         return  # deleted, or the URL changed since: this result describes another page
     record = rules.apply_enrichment(existing, event.result, event.enrichedAt, position)
-    await repository.put_bookmark(session, record)
+    await repository.put_bookmark(session, record, _page_of(event))  # page text searchable in this commit
     await add_events(session, [_saved_event(record)])
+
+
+def _page_of(event: EnrichmentCompleted) -> PageText:
+    return PageText(text=event.result.text, language=event.result.language)
 
 
 async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed) -> None:
@@ -338,6 +343,7 @@ async def _move_bookmarks(session: AsyncSession, source: uuid.UUID, target: uuid
     for record, position in zip(winners, await _positions(session, target, len(winners)), strict=True):
         moved = rules.moved_to(record, target, position)
         await repository.put_bookmark(session, moved)
+        await repository.copy_search_page(session, source, target, moved.client_bookmark_id)
         events.append(_bookmark_event(moved, created=True))
     return events
 

@@ -19,17 +19,25 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bookmarks.search.cursor import decode_search_cursor, encode_search_cursor
 from bookmarks.search.folding import fold, fold_function_sql
-from bookmarks.search.query import parse_query
-from bookmarks.search.snippet import render_snippet, snippet_window
+from bookmarks.search.query import Query, parse_query
+from bookmarks.search.snippet import headline_document, render_snippet, snippet_window
 from bookmarks.search.sql import (
     SearchColumns,
     SearchDocument,
+    TextMatch,
     config_for_language,
-    headline,
+    fields_vector,
+    full_vector,
+    head_vector,
+    headlines_statement,
+    index_functions_sql,
+    page_vector,
     position_of,
+    regconfig,
     search_page,
     search_tags,
-    search_vector,
+    split_functions,
+    stems_statement,
 )
 from devstack.postgres import EmbeddedPostgres, scratch_data_dir
 from devstack.testing import free_port
@@ -51,10 +59,12 @@ probe = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("deleted_at", sa.DateTime(timezone=True)),
     sa.Column("search_vector", TSVECTOR, nullable=False),
+    sa.Column("search_head", TSVECTOR, nullable=False),
     sa.Column("search_config", REGCONFIG, nullable=False),
     sa.Column("search_tags", ARRAY(sa.Text), nullable=False),
     sa.Index("ix_search_probe_vector", "search_vector", postgresql_using="gin"),
     sa.Index("ix_search_probe_tags", "search_tags", postgresql_using="gin"),
+    sa.Index("ix_search_probe_head", "search_head", postgresql_using="gin"),
 )
 COLUMNS = SearchColumns.of(probe)
 ALICE = uuid.UUID("aaaaaaaa-0000-0000-0000-000000000001")
@@ -66,9 +76,26 @@ def day(text: str) -> datetime:
 
 
 @dataclass(frozen=True)
+class Doc:
+    """A bookmark's own fields plus what enrichment brings (page text and its language)."""
+
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    user_tags: tuple[str, ...] = ()
+    notes: str | None = None
+    summary: str | None = None
+    page_text: str | None = None
+    language: str | None = None
+
+    def fields(self) -> SearchDocument:
+        return SearchDocument(title=self.title, tags=self.tags, user_tags=self.user_tags, notes=self.notes,
+                              summary=self.summary)
+
+
+@dataclass(frozen=True)
 class Row:
     id: str
-    document: SearchDocument
+    document: Doc
     owner: uuid.UUID = ALICE
     domain: str = "example.com"
     collections: tuple[str, ...] = ()
@@ -83,31 +110,31 @@ class Row:
 
 FRENCH_TEXT = "Les politiques ÉCONOMIQUES de la France sont débattues au Parlement depuis des années."
 ROWS = [
-    Row("fr", SearchDocument(title="Budget 2025", page_text=FRENCH_TEXT, language="fr"), status="completed",
+    Row("fr", Doc(title="Budget 2025", page_text=FRENCH_TEXT, language="fr"), status="completed",
         domain="lemonde.fr", created=day("2025-01-02")),
-    Row("en-econom", SearchDocument(title="A note", notes="the econom prefix alone", language="en"),
+    Row("en-econom", Doc(title="A note", notes="the econom prefix alone", language="en"),
         created=day("2025-01-03")),
-    Row("de", SearchDocument(title="Wohnen", page_text="Die Häuser und Straßen von Berlin", language="de"),
+    Row("de", Doc(title="Wohnen", page_text="Die Häuser und Straßen von Berlin", language="de"),
         status="completed", domain="spiegel.de", created=day("2025-01-04")),
-    Row("en-hauser", SearchDocument(title="Häuser as a word", language="en"), created=day("2025-01-05")),
-    Row("climate", SearchDocument(title="Climate change now", summary="why it matters"),
+    Row("en-hauser", Doc(title="Häuser as a word", language="en"), created=day("2025-01-05")),
+    Row("climate", Doc(title="Climate change now", summary="why it matters"),
         collections=("c1",), favorite=True, created=day("2025-01-06")),
-    Row("climate-rev", SearchDocument(title="Change of climate", tags=["Science"]), created=day("2025-01-07")),
-    Row("span", SearchDocument(title="Talking about climate", tags=["Change"]), created=day("2025-01-08")),
-    Row("py-title", SearchDocument(title="Python tips", page_text="snakes are not involved"),
+    Row("climate-rev", Doc(title="Change of climate", tags=("Science",)), created=day("2025-01-07")),
+    Row("span", Doc(title="Talking about climate", tags=["Change"]), created=day("2025-01-08")),
+    Row("py-title", Doc(title="Python tips", page_text="snakes are not involved"),
         domain="docs.python.org", created=day("2024-06-01"), saved=day("2025-03-01")),
-    Row("py-text", SearchDocument(title="Misc", page_text="python python python python python python"),
+    Row("py-text", Doc(title="Misc", page_text="python python python python python python"),
         domain="notpython.org", created=day("2025-02-01")),
-    Row("py-tag", SearchDocument(title="Snakes", user_tags=["Python", "Reading List"]),
+    Row("py-tag", Doc(title="Snakes", user_tags=("Python", "Reading List")),
         domain="python.org", archived=True, status="failed", created=day("2025-01-20"),
         opened=day("2025-01-21")),
-    Row("xss", SearchDocument(title='<script>alert("x")</script> python'), status="processing",
+    Row("xss", Doc(title='<script>alert("x")</script> python'), status="processing",
         created=day("2025-01-10")),
-    Row("empty", SearchDocument(), domain="empty.example", created=day("2024-12-31")),
-    Row("tie-a", SearchDocument(title="Tied python"), created=day("2025-01-15")),
-    Row("tie-b", SearchDocument(title="Tied python"), created=day("2025-01-15")),
-    Row("gone", SearchDocument(title="Python deleted"), deleted=True, created=day("2025-03-01")),
-    Row("bob", SearchDocument(title="Python of bob"), owner=BOB, created=day("2025-03-01")),
+    Row("empty", Doc(), domain="empty.example", created=day("2024-12-31")),
+    Row("tie-a", Doc(title="Tied python"), created=day("2025-01-15")),
+    Row("tie-b", Doc(title="Tied python"), created=day("2025-01-15")),
+    Row("gone", Doc(title="Python deleted"), deleted=True, created=day("2025-03-01")),
+    Row("bob", Doc(title="Python of bob"), owner=BOB, created=day("2025-03-01")),
 ]  # fmt: skip
 BY_ID = {row.id: row for row in ROWS}
 
@@ -126,6 +153,8 @@ async def engine(postgres: EmbeddedPostgres) -> AsyncIterator[AsyncEngine]:
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
         await conn.exec_driver_sql(fold_function_sql())
+        for statement in split_functions(index_functions_sql()):
+            await conn.exec_driver_sql(statement)
         for row in ROWS:
             await conn.execute(sa.insert(probe).values(**_values(row)))
     yield engine
@@ -134,6 +163,7 @@ async def engine(postgres: EmbeddedPostgres) -> AsyncIterator[AsyncEngine]:
 
 def _values(row: Row) -> dict[str, Any]:
     doc = row.document
+    config = regconfig(config_for_language(doc.language))
     return {
         "owner_uid": row.owner,
         "client_bookmark_id": row.id,
@@ -147,16 +177,26 @@ def _values(row: Row) -> dict[str, Any]:
         "client_saved_at": row.saved,
         "created_at": row.created,
         "deleted_at": day("2025-03-02") if row.deleted else None,
-        "search_vector": search_vector(doc),
-        "search_config": sa.cast(sa.literal(config_for_language(doc.language)), REGCONFIG),
+        "search_vector": full_vector(fields_vector(doc.fields(), config), page_vector(doc.page_text, config)),
+        "search_head": head_vector(doc.fields(), config),
+        "search_config": config,
         "search_tags": search_tags(doc.tags, doc.user_tags),
     }
 
 
+async def text_match(conn: Any, query: Query) -> TextMatch:
+    terms = TextMatch.terms(query)
+    if not terms:
+        return TextMatch(None, None)
+    return TextMatch.build(query, (await conn.execute(stems_statement(terms))).mappings().all())
+
+
 async def search(engine: AsyncEngine, q: str, *, owner: uuid.UUID = ALICE, limit: int = 100) -> list[str]:
-    statement = search_page(parse_query(q), COLUMNS, [probe.c.client_bookmark_id], owner=owner, after=None,
-                            limit=limit)  # fmt: skip
+    query = parse_query(q)
     async with engine.connect() as conn:
+        match = await text_match(conn, query)
+        statement = search_page(query, match, COLUMNS, [probe.c.client_bookmark_id], owner=owner, after=None,
+                                limit=limit)  # fmt: skip
         return [row.client_bookmark_id for row in await conn.execute(statement)]
 
 
@@ -260,8 +300,9 @@ async def test_pages_never_repeat_or_skip(engine: AsyncEngine) -> None:
         seen: list[str] = []
         after = None
         async with engine.connect() as conn:
+            match = await text_match(conn, query)
             while True:
-                statement = search_page(query, COLUMNS, [], owner=ALICE, after=after, limit=2)
+                statement = search_page(query, match, COLUMNS, [], owner=ALICE, after=after, limit=2)
                 page = (await conn.execute(statement)).all()
                 seen += [row.search_id for row in page]
                 if len(page) < 2:
@@ -272,26 +313,25 @@ async def test_pages_never_repeat_or_skip(engine: AsyncEngine) -> None:
 
 
 async def test_snippets_show_original_spelling_and_escape_markup(engine: AsyncEngine) -> None:
+    query = parse_query("economique")
+    title = BY_ID["xss"].document.title
+    assert title is not None
+    long_text = "Lorem ipsum dolor sit amet. " * 1000 + FRENCH_TEXT + " Lorem ipsum." * 1000
+    window = snippet_window(long_text, query.words)
     async with engine.connect() as conn:
-        query = parse_query("economique")
-        expression = headline(query, COLUMNS, FRENCH_TEXT)
-        assert expression is not None
-        fr = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "fr"))
-        assert "politiques <mark>ÉCONOMIQUES</mark> de la France sont débattues" in render_snippet(fr, FRENCH_TEXT)
-
-        title = BY_ID["xss"].document.title
-        assert title is not None
-        expression = headline(parse_query("python"), COLUMNS, title)
-        assert expression is not None
-        xss = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "xss"))
-        assert render_snippet(xss, title) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; <mark>python</mark>"
-        long_text = "Lorem ipsum dolor sit amet. " * 1000 + FRENCH_TEXT + " Lorem ipsum." * 1000
-        window = snippet_window(long_text, query.words)
-        expression = headline(query, COLUMNS, window)
-        assert expression is not None
-        long = await conn.scalar(sa.select(expression).where(probe.c.client_bookmark_id == "fr"))
-        assert "<mark>ÉCONOMIQUES</mark>" in render_snippet(long, window)
-    assert headline(parse_query("is:favorite"), COLUMNS, "x") is None
+        french = await text_match(conn, query)
+        python = await text_match(conn, parse_query("python"))
+        texts = [FRENCH_TEXT, title, window]
+        statement = headlines_statement(
+            ["french", "simple", "french"],
+            [headline_document(t) for t in texts],
+            [french.headline_query("french") or "", python.headline_query("simple") or "",
+             french.headline_query("french") or ""],
+        )  # fmt: skip
+        fr, xss, long = (await conn.execute(statement)).scalars().all()
+    assert "politiques <mark>ÉCONOMIQUES</mark> de la France sont débattues" in render_snippet(fr, FRENCH_TEXT)
+    assert render_snippet(xss, title) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; <mark>python</mark>"
+    assert "<mark>ÉCONOMIQUES</mark>" in render_snippet(long, window)
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,8 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/admin/users/{userId}/subscription", AUTH, _N),
     RouteSpec("/v1/admin/{rest:path}", AUTH, _N),
     RouteSpec("/v1/bookmarks/delta", BOOKMARKS, _R),
+    # GET: search; any other method is the bookmark whose id is "search" (same upstream, same checks).
+    RouteSpec("/v1/bookmarks/search", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{clientBookmarkId}", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{clientBookmarkId}/collections", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),

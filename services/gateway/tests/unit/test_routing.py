@@ -24,6 +24,7 @@ from gateway.routing import AuthMode, Effect, has_dot_segments, route_for_path
         ("/v1/admin/users/42/subscription", "/v1/admin/users/{userId}/subscription", "auth", AuthMode.NONE),
         ("/v1/admin/anything", "/v1/admin/{rest:path}", "auth", AuthMode.NONE),
         ("/v1/bookmarks/delta", "/v1/bookmarks/delta", "bookmarks", AuthMode.REQUIRED),
+        ("/v1/bookmarks/search", "/v1/bookmarks/search", "bookmarks", AuthMode.REQUIRED),
         ("/v1/bookmarks/abc-1", "/v1/bookmarks/{clientBookmarkId}", "bookmarks", AuthMode.REQUIRED),
         (
             "/v1/bookmarks/abc/collections",

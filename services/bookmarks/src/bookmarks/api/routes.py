@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from pydantic.alias_generators import to_snake
 
-from bookmarks import service
+from bookmarks import search_service, service
 from bookmarks.api import wire
 from bookmarks.api.deps import AppSettings, ClientBookmarkId, CollectionId, CurrentUser, Sessions
 from bookmarks.api.schemas import (
@@ -18,6 +18,7 @@ from bookmarks.api.schemas import (
     CollectionsReplace,
     CollectionUpsert,
     DeltaEnvelope,
+    SearchEnvelope,
 )
 from bookmarks.domain.collections import KEEP_PARENT, CollectionWrite
 from bookmarks.domain.model import Bookmark
@@ -68,6 +69,26 @@ async def get_delta(
 
 def _json(payload: dict[str, Any]) -> Response:
     return Response(wire.dumps(payload), media_type="application/json")
+
+
+@router.get("/search", response_model=SearchEnvelope)
+async def search_bookmarks(
+    user: CurrentUser,
+    sessions: Sessions,
+    settings: AppSettings,
+    q: Annotated[str | None, Query(description="The query (docs/api-guide.md §12).")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> dict[str, Any]:
+    """Full-text search of the caller's live bookmarks: ranked results with ``<mark>`` snippets."""
+    page = await search_service.search(
+        sessions=sessions, owner=user.user_id, q=q, limit=limit, cursor=cursor,
+        cursor_secret=settings.cursor_secret,
+    )
+    results = [
+        {"bookmark": wire.bookmark(r.record, is_pro=page.is_pro), "snippet": r.snippet} for r in page.results
+    ]
+    return {"data": {"results": results, "nextCursor": page.next_cursor}}
 
 
 @router.put("/{clientBookmarkId}", response_model=BookmarkEnvelope)

@@ -152,3 +152,17 @@ class ImportEnvelope(BaseModel):
 
 
 ERROR_RESPONSES = error_responses(400, 401, 404, 413, 422, 429, 500, 503)
+
+
+class SearchResult(BaseModel):
+    bookmark: Bookmark
+    snippet: str | None
+
+
+class SearchData(BaseModel):
+    results: list[SearchResult]
+    nextCursor: str | None
+
+
+class SearchEnvelope(BaseModel):
+    data: SearchData

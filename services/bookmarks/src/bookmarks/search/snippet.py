@@ -23,7 +23,7 @@ STOP: Final = "\ue001"
 MAX_SNIPPET_CHARS: Final = 300
 ELLIPSIS: Final = "…"
 HEADLINE_OPTIONS: Final = f"StartSel={START}, StopSel={STOP}, MaxWords=30, MinWords=12, ShortWord=2, MaxFragments=0"
-WINDOW_CHARS: Final = 1_000
+WINDOW_CHARS: Final = 600  # a snippet shows ≤ 300; ts_headline's cost grows with its input
 _PREFIX_CHARS: Final = 4
 _BLOCK_CHARS: Final = 2_000
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
@@ -235,3 +235,22 @@ def render_snippet(headline: str, original: str | None = None) -> str:
     if original is not None:
         segments = _restore_original(segments, original)
     return _fit(_clean(segments), MAX_SNIPPET_CHARS)
+
+
+def likely_mentions(text: str | None, terms: Sequence[str]) -> bool:
+    """Whether ``text`` (a short field) holds a word starting like one of the query's ``terms``."""
+    pattern = _hit_pattern(terms)
+    return bool(text) and pattern is not None and pattern.search(fold(text or "")) is not None
+
+
+def best_field(fields: Sequence[str | None], page_text: str | None, terms: Sequence[str]) -> str | None:
+    """The text to highlight: the first field that likely mentions a term, else a window of the page text
+    that does, else the first non-empty field (shown without marks)."""
+    for text in fields:
+        if text and likely_mentions(text, terms):
+            return text
+    if page_text:
+        window = snippet_window(page_text, terms)
+        if likely_mentions(window, terms):
+            return window
+    return next((text for text in fields if text), None)

@@ -3,27 +3,33 @@
 Index (maintained by the application in the statement that writes the bookmark; docs/decisions-made.md
 "Search")::
 
-    search_vector  tsvector   per field: setweight(to_tsvector('simple', f) || to_tsvector(cfg, f), w)
-    search_config  regconfig  the page language's configuration, 'simple' when unknown
-    search_tags    text[]     folded tags + userTags (for tag:)
+    search_vector       tsvector   exact tokens with positions and weights (A title+tags, B description,
+                                   url, domain, saveWhy, C notes, summary, page text) + the stems of the
+                                   page's language as positionless lexemes tagged ``<config>:<stem>``
+    search_head         tsvector   the same for the A fields only (the ranking tier)
+    search_page_vector  tsvector   the page text's part (kept so a PUT can rebuild search_vector)
+    search_config       regconfig  the page language's configuration, 'simple' when unknown
+    search_tags         text[]     folded tags + userTags (for tag:)
 
 Every text reaching PostgreSQL is folded in Python first (:func:`bookmarks.search.folding.fold`). Fields
 are separated by :data:`GAP_WORD` runs, deleted afterwards, so a phrase never spans two fields.
 
-Query: each required word or phrase ``t`` must match ``simple(t) || cfg(t)`` where ``cfg`` is the row's
-own configuration. A constant prefilter (``t`` in every configuration) lets the GIN index find candidates.
+Query: each required word ``t`` is the constant tsquery ``exact(t) | french:stem(t) | german:stem(t) …``
+(one alternative per configuration), so the GIN index answers it exactly: a French stem exists only in
+French rows. The stems come from PostgreSQL itself (:func:`stems_statement`, one small round trip) and
+the tsquery is a bound constant, so the planner estimates its selectivity from the column statistics.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG, TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG, TSQUERY, TSVECTOR
 from sqlalchemy.sql.elements import ColumnElement
 
 from bookmarks.search.cursor import SearchPosition
@@ -38,7 +44,7 @@ from bookmarks.search.query import (
     Query,
     TagFilter,
 )
-from bookmarks.search.snippet import HEADLINE_OPTIONS, headline_document
+from bookmarks.search.snippet import HEADLINE_OPTIONS
 
 SIMPLE: Final = "simple"
 # ISO 639-1 → PostgreSQL 16's built-in snowball configurations.
@@ -50,13 +56,16 @@ LANGUAGE_CONFIGS: Final[Mapping[str, str]] = {
     "ro": "romanian", "ru": "russian", "sr": "serbian", "es": "spanish", "sv": "swedish", "ta": "tamil",
     "tr": "turkish", "yi": "yiddish",
 }  # fmt: skip
-ALL_CONFIGS: Final = (SIMPLE, *sorted(set(LANGUAGE_CONFIGS.values())))
+STEM_CONFIGS: Final = tuple(sorted(set(LANGUAGE_CONFIGS.values())))
+ALL_CONFIGS: Final = (SIMPLE, *STEM_CONFIGS)
 # A number: every built-in configuration keeps digits as they are, so one ts_delete removes it everywhere.
 GAP_WORD: Final = "90210902109021090210"
 _GAP: Final = " " + " ".join([GAP_WORD] * 8) + " "
-MAX_PAGE_TEXT_CHARS: Final = 32_000  # tsvector positions stop at 16,383; two configurations per text
+MAX_PAGE_TEXT_CHARS: Final = 32_000  # tsvector positions stop at 16,383
 PENDING_STATUSES: Final = ("pending", "processing", "retrying")
-TITLE_TIER: Final = 1.0  # a row whose title and tags hold every word ranks above any row where they do not
+STEM_TAG_SEPARATOR: Final = ":"
+_JOIN: Final = "\x01"
+_NO_MATCH: Final = "search:no-match"  # a lexeme no row holds (no configuration is called "search")
 
 
 def config_for_language(language: str | None) -> str:
@@ -74,6 +83,7 @@ class SearchColumns:
     client_bookmark_id: ColumnElement[str]
     deleted_at: ColumnElement[datetime]
     vector: ColumnElement[Any]
+    head: ColumnElement[Any]
     config: ColumnElement[Any]
     tags: ColumnElement[list[str]]
     domain: ColumnElement[str]
@@ -86,13 +96,14 @@ class SearchColumns:
 
     @classmethod
     def of(cls, table: sa.Table) -> SearchColumns:
-        """The proposed column names (``owner_uid``, ``search_vector``, ...) of ``table``."""
+        """The column names (``owner_uid``, ``search_vector``, ...) of ``table``."""
         c = table.c
         return cls(
             owner=c.owner_uid,
             client_bookmark_id=c.client_bookmark_id,
             deleted_at=c.deleted_at,
             vector=c.search_vector,
+            head=c.search_head,
             config=c.search_config,
             tags=c.search_tags,
             domain=c.domain,
@@ -101,8 +112,13 @@ class SearchColumns:
             is_archived=c.is_archived,
             last_opened_at=c.last_opened_at,
             enrichment_status=c.enrichment_status,
-            sort_time=sa.func.coalesce(c.client_saved_at, c.created_at),
+            sort_time=sort_time(table),
         )
+
+
+def sort_time(table: sa.Table) -> ColumnElement[datetime]:
+    """``coalesce(client_saved_at, created_at)``: the newest-first order (and its expression index)."""
+    return sa.func.coalesce(table.c.client_saved_at, table.c.created_at)
 
 
 # --- the index -------------------------------------------------------------------------------------
@@ -110,7 +126,7 @@ class SearchColumns:
 
 @dataclass(frozen=True, slots=True)
 class SearchDocument:
-    """What one bookmark contributes to the index, original spelling (folded here)."""
+    """What one bookmark's own fields contribute to the index, original spelling (folded here)."""
 
     title: str | None = None
     tags: Sequence[str] = ()
@@ -121,23 +137,30 @@ class SearchDocument:
     save_why: str | None = None
     notes: str | None = None
     summary: str | None = None
-    page_text: str | None = None
-    language: str | None = None
 
     def weighted_texts(self) -> list[tuple[str, str]]:
         """(weight, folded text) with fields separated by :data:`_GAP`; empty weights left out."""
-        page = (self.page_text or "")[:MAX_PAGE_TEXT_CHARS]
         groups = (
             ("A", [self.title, *self.tags, *self.user_tags]),
             ("B", [self.description, self.url, self.domain, self.save_why]),
-            ("C", [self.notes, self.summary, page]),
+            ("C", [self.notes, self.summary]),
         )
         weighted = []
         for weight, fields in groups:
-            texts = [fold(f) for f in fields if f and f.strip()]
+            texts = [index_text(f) for f in fields if f and f.strip()]
             if texts:
                 weighted.append((weight, _GAP.join(texts)))
         return weighted
+
+
+def index_text(text: str) -> str:
+    """``text`` as indexed: folded, and ``<`` blanked (the parser would swallow ``<script>…`` as markup)."""
+    return fold(text).replace("<", " ")
+
+
+def page_index_text(page_text: str | None) -> str:
+    """The page text as indexed (first :data:`MAX_PAGE_TEXT_CHARS` characters)."""
+    return index_text((page_text or "")[:MAX_PAGE_TEXT_CHARS])
 
 
 def search_tags(tags: Iterable[str], user_tags: Iterable[str]) -> list[str]:
@@ -145,142 +168,195 @@ def search_tags(tags: Iterable[str], user_tags: Iterable[str]) -> list[str]:
     return sorted({" ".join(fold(t).split()) for t in (*tags, *user_tags)} - {""})
 
 
-class _Char(sa.types.UserDefinedType[str]):
-    """PostgreSQL's one-byte ``"char"`` (tsvector weights), reached by an explicit cast from text."""
-
-    cache_ok = True
-
-    def get_col_spec(self, **kw: Any) -> str:
-        return '"char"'
-
-
-class _CharArray(sa.types.UserDefinedType[list[str]]):
-    """``"char"[]`` (``ts_filter``'s weights)."""
-
-    cache_ok = True
-
-    def get_col_spec(self, **kw: Any) -> str:
-        return '"char"[]'
-
-
-def _regconfig(name: str) -> ColumnElement[Any]:
+def regconfig(name: str) -> ColumnElement[Any]:
     return sa.cast(sa.literal(name), REGCONFIG)
 
 
-def _concat(vectors: Sequence[ColumnElement[Any]]) -> ColumnElement[Any]:
-    gap = sa.func.to_tsvector(_regconfig(SIMPLE), sa.literal(_GAP))
-    result = vectors[0]
-    for vector in vectors[1:]:
-        result = sa.func.tsvector_concat(sa.func.tsvector_concat(result, gap), vector)
-    return sa.func.ts_delete(result, sa.literal(GAP_WORD))
+def _empty_vector() -> ColumnElement[Any]:
+    return sa.cast(sa.literal(""), TSVECTOR)
 
 
-def search_vector(document: SearchDocument) -> ColumnElement[Any]:
-    """The ``search_vector`` value for ``document`` (a SQL expression over bound, folded text)."""
-    config = config_for_language(document.language)
-    configs = [SIMPLE] if config == SIMPLE else [SIMPLE, config]
-    vectors = [
-        sa.func.setweight(sa.func.to_tsvector(_regconfig(name), sa.literal(text)), sa.cast(sa.literal(weight), _Char()))
-        for weight, text in document.weighted_texts()
-        for name in configs
-    ]
-    if not vectors:
-        return sa.cast(sa.literal(""), TSVECTOR)
-    return _concat(vectors)
+FUNCTION_END: Final = "$f$;"
+
+
+def split_functions(text: str) -> list[str]:
+    """The ``CREATE FUNCTION`` statements of :func:`index_functions_sql` (asyncpg runs one at a time)."""
+    return [part.strip() + FUNCTION_END for part in text.split(FUNCTION_END) if part.strip()]
+
+
+def index_functions_sql() -> str:
+    """The SQL functions that build the index from folded text (frozen by migration 0004_search).
+
+    ``search_stems(cfg, t)``: ``cfg``'s stems of ``t`` as positionless lexemes ``<cfg>:<stem>`` (none
+    for 'simple'); ``search_fields_vector(cfg, a, b, c)``: exact tokens of the A, B and C texts with
+    positions and weights, gap words between them deleted, then the stems; ``search_head_vector(cfg,
+    a)``: the same for A alone; ``search_page_vector(cfg, p)``: page text at weight C after a gap. Being
+    functions, a write sends four texts and PostgreSQL does the rest (nothing to build per write).
+    """
+    gap = f"to_tsvector('simple', '{_GAP}')"
+    exact = "setweight(to_tsvector('simple', {t}), '{w}')"
+    stems = "search_stems(cfg, {t})"
+    return "\n".join([
+        "CREATE OR REPLACE FUNCTION search_stems(cfg regconfig, t text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        "  SELECT CASE WHEN cfg = 'simple'::regconfig THEN ''::tsvector ELSE coalesce(",
+        f"    (SELECT array_to_tsvector(array_agg(cfg::text || '{STEM_TAG_SEPARATOR}' || lexeme))",
+        "     FROM unnest(tsvector_to_array(to_tsvector(cfg, t))) AS lexeme), ''::tsvector) END",
+        "$f$;",
+        "CREATE OR REPLACE FUNCTION search_fields_vector(cfg regconfig, a text, b text, c text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        f"  SELECT ts_delete({exact.format(t='a', w='A')} || {gap} || {exact.format(t='b', w='B')} || {gap}",
+        f"    || {exact.format(t='c', w='C')}, '{GAP_WORD}') || {stems.format(t=chr(40) + 'a || b || c' + chr(41))}",
+        "$f$;",
+        "CREATE OR REPLACE FUNCTION search_head_vector(cfg regconfig, a text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        f"  SELECT ts_delete({exact.format(t='a', w='A')}, '{GAP_WORD}') || {stems.format(t='a')}",
+        "$f$;",
+        "CREATE OR REPLACE FUNCTION search_page_vector(cfg regconfig, p text) RETURNS tsvector",
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
+        f"  SELECT ts_delete({gap} || {exact.format(t='p', w='C')}, '{GAP_WORD}') || {stems.format(t='p')}",
+        "$f$;",
+    ])  # fmt: skip
+
+
+def _group_texts(document: SearchDocument) -> dict[str, str]:
+    """Folded A, B, C texts, each ending in a space so the three can be joined for stemming."""
+    texts = {"A": "", "B": "", "C": ""}
+    texts |= {weight: text + " " for weight, text in document.weighted_texts()}
+    return texts
+
+
+def fields_vector(document: SearchDocument, config: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The bookmark's own fields: exact tokens with positions, then ``config``'s tagged stems."""
+    texts = _group_texts(document)
+    return sa.func.search_fields_vector(config, texts["A"], texts["B"], texts["C"], type_=TSVECTOR)
+
+
+def head_vector(document: SearchDocument, config: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The A fields only (title, tags, userTags): what puts a result in the top tier."""
+    return sa.func.search_head_vector(config, _group_texts(document)["A"], type_=TSVECTOR)
+
+
+def page_vector(page_text: str | None, config: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The page text's part: weight C, starting with a gap so no phrase joins it to the fields before it."""
+    return sa.func.search_page_vector(config, page_index_text(page_text), type_=TSVECTOR)
+
+
+def full_vector(fields: ColumnElement[Any], page: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``search_vector`` = own fields ‖ page text (the page's positions follow the fields')."""
+    return sa.func.tsvector_concat(fields, page, type_=TSVECTOR)
 
 
 # --- the query -------------------------------------------------------------------------------------
 
 
-def _tsquery_or(queries: Sequence[ColumnElement[Any]]) -> ColumnElement[Any]:
-    result = queries[0]
-    for query in queries[1:]:
-        result = sa.func.tsquery_or(result, query)
-    return result
+def stems_statement(terms: Sequence[str]) -> sa.Select[Any]:
+    """Rows ``(term, config, exact, lexemes)``: for each term and each configuration of
+    :data:`STEM_CONFIGS`, the term's lexemes in that configuration, and its exact
+    ``phraseto_tsquery('simple')`` text. One small statement whatever the number of terms (two array
+    parameters). Give the rows to :func:`TextMatch.build`.
+    """
+    term = (
+        sa.func.unnest(sa.literal(list(terms), ARRAY(sa.Text)))
+        .table_valued("term", with_ordinality="n")
+        .render_derived(name="terms")
+    )
+    config = (
+        sa.func.unnest(sa.literal(list(STEM_CONFIGS), ARRAY(sa.Text)))
+        .table_valued("config")
+        .render_derived(name="configs")
+    )
+    return sa.select(
+        (term.c.n - 1).label("term"),
+        config.c.config,
+        sa.cast(sa.func.phraseto_tsquery(regconfig(SIMPLE), term.c.term), sa.Text).label("exact"),
+        sa.func.tsvector_to_array(sa.func.to_tsvector(sa.cast(config.c.config, REGCONFIG), term.c.term)).label(
+            "lexemes"
+        ),
+    ).select_from(term.join(config, sa.true()))
 
 
-def _tsquery_and(queries: Sequence[ColumnElement[Any]]) -> ColumnElement[Any]:
-    result = queries[0]
-    for query in queries[1:]:
-        result = sa.func.tsquery_and(result, query)
-    return result
+def _quote_lexeme(lexeme: str) -> str:
+    """A tsquery operand that is exactly ``lexeme`` (quotes doubled, backslashes escaped)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _term(config: ColumnElement[Any], text: str) -> ColumnElement[Any]:
-    return sa.func.phraseto_tsquery(config, sa.literal(text))
+def _word_query(exact: str, stems: Mapping[str, Sequence[str]]) -> str:
+    alternatives = [f"( {exact} )"] if exact.strip() else []
+    for config, lexemes in stems.items():
+        if lexemes:
+            tagged = [_quote_lexeme(config + STEM_TAG_SEPARATOR + lexeme) for lexeme in lexemes]
+            alternatives.append("( " + " & ".join(tagged) + " )")
+    return "( " + " | ".join(alternatives) + " )" if alternatives else ""
 
 
-def _config_term(config: str, text: str) -> ColumnElement[Any]:
-    """``text`` as exact tokens or as stems in ``config``."""
-    if config == SIMPLE:
-        return _term(_regconfig(SIMPLE), text)
-    return sa.func.tsquery_or(_term(_regconfig(SIMPLE), text), _term(_regconfig(config), text))
+@dataclass(frozen=True, slots=True)
+class TextMatch:
+    """The tsquery texts of a query's words: every required term (AND), any excluded term (OR)."""
+
+    required: str | None
+    excluded: str | None
+    # Per required term: its exact tsquery text and its stems per configuration (for snippets).
+    required_terms: tuple[tuple[str, Mapping[str, tuple[str, ...]]], ...] = ()
+
+    def headline_query(self, config: str) -> str | None:
+        """The required terms as ``config`` parses a text: exact tokens or its (untagged) stems."""
+        parts = []
+        for exact, stems in self.required_terms:
+            alternatives = [f"( {exact} )"] if exact.strip() else []
+            if stems.get(config):
+                alternatives.append("( " + " & ".join(_quote_lexeme(s) for s in stems[config]) + " )")
+            if alternatives:
+                parts.append("( " + " | ".join(alternatives) + " )")
+        return " & ".join(parts) or None
+
+    @staticmethod
+    def terms(query: Query) -> list[str]:
+        """Every word and phrase whose stems :func:`stems_statement` must look up (in this order)."""
+        return [*query.words, *query.phrases, *query.excluded_words, *query.excluded_phrases]
+
+    @classmethod
+    def build(cls, query: Query, rows: Iterable[Mapping[str, Any]]) -> TextMatch:
+        """From the rows of ``stems_statement(TextMatch.terms(query))`` (none when there are no terms)."""
+        terms = cls.terms(query)
+        exact: dict[int, str] = {}
+        stems: dict[int, dict[str, tuple[str, ...]]] = {i: {} for i in range(len(terms))}
+        for row in rows:
+            exact[row["term"]] = row["exact"] or ""
+            if row["lexemes"]:
+                stems[row["term"]][row["config"]] = tuple(row["lexemes"])
+        phrase_start = len(query.words)
+        excluded_start = len(query.words) + len(query.phrases)
+        parts: list[str] = []
+        required_terms = []
+        for i in range(len(terms)):
+            is_phrase = phrase_start <= i < excluded_start or i >= excluded_start + len(query.excluded_words)
+            # Phrases keep word order: exact tokens only (stems carry no positions).
+            term_stems = {} if is_phrase else dict(sorted(stems[i].items()))
+            parts.append(_word_query(exact.get(i, ""), term_stems))
+            if i < excluded_start:
+                required_terms.append((exact.get(i, ""), term_stems))
+        required = [p for p in parts[:excluded_start] if p]
+        excluded = [p for p in parts[excluded_start:] if p]
+        if len(required) < excluded_start:  # a required term with nothing to match: nothing matches
+            required.append(_quote_lexeme(_NO_MATCH))
+        return cls(" & ".join(required) or None, " | ".join(excluded) or None, tuple(required_terms))
 
 
-def _once(expression: ColumnElement[Any]) -> ColumnElement[Any]:
-    """A scalar subquery: PostgreSQL computes it once per statement (an InitPlan), not once per row."""
-    return sa.select(expression).scalar_subquery()
-
-
-def _per_row_config(columns: SearchColumns, build: Callable[[str], ColumnElement[Any]]) -> ColumnElement[Any]:
-    """``build(config)`` for the row's own configuration, each computed once per statement."""
-    whens = [(columns.config == _regconfig(name), _once(build(name))) for name in ALL_CONFIGS if name != SIMPLE]
-    return sa.case(*whens, else_=_once(build(SIMPLE)))
-
-
-def _all_of(terms: Sequence[str]) -> Callable[[str], ColumnElement[Any]]:
-    return lambda config: _tsquery_and([_config_term(config, t) for t in terms])
-
-
-def _any_of(terms: Sequence[str]) -> Callable[[str], ColumnElement[Any]]:
-    return lambda config: _tsquery_or([_config_term(config, t) for t in terms])
-
-
-def _prefilter(terms: Sequence[str]) -> ColumnElement[Any]:
-    """A superset of the row query for every configuration at once: what the GIN index answers."""
-    return _once(_tsquery_and([_tsquery_or([_term(_regconfig(c), t) for c in ALL_CONFIGS]) for t in terms]))
+def _tsquery(text: str) -> ColumnElement[Any]:
+    return sa.cast(sa.literal(text), TSQUERY)
 
 
 def _matches(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnElement[bool]:
     return vector.bool_op("@@")(query)
 
 
-@dataclass(frozen=True, slots=True)
-class CompiledSearch:
-    """The pieces of one search statement for ``query``."""
-
-    where: ColumnElement[bool]
-    rank: ColumnElement[float] | None  # None: filters only, newest first
-    text_query: ColumnElement[Any] | None  # the row's tsquery of the required words, for ts_headline
-
-
-def text_query(query: Query, columns: SearchColumns) -> ColumnElement[Any] | None:
-    """The row's tsquery of every required word and phrase (in its own language); None without any."""
-    required = [*query.words, *query.phrases]
-    return _per_row_config(columns, _all_of(required)) if required else None
-
-
-def compile_search(query: Query, columns: SearchColumns, *, owner: uuid.UUID) -> CompiledSearch:
-    required = [*query.words, *query.phrases]
-    excluded = [*query.excluded_words, *query.excluded_phrases]
+def _base_clauses(query: Query, match: TextMatch, columns: SearchColumns, owner: uuid.UUID) -> list[Any]:
     clauses: list[ColumnElement[bool]] = [columns.owner == owner, columns.deleted_at.is_(None)]
-    rank = None
-    row_query = text_query(query, columns)
-    if row_query is not None:
-        clauses += [_matches(columns.vector, _prefilter(required)), _matches(columns.vector, row_query)]
-        rank = _rank(columns, row_query)
-    if excluded:
-        clauses.append(sa.not_(_matches(columns.vector, _per_row_config(columns, _any_of(excluded)))))
+    if match.excluded is not None:
+        clauses.append(sa.not_(_matches(columns.vector, _tsquery(match.excluded))))
     clauses += [_condition(c, columns) for c in query.conditions]
-    return CompiledSearch(sa.and_(*clauses), rank, row_query)
-
-
-def _rank(columns: SearchColumns, text_query: ColumnElement[Any]) -> ColumnElement[float]:
-    """Title-and-tags tier first, then cover density with the default weights {D .1, C .2, B .4, A 1}."""
-    in_title = _matches(sa.func.ts_filter(columns.vector, sa.cast(sa.literal("{a}"), _CharArray())), text_query)
-    tier = sa.case((in_title, sa.literal(TITLE_TIER)), else_=sa.literal(0.0))
-    density = sa.cast(sa.func.ts_rank_cd(columns.vector, text_query, 32), sa.Double)
-    return sa.cast(tier, sa.Double) + density
+    return clauses
 
 
 def _condition(condition: Condition, columns: SearchColumns) -> ColumnElement[bool]:
@@ -331,9 +407,37 @@ def _flag(flag: Flag, columns: SearchColumns) -> ColumnElement[bool]:
 
 # --- one page --------------------------------------------------------------------------------------
 
+TOP_TIER: Final = 1.0  # every required word is in the title or the tags
+BODY_TIER: Final = 0.0
+
+
+def _newest_first(
+    columns: SearchColumns,
+    selected: Sequence[ColumnElement[Any]],
+    where: Sequence[Any],
+    tier: float | None,
+    after: SearchPosition | None,
+    limit: int,
+) -> sa.Select[Any]:
+    """One keyset walk newest first: ``(sort_time, id) < after`` ordered by the sort-time index."""
+    rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
+    statement = sa.select(
+        *selected,
+        rank.label("search_rank"),
+        columns.sort_time.label("search_sort_time"),
+        columns.client_bookmark_id.label("search_id"),
+    ).where(*where)
+    if after is not None:
+        statement = statement.where(
+            sa.tuple_(columns.sort_time, columns.client_bookmark_id)
+            < sa.tuple_(sa.literal(after.sort_time, sa.DateTime(timezone=True)), sa.literal(after.client_bookmark_id))
+        )
+    return statement.order_by(columns.sort_time.desc(), columns.client_bookmark_id.desc()).limit(limit)
+
 
 def search_page(
     query: Query,
+    match: TextMatch,
     columns: SearchColumns,
     selected: Sequence[ColumnElement[Any]],
     *,
@@ -341,36 +445,26 @@ def search_page(
     after: SearchPosition | None,
     limit: int,
 ) -> sa.Select[Any]:
-    """``SELECT selected, rank, sort_time, client_bookmark_id`` for the page after ``after``.
+    """``SELECT selected, search_rank, search_sort_time, search_id`` for the page after ``after``.
 
-    Order: rank DESC (word queries), then sort time DESC, then client_bookmark_id DESC; fetch
-    ``limit + 1`` rows to know whether there is a next page.
+    Filter-only: newest first. With words: the top tier (every word in the title or tags) newest first,
+    then the rest newest first — each tier its own ``LIMIT``-ed keyset walk, so a common word costs what
+    a page costs, not what its matches cost.
     """
-    compiled = compile_search(query, columns, owner=owner)
-    rank = compiled.rank if compiled.rank is not None else sa.cast(sa.null(), sa.Double)
-    inner = (
-        sa.select(
-            *selected,
-            rank.label("search_rank"),
-            columns.sort_time.label("search_sort_time"),
-            columns.client_bookmark_id.label("search_id"),
-        )
-        .where(compiled.where)
-        .subquery("search")
-    )
-    keys = [inner.c.search_sort_time, inner.c.search_id]
-    if compiled.rank is not None:
-        keys.insert(0, inner.c.search_rank)
-    statement = sa.select(inner).order_by(*(k.desc() for k in keys)).limit(limit)
-    if after is not None:
-        bound: list[ColumnElement[Any]] = [
-            sa.literal(after.sort_time, sa.DateTime(timezone=True)),
-            sa.literal(after.client_bookmark_id, sa.Text),
-        ]
-        if compiled.rank is not None:
-            bound.insert(0, sa.literal(after.rank, sa.Double))
-        statement = statement.where(sa.tuple_(*keys) < sa.tuple_(*bound))
-    return statement
+    where = _base_clauses(query, match, columns, owner)
+    if match.required is None:
+        return _newest_first(columns, selected, where, None, after, limit)
+    required = _tsquery(match.required)
+    in_head = _matches(columns.head, required)
+    branches = []
+    if after is None or after.rank == TOP_TIER:
+        branches.append(_newest_first(columns, selected, [*where, in_head], TOP_TIER, after, limit))
+    body_after = after if after is not None and after.rank == BODY_TIER else None
+    body = [*where, _matches(columns.vector, required), sa.not_(in_head)]
+    branches.append(_newest_first(columns, selected, body, BODY_TIER, body_after, limit))
+    merged = sa.union_all(*branches).subquery("search")
+    keys = (merged.c.search_rank, merged.c.search_sort_time, merged.c.search_id)
+    return sa.select(merged).order_by(*(k.desc() for k in keys)).limit(limit)
 
 
 def position_of(row: sa.Row[Any]) -> SearchPosition:
@@ -378,31 +472,39 @@ def position_of(row: sa.Row[Any]) -> SearchPosition:
     return SearchPosition(row.search_rank, row.search_sort_time, row.search_id)
 
 
-def headline(query: Query, columns: SearchColumns, text: str) -> ColumnElement[str] | None:
-    """``ts_headline`` over ``text`` (one bookmark's best field, original spelling) for a result row.
-
-    Returns None for filter-only queries. Give the result and ``text`` to
-    :func:`bookmarks.search.snippet.render_snippet`.
+def headlines_statement(configs: Sequence[str], documents: Sequence[str], queries: Sequence[str]) -> sa.Select[Any]:
+    """``ts_headline(config, document, query)`` for each triple, in order (column ``headline``): one
+    statement of constant shape whatever the page. ``documents`` come from
+    :func:`bookmarks.search.snippet.headline_document`; ``queries`` from :meth:`TextMatch.headline_query`.
     """
-    row_query = text_query(query, columns)
-    if row_query is None:
-        return None
-    return sa.func.ts_headline(
-        columns.config, sa.literal(headline_document(text)), row_query, sa.literal(HEADLINE_OPTIONS)
+    rows = (
+        sa.func.unnest(
+            sa.literal(list(configs), ARRAY(sa.Text)),
+            sa.literal(list(documents), ARRAY(sa.Text)),
+            sa.literal(list(queries), ARRAY(sa.Text)),
+        )
+        .table_valued("config", "document", "query", with_ordinality="n")
+        .render_derived(name="h")
     )
+    headline = sa.func.ts_headline(
+        sa.cast(rows.c.config, REGCONFIG), rows.c.document, sa.cast(rows.c.query, TSQUERY), HEADLINE_OPTIONS
+    )
+    return sa.select(headline.label("headline")).select_from(rows).order_by(rows.c.n)
 
 
 __all__ = [
     "ALL_CONFIGS",
-    "CompiledSearch",
     "SearchColumns",
     "SearchDocument",
-    "compile_search",
+    "TextMatch",
     "config_for_language",
-    "headline",
+    "fields_vector",
+    "full_vector",
+    "head_vector",
+    "headlines_statement",
+    "page_vector",
     "position_of",
     "search_page",
     "search_tags",
-    "search_vector",
-    "text_query",
+    "stems_statement",
 ]

@@ -20,16 +20,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.cursor import StreamPosition
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.tables import bookmarks, collections, user_streams
+from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, collections, user_streams
 
 StreamRecord = Bookmark | Collection
 
 _B, _C = "b_", "c_"
 
 
+def _columns(table: Table) -> Sequence[Column[Any]]:
+    return BOOKMARK_COLUMNS if table is bookmarks else tuple(table.columns)  # no search index in delta
+
+
 def _padded(table: Table, own: str, other: Table, other_prefix: str) -> list[Any]:
-    mine = [c.label(own + c.name) for c in table.columns]
-    theirs = [null().cast(c.type).label(other_prefix + c.name) for c in other.columns]
+    mine = [c.label(own + c.name) for c in _columns(table)]
+    theirs = [null().cast(c.type).label(other_prefix + c.name) for c in _columns(other)]
     return mine + theirs if own == _B else theirs + mine
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, Text, cast, delete, exists, func, literal, select
+from sqlalchemy import Table, Text, cast, delete, exists, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB, UUID, Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import ReturningInsert
@@ -22,7 +22,15 @@ from sqlalchemy.types import Interval
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.store.import_tables import imports
-from bookmarks.store.tables import bookmarks, collections, deleted_users, pending_enrichments, user_streams
+from bookmarks.store.search_index import PageText, upsert_statement
+from bookmarks.store.tables import (
+    BOOKMARK_COLUMNS,
+    bookmarks,
+    collections,
+    deleted_users,
+    pending_enrichments,
+    user_streams,
+)
 from common.events import Event
 from common.outbox import forget_published_events
 from common.tables import OutboxRow
@@ -130,10 +138,10 @@ def _upsert_statement(table: Table, values: dict[str, Any]) -> Insert:
     )
 
 
-async def put_with_event(session: AsyncSession, table: Table, values: dict[str, Any], event: Event) -> None:
-    """Upsert one row and write its outbox row in one statement (a data-modifying CTE): one round trip,
-    same transaction. ``table`` is ``bookmarks`` or ``collections``; extra columns need nothing here."""
-    saved = _upsert_statement(table, values).returning(table.c.owner_uid).cte("saved")
+async def _put_with_event(session: AsyncSession, upsert: Insert, table: Table, event: Event) -> None:
+    """Run ``upsert`` (one row of ``table``) and write its outbox row in one statement (a data-modifying
+    CTE): one round trip, same transaction."""
+    saved = upsert.returning(table.c.owner_uid).cte("saved")
     headers = json.dumps(current_trace_headers())
     row = select(
         literal(event.topic, Text()),
@@ -143,6 +151,17 @@ async def put_with_event(session: AsyncSession, table: Table, values: dict[str, 
     ).select_from(saved)
     columns = [outbox.c.topic, outbox.c.key, outbox.c.payload, outbox.c.headers]
     await session.execute(insert(outbox).from_select(columns, row))
+
+
+async def put_bookmark_with_event(
+    session: AsyncSession, bookmark: Bookmark, event: Event, page: PageText | None = None
+) -> None:
+    """The bookmark with its search index (and page text when enrichment brought one) and its event."""
+    await _put_with_event(session, upsert_statement(bookmark, page), bookmarks, event)
+
+
+async def put_collection_with_event(session: AsyncSession, collection: Collection, event: Event) -> None:
+    await _put_with_event(session, _upsert_statement(collections, collection.to_row()), collections, event)
 
 
 async def is_user_deleted(session: AsyncSession, owner: uuid.UUID) -> bool:
@@ -159,7 +178,7 @@ async def _upsert(session: AsyncSession, table: Table, values: dict[str, Any]) -
 
 async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
     statement = (
-        select(bookmarks)
+        select(*BOOKMARK_COLUMNS)
         .where(bookmarks.c.owner_uid == owner, bookmarks.c.client_bookmark_id == client_bookmark_id)
         .with_for_update()
     )
@@ -167,9 +186,27 @@ async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmar
     return Bookmark.from_row(row) if row is not None else None
 
 
-async def put_bookmark(session: AsyncSession, bookmark: Bookmark) -> None:
-    """Store the record as it is (insert or replace every column): one statement, one round trip."""
-    await _upsert(session, bookmarks, bookmark.to_row())
+async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText | None = None) -> None:
+    """Store the record as it is (insert or replace every column) and its search index, with the page
+    text when enrichment brought one: one statement, one round trip."""
+    await session.execute(upsert_statement(bookmark, page))
+
+
+async def copy_search_page(
+    session: AsyncSession, source: uuid.UUID, target: uuid.UUID, client_bookmark_id: str
+) -> None:
+    """A merged bookmark keeps its page text: copy the source row's search columns onto the moved one."""
+    src = bookmarks.alias("src")
+    names = ("search_vector", "search_head", "search_config", "search_page_text", "search_page_vector")
+    statement = (
+        update(bookmarks)
+        .values({name: src.c[name] for name in names})
+        .where(
+            src.c.owner_uid == source, src.c.client_bookmark_id == bookmarks.c.client_bookmark_id,
+            bookmarks.c.owner_uid == target, bookmarks.c.client_bookmark_id == client_bookmark_id,
+        )
+    )
+    await session.execute(statement)
 
 
 async def put_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> None:
@@ -179,7 +216,7 @@ async def put_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> N
 
 async def _select_bookmarks(session: AsyncSession, *where: Any) -> list[Bookmark]:
     statement = (
-        select(bookmarks)
+        select(*BOOKMARK_COLUMNS)
         .where(*where)
         .order_by(bookmarks.c.updated_at, bookmarks.c.client_bookmark_id)
         .with_for_update()

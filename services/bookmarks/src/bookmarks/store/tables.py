@@ -6,8 +6,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Text, text
-from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Text, func, text
+from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR, UUID
 from sqlmodel import Field, SQLModel
 
 
@@ -22,6 +22,17 @@ class BookmarkRow(SQLModel, table=True):
     __table_args__ = (
         # The delta stream's keyset: WHERE owner = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id.
         Index("ix_bookmarks_stream", "owner_uid", "updated_at", "client_bookmark_id", unique=True),
+        # Search (bookmarks.search.sql, migration 0004): exact GIN lookups, and newest-first keyset walks.
+        Index("ix_bookmarks_search", "search_vector", postgresql_using="gin"),
+        Index("ix_bookmarks_search_head", "search_head", postgresql_using="gin"),
+        Index("ix_bookmarks_search_tags", "search_tags", postgresql_using="gin"),
+        Index(
+            "ix_bookmarks_search_newest",
+            "owner_uid",
+            func.coalesce(text("client_saved_at"), text("created_at")).desc(),
+            text("client_bookmark_id DESC"),
+            postgresql_where=text("deleted_at IS NULL"),
+        ),
     )
 
     owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
@@ -49,6 +60,18 @@ class BookmarkRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_ts(nullable=False))
     enriched_at: datetime | None = Field(default=None, sa_column=_ts())
     deleted_at: datetime | None = Field(default=None, sa_column=_ts())
+    # Search index (bookmarks.search.sql): written by the same statement as the fields above. Never read
+    # back into the domain object (BOOKMARK_COLUMNS leaves them out).
+    search_vector: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''")))
+    search_head: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''")))
+    search_config: Any = Field(
+        default=None, sa_column=Column(REGCONFIG, nullable=False, server_default=text("'simple'::regconfig"))
+    )
+    search_tags: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
+    search_page_text: str | None = Field(default=None, sa_column=Column(Text))
+    search_page_vector: Any = Field(
+        default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''"))
+    )
 
 
 class CollectionRow(SQLModel, table=True):
@@ -101,6 +124,9 @@ class PendingEnrichmentRow(SQLModel, table=True):
 
 
 bookmarks = BookmarkRow.__table__  # type: ignore[attr-defined]
+SEARCH_COLUMN_PREFIX = "search_"
+# The bookmark's own columns: what reads select (the search index stays in the database).
+BOOKMARK_COLUMNS = tuple(c for c in bookmarks.columns if not c.name.startswith(SEARCH_COLUMN_PREFIX))
 collections = CollectionRow.__table__  # type: ignore[attr-defined]
 user_streams = UserStreamRow.__table__  # type: ignore[attr-defined]
 deleted_users = DeletedUserRow.__table__  # type: ignore[attr-defined]

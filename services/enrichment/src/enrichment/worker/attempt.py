@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from common.events import EnrichmentResult
+from common.events import EnrichmentResult, page_text_excerpt
 from common.urls import normalize_url
 from enrichment.domain.model import normalize_tags, snapshot_status
 from enrichment.fetch import FetchedPage, SafeFetcher
@@ -80,6 +80,7 @@ class Enricher:
             tags=normalize_tags(analysis.tags),
             snapshotStatus=status,
             language=content.language,
+            text=page_text_excerpt(content.text),
         )
         return Enrichment(result=result, snapshots=snapshots)
 

@@ -1,0 +1,288 @@
+"""GET /v1/bookmarks/search (extensions.md §E3) through the service on the real PostgreSQL and broker."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from common.events import EnrichmentCompleted, EnrichmentResult, UserDeleted, UserMerged
+from devstack.testing import eventually
+
+FRENCH = (
+    "Les politiques ÉCONOMIQUES de la France sont débattues au Parlement depuis des années. "
+    "Les élèves étudient l'économie."
+)
+GERMAN = "Die Häuser und Straßen von Berlin wurden nach dem Krieg wieder aufgebaut."
+ENGLISH = "Gardening in small spaces: containers, herbs and tomatoes on the balcony."
+
+
+async def put(http: httpx.AsyncClient, user: Any, bookmark_id: str, **fields: Any) -> dict[str, Any]:
+    body = {"url": f"https://example.com/{bookmark_id}"} | fields
+    response = await http.put(f"/v1/bookmarks/{bookmark_id}", json=body, headers=user.headers)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+async def search_raw(http: httpx.AsyncClient, user: Any, q: str | None, **params: Any) -> httpx.Response:
+    query = ({"q": q} if q is not None else {}) | {k: str(v) for k, v in params.items()}
+    return await http.get("/v1/bookmarks/search", params=query, headers=user.headers)
+
+
+async def search(http: httpx.AsyncClient, user: Any, q: str, **params: Any) -> list[dict[str, Any]]:
+    response = await search_raw(http, user, q, **params)
+    assert response.status_code == 200, response.text
+    results: list[dict[str, Any]] = response.json()["data"]["results"]
+    return results
+
+
+async def ids(http: httpx.AsyncClient, user: Any, q: str) -> list[str]:
+    """Every result id of ``q``, following the cursor to the end (page size 3)."""
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        params: dict[str, Any] = {"limit": 3} | ({"cursor": cursor} if cursor else {})
+        response = await search_raw(http, user, q, **params)
+        assert response.status_code == 200, response.text
+        data = response.json()["data"]
+        found += [r["bookmark"]["clientBookmarkId"] for r in data["results"]]
+        cursor = data["nextCursor"]
+        if cursor is None:
+            return found
+
+
+def enriched(user: Any, bookmark_id: str, page_text: str, language: str | None, **result: Any) -> EnrichmentCompleted:
+    url = f"https://example.com/{bookmark_id}"
+    values = {"normalizedUrl": url, "domain": "example.com", "text": page_text, "language": language} | result
+    return EnrichmentCompleted(userId=user.id, clientBookmarkId=bookmark_id, normalizedUrl=url,
+                               result=EnrichmentResult(**values))
+
+
+Publish = Callable[[Any], Awaitable[None]]
+
+
+async def enrich(http: httpx.AsyncClient, publish: Publish, user: Any, bookmark_id: str, page_text: str,
+                 language: str | None, **result: Any) -> None:
+    """Publish an enrichment result and wait until delta shows it."""
+    await publish(enriched(user, bookmark_id, page_text, language, **result))
+
+    async def visible() -> bool:
+        response = await http.get("/v1/bookmarks/delta", params={"limit": "1000"}, headers=user.headers)
+        records = response.json()["data"]["upserts"]
+        return any(r["clientBookmarkId"] == bookmark_id and r["enrichmentStatus"] == "completed" for r in records)
+
+    await eventually(visible)
+
+
+@pytest.fixture
+async def library(http: httpx.AsyncClient, user: Any, publish: Publish) -> Any:
+    """A small library: French and German pages (enriched), titles, tags, states, dates."""
+    await http.put("/v1/collections/reading", json={"name": "Reading"}, headers=user.headers)
+    await put(http, user, "fr", title="Budget 2025", clientSavedAt="2025-01-02T10:00:00Z")
+    await put(http, user, "de", title="Wohnen", clientSavedAt="2025-01-04T10:00:00Z")
+    await put(http, user, "en-garden", title="Balcony ideas", clientSavedAt="2025-01-05T10:00:00Z")
+    await put(http, user, "climate", url="https://news.example.org/c", title="Climate change now",
+              notes="why it matters", isFavorite=True, collectionIds=["reading"],
+              clientSavedAt="2025-01-06T10:00:00Z", lastOpenedAt="2025-01-07T10:00:00Z")
+    await put(http, user, "climate-rev", title="Change of climate", userTags=["Science"],
+              clientSavedAt="2025-01-07T10:00:00Z")
+    await put(http, user, "py-title", url="https://docs.python.org/3/", title="Python tips",
+              clientSavedAt="2025-03-01T10:00:00Z")
+    await put(http, user, "py-notes", title="Misc", notes="python snakes python", clientSavedAt="2025-02-01T10:00:00Z")
+    await put(http, user, "py-tag", url="https://python.org/x", title="Snakes", userTags=["Python", "Café"],
+              isArchived=True, clientSavedAt="2025-01-20T10:00:00Z")
+    await put(http, user, "xss", title='<script>alert("x")</script> python', clientSavedAt="2025-01-10T10:00:00Z")
+    await enrich(http, publish, user, "fr", FRENCH, "fr", title=None)
+    await enrich(http, publish, user, "de", GERMAN, "de", title=None)
+    await enrich(http, publish, user, "en-garden", ENGLISH, "en", title=None)
+    return user
+
+
+async def test_words_must_all_match_case_and_accents_do_not_matter(http: httpx.AsyncClient, library: Any) -> None:
+    assert await ids(http, library, "CLIMATE") == ["climate-rev", "climate"]
+    assert await ids(http, library, "climate matters") == ["climate"]
+    assert await ids(http, library, "cafe") == ["py-tag"]
+    assert await ids(http, library, "ÉCONOMIQUES") == ["fr"]
+
+
+async def test_french_stemming_on_a_french_page_after_accent_folding(http: httpx.AsyncClient, library: Any) -> None:
+    assert await ids(http, library, "economique") == ["fr"]
+    assert await ids(http, library, "eleve parlements") == ["fr"]
+
+
+async def test_german_stemming_on_a_german_page(http: httpx.AsyncClient, library: Any) -> None:
+    assert await ids(http, library, "haus strasse") == ["de"]
+    assert await ids(http, library, "Hauser") == ["de"]
+
+
+async def test_stems_only_in_the_pages_language(http: httpx.AsyncClient, library: Any) -> None:
+    # "tomato" is English's stem of "tomatoes" on the English page; German stems do not reach it.
+    assert await ids(http, library, "tomato") == ["en-garden"]
+    assert await ids(http, library, "haus") == ["de"]
+
+
+async def test_phrases_keep_word_order(http: httpx.AsyncClient, library: Any) -> None:
+    assert await ids(http, library, '"climate change"') == ["climate"]
+    assert await ids(http, library, '"change climate"') == []
+
+
+async def test_exclusions_of_words_and_phrases(http: httpx.AsyncClient, library: Any) -> None:
+    assert await ids(http, library, "climate -science") == ["climate"]
+    assert await ids(http, library, 'climate -"climate change"') == ["climate-rev"]
+
+
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [
+        ("tag:python", {"py-tag"}),
+        ("tag:CAFE", {"py-tag"}),
+        ("domain:python.org", {"py-title", "py-tag"}),
+        ("domain:example.org", {"climate"}),
+        ("collection:reading", {"climate"}),
+        ("is:favorite", {"climate"}),
+        ("is:archived", {"py-tag"}),
+        ("is:enriched", {"fr", "de", "en-garden"}),
+        ("after:2025-02-01", {"py-notes", "py-title"}),
+        ("before:2025-01-04", {"fr"}),
+    ],
+)
+async def test_filters_and_their_negation(http: httpx.AsyncClient, library: Any, q: str, expected: set[str]) -> None:
+    everything = set(await ids(http, library, "-is:failed"))
+    assert len(everything) == 9
+    assert set(await ids(http, library, q)) == expected
+    assert set(await ids(http, library, f"-{q}")) == everything - expected
+
+
+async def test_unread_pending_and_failed(http: httpx.AsyncClient, library: Any) -> None:
+    assert set(await ids(http, library, "-is:unread")) == {"climate"}
+    assert "fr" not in await ids(http, library, "is:pending")
+    assert "xss" in await ids(http, library, "is:pending")
+    assert await ids(http, library, "is:failed") == []
+
+
+async def test_filter_only_queries_are_newest_first_without_snippets(http: httpx.AsyncClient, library: Any) -> None:
+    assert await ids(http, library, "domain:python.org") == ["py-title", "py-tag"]
+    assert all(r["snippet"] is None for r in await search(http, library, "is:unread"))
+
+
+async def test_title_and_tag_matches_rank_above_notes_then_newest_first(http: httpx.AsyncClient,
+                                                                       library: Any) -> None:
+    assert await ids(http, library, "python") == ["py-title", "py-tag", "xss", "py-notes"]
+
+
+async def test_snippets_mark_matches_and_escape_everything_else(http: httpx.AsyncClient, library: Any) -> None:
+    [xss] = await search(http, library, "alert")
+    assert xss["snippet"] == "&lt;script&gt;<mark>alert</mark>(&quot;x&quot;)&lt;/script&gt; python"
+    assert xss["bookmark"]["title"] == '<script>alert("x")</script> python'  # the Bookmark as delta shows it
+    [fr] = await search(http, library, "economique")
+    assert "<mark>ÉCONOMIQUES</mark>" in fr["snippet"] and len(fr["snippet"]) <= 300
+
+
+async def test_pages_never_repeat_or_skip(http: httpx.AsyncClient, library: Any) -> None:
+    for q in ("python", "-is:failed", "climate -tag:nothing"):
+        every = await search(http, library, q, limit=100)
+        assert await ids(http, library, q) == [r["bookmark"]["clientBookmarkId"] for r in every]
+
+
+async def test_cursor_tampering_and_reuse_with_another_query_are_refused(
+    http: httpx.AsyncClient, library: Any, make_user: Any
+) -> None:
+    first = (await search_raw(http, library, "python", limit=1)).json()["data"]
+    cursor = first["nextCursor"]
+    assert cursor
+    assert (await search_raw(http, library, "PYTHON", limit=1, cursor=cursor)).status_code == 200
+    for q, bad in (("snakes", cursor), ("python", cursor[:-2] + ("A" if cursor[-2] != "A" else "B") + cursor[-1]),
+                   ("python", "garbage")):
+        response = await search_raw(http, library, q, cursor=bad)
+        assert response.status_code == 400 and response.json()["code"] == "invalid-cursor", (q, bad)
+    other = make_user()
+    response = await search_raw(http, other, "python", cursor=cursor)
+    assert response.status_code == 400 and response.json()["code"] == "invalid-cursor"
+
+
+@pytest.mark.parametrize("q", [None, "", "   ", "colour:red", "is:starred", "after:2025-13-01", '"open quote'])
+async def test_bad_queries_are_400_invalid_request(http: httpx.AsyncClient, user: Any, q: str | None) -> None:
+    response = await search_raw(http, user, q)
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == "invalid-request"
+
+
+async def test_limit_out_of_range_is_400(http: httpx.AsyncClient, user: Any) -> None:
+    for limit in (0, 101, "x"):
+        response = await search_raw(http, user, "python", limit=limit)
+        assert response.status_code == 400, response.text
+
+
+async def test_only_the_callers_live_bookmarks(http: httpx.AsyncClient, library: Any, make_user: Any) -> None:
+    other = make_user()
+    await put(http, other, "theirs", title="Python of someone else")
+    assert "theirs" not in await ids(http, library, "python")
+    assert await ids(http, other, "python") == ["theirs"]
+    await http.delete("/v1/bookmarks/py-title", headers=library.headers)
+    assert "py-title" not in await ids(http, library, "python")
+    assert "py-title" not in await ids(http, library, "domain:python.org")
+
+
+async def test_a_put_is_searchable_as_soon_as_it_returns(http: httpx.AsyncClient, user: Any, publish: Publish) -> None:
+    await put(http, user, "fresh", title="Quokka photography")
+    assert await ids(http, user, "quokka") == ["fresh"]
+    await put(http, user, "fresh", title="Wombat photography")
+    assert await ids(http, user, "quokka") == []
+    assert await ids(http, user, "wombat") == ["fresh"]
+
+
+async def test_page_text_is_searchable_once_enrichment_is_visible_and_survives_later_puts(
+    http: httpx.AsyncClient, user: Any, publish: Publish
+) -> None:
+    await put(http, user, "page", title="Some article")
+    assert await ids(http, user, "aufgebaut") == []
+    await enrich(http, publish, user, "page", GERMAN, "de", title=None)
+    assert await ids(http, user, "aufgebaut") == ["page"]
+    await put(http, user, "page", title="Renamed article", notes="mine")
+    assert await ids(http, user, "haus renamed") == ["page"]  # page text and German stems kept
+
+
+async def _search_rows(bookmarks_app: Any, owner: uuid.UUID) -> int:
+    async with bookmarks_app.state.sessions() as session:
+        found = await session.execute(
+            text("SELECT count(*) FROM bookmarks WHERE owner_uid = :o AND (search_vector <> '' "
+                 "OR search_page_text IS NOT NULL OR search_tags <> '{}')"),
+            {"o": owner},
+        )
+        return int(found.scalar_one())
+
+
+async def test_account_deletion_and_merge_leave_no_search_data(
+    http: httpx.AsyncClient, make_user: Any, publish: Publish, bookmarks_app: Any
+) -> None:
+    gone, anon, owner = make_user(), make_user(), make_user()
+    await put(http, gone, "g", title="Searchable", userTags=["x"])
+    await put(http, anon, "a", title="Anonymous notes")
+    await enrich(http, publish, anon, "a", GERMAN, "de", title=None)
+    assert await _search_rows(bookmarks_app, gone.id) == 1
+
+    await publish(UserDeleted(userId=gone.id))
+    await publish(UserMerged(userId=owner.id, sourceUserId=anon.id))
+
+    async def done() -> bool:
+        return await _search_rows(bookmarks_app, gone.id) == 0 and await _search_rows(bookmarks_app, anon.id) == 0
+
+    await eventually(done)
+    assert await ids(http, owner, "aufgebaut anonymous") == ["a"]  # the merged bookmark keeps its page text
+
+
+async def test_deleted_bookmarks_keep_no_search_data(http: httpx.AsyncClient, user: Any, bookmarks_app: Any) -> None:
+    await put(http, user, "d", title="Ephemeral", userTags=["t"])
+    await http.delete("/v1/bookmarks/d", headers=user.headers)
+    assert await _search_rows(bookmarks_app, user.id) == 0
+
+
+async def test_put_on_the_id_search_is_a_bookmark(http: httpx.AsyncClient, user: Any) -> None:
+    data = await put(http, user, "search", title="Named search")
+    assert data["clientBookmarkId"] == "search"
+    assert await ids(http, user, "named") == ["search"]
