@@ -187,18 +187,25 @@ async def write_round(api: Api, op: str, users: list[dict[str, str]], per_worker
     }
 
 
-async def bench_writes(api: Api, *, c16_writes: int, c64_writes: int) -> dict[str, Any]:
+WRITE_ROUNDS = ("c1", "c16", "c16_update", "c16_delete", "c64")
+
+
+async def bench_writes(api: Api, *, c16_writes: int, c64_writes: int, rounds: tuple[str, ...]) -> dict[str, Any]:
     """c1 (latency), c16 create / update / delete over ``c16_writes`` each, c64 create (errors, p99)."""
     results: dict[str, Any] = {}
     plan = [(1, max(50, c16_writes // 30), ("create",)), (16, c16_writes, ("create", "update", "delete")),
             (64, c64_writes, ("create",))]
-    for concurrency, total, ops in plan:
+    for concurrency, total, all_ops in plan:
+        ops = tuple(op for op in all_ops if (f"c{concurrency}" if op == "create" else f"c{concurrency}_{op}") in rounds)
+        if not ops:
+            continue
         users = [(await api.new_user())[1] for _ in range(concurrency)]
         per_worker = max(1, -(-total // concurrency))
         for op in ops:
             key = f"c{concurrency}" if op == "create" else f"c{concurrency}_{op}"
             print(f"bench: writes {key} ({per_worker * concurrency}) …", flush=True)
             results[key] = await write_round(api, op, users, per_worker, f"w{concurrency}")
+            print(f"bench: writes {key} = {json.dumps(results[key])}", flush=True)
     return results
 
 
@@ -497,8 +504,9 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
     api = Api(gateway_url)
     benchmarks: dict[str, Any] = {}
     c16_writes = int(os.environ.get("BENCH_WRITES", "3008" if quick else "6000"))
+    rounds = tuple(args.writes or WRITE_ROUNDS)
     steps: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
-        "writes": lambda: bench_writes(api, c16_writes=c16_writes, c64_writes=c16_writes // 3),
+        "writes": lambda: bench_writes(api, c16_writes=c16_writes, c64_writes=c16_writes // 3, rounds=rounds),
         "idle": lambda: bench_idle(seconds=float(os.environ.get("BENCH_IDLE_SECONDS", "20"))),
         "nudge": lambda: bench_nudge(api, samples=60 if quick else 200),
         "delta": lambda: bench_delta(api, bookmarks_dsn=bookmarks_dsn, count=20_000 if quick else 100_000),
@@ -517,6 +525,7 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
             except Exception as exc:  # one broken benchmark must not hide the others' figures
                 benchmarks[name] = {"error": f"{type(exc).__name__}: {exc}"}
             print(f"bench: {name} done in {time.perf_counter() - started:.1f}s", flush=True)
+            print(f"bench: {name} = {json.dumps(benchmarks[name])}", flush=True)  # kept if a later step hangs
     finally:
         await api.http.aclose()
     return {
@@ -569,6 +578,7 @@ def main() -> int:
     mode.add_argument("--quick", action="store_true", help="smaller sizes, a few minutes (default)")
     mode.add_argument("--full", action="store_true", help="the sizes of the targets (100k delta sync, …)")
     parser.add_argument("--only", nargs="*", choices=STEPS, help="run only these steps")
+    parser.add_argument("--writes", nargs="*", choices=WRITE_ROUNDS, help="only these rounds of the writes step")
     parser.add_argument("--also", nargs="*", default=[], choices=[c for c in CONFIGS if c != "default"],
                         help="a second configuration measured beside the default one (quiet: LOG_LEVEL=WARNING)")
     args = parser.parse_args()
