@@ -70,7 +70,14 @@ class BookmarkSaved(Event):
     updatedAt: datetime
     created: bool = False
     urlChanged: bool = False
+    # A deleted bookmark came back. None: a producer from before this field, which did not say.
+    revived: bool | None = None
     enrichmentStatus: str = "pending"
+
+    def changes_url_or_liveness(self) -> bool:
+        """Whether a projection of (bookmark → URL, deleted) could change: created, URL changed, revived
+        (or an older event that does not say). A title, tag or enrichment change cannot."""
+        return self.created or self.urlChanged or self.revived is not False
 
 
 class BookmarkDeleted(Event):

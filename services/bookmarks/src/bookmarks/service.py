@@ -50,7 +50,9 @@ class BookmarkView:
     is_pro: bool
 
 
-def _saved_event(record: Bookmark, *, created: bool = False, url_changed: bool = False) -> BookmarkSaved:
+def _saved_event(
+    record: Bookmark, *, created: bool = False, url_changed: bool = False, revived: bool = False
+) -> BookmarkSaved:
     return BookmarkSaved(
         userId=record.owner_uid,
         clientBookmarkId=record.client_bookmark_id,
@@ -60,6 +62,7 @@ def _saved_event(record: Bookmark, *, created: bool = False, url_changed: bool =
         updatedAt=record.updated_at,
         created=created,
         urlChanged=url_changed,
+        revived=revived,
         enrichmentStatus=record.enrichment_status,
     )
 
@@ -121,7 +124,9 @@ async def upsert_bookmark(
                 # A retried or redundant write: same state, no new position, nothing to sync.
                 return BookmarkView(existing, is_pro)
             record = merged
-            event = _saved_event(record, url_changed=rules.url_changed(existing, write))
+            event = _saved_event(
+                record, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted
+            )
         await repository.put_bookmark(session, record)
         await add_events(session, [event])
         return BookmarkView(record, is_pro)

@@ -192,3 +192,37 @@ async def test_merge_moves_bookmarks_later_update_wins(
 
 async def _is_zero(count: Any) -> bool:
     return await count == 0
+
+
+async def test_saved_events_tell_which_writes_change_the_url_or_revive(
+    http: httpx.AsyncClient, user: Any, infra: Any
+) -> None:
+    """Issue 15: enrichment's projection consumes only the saves that can change it; the event says which."""
+    consumer = AIOKafkaConsumer(
+        "bookmark.saved", "bookmark.deleted", bootstrap_servers=infra.kafka_bootstrap,
+        group_id=f"test-{uuid.uuid4().hex}", auto_offset_reset="earliest", enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        await http.put("/v1/bookmarks/r1", json={"url": "https://r1.example/a"}, headers=user.headers)
+        await http.put("/v1/bookmarks/r1", json={"title": "Only the title"}, headers=user.headers)
+        await http.delete("/v1/bookmarks/r1", headers=user.headers)
+        await http.put("/v1/bookmarks/r1", json={"url": "https://r1.example/a"}, headers=user.headers)
+        await http.put("/v1/bookmarks/r1", json={"url": "https://r1.example/b"}, headers=user.headers)
+        mine: list[Any] = []
+
+        async def collect() -> bool:
+            batches = await consumer.getmany(timeout_ms=200)
+            for records in batches.values():
+                mine.extend(e for e in (parse_event(r.value) for r in records) if e.userId == user.id)
+            return len(mine) >= 5
+
+        await eventually(collect)
+        assert [e.type for e in mine] == ["bookmark.saved"] * 2 + ["bookmark.deleted"] + ["bookmark.saved"] * 2
+        saves = [e for e in mine if e.type == "bookmark.saved"]
+        assert [(e.created, e.urlChanged, e.revived) for e in saves] == [
+            (True, False, False), (False, False, False), (False, False, True), (False, True, False)
+        ]
+        assert [e.changes_url_or_liveness() for e in saves] == [True, False, True, True]
+    finally:
+        await consumer.stop()
