@@ -468,7 +468,8 @@ CONFIGS: dict[str, dict[str, str]] = {
     "default": {},
     "quiet": {"LOG_LEVEL": "WARNING"},
 }
-STEPS = ("writes", "idle", "nudge", "delta", "gateway", "enrichment", "header_flood")
+# idle first: measured on a stack that has only started, before any step leaves work behind.
+STEPS = ("idle", "nudge", "writes", "delta", "gateway", "enrichment", "header_flood")
 
 
 def print_table(results: dict[str, Any]) -> None:
