@@ -40,10 +40,13 @@ RecordHandler = Callable[[Record], None]
 
 # The nudge tail is the one consumer that needs low latency (write → bookmarks_changed p50 ≤ 50 ms, p99 ≤
 # 250 ms). The embedded broker holds each fetch for its full wait even when data arrives, so the wait is
-# both the delivery delay (uniform in 0..wait) and the idle poll rate (1000 / wait fetches per second,
-# each costing CPU in the broker and here): 75 ms is the compromise measured in issue 15 (was 25 ms).
-# Real Kafka answers a waiting fetch when data arrives, so there this only bounds idle polling.
-NUDGE_FETCH_MAX_WAIT_MS = 75
+# both the delivery delay (uniform in 0..wait) and the poll rate (1000 / wait fetches per second, each
+# costing CPU in the broker and here). So the nudge tail polls fast only while this replica holds a
+# socket (a nudge can reach someone); with none it polls once a second and skips nothing (positions
+# still advance), and the first nudge after the first socket connects waits at most that second.
+# Real Kafka answers a waiting fetch when data arrives, so there the wait only bounds idle polling.
+NUDGE_FETCH_MAX_WAIT_MS = 25
+NUDGE_IDLE_FETCH_MAX_WAIT_MS = 1_000
 
 
 class TopicTail:
@@ -57,6 +60,8 @@ class TopicTail:
         lookback_seconds: float | None = None,
         probe_seconds: float = 5.0,
         fetch_max_wait_ms: int = BACKGROUND_FETCH_MAX_WAIT_MS,
+        fast_fetch: Callable[[], bool] | None = None,
+        fast_fetch_max_wait_ms: int = NUDGE_FETCH_MAX_WAIT_MS,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -67,6 +72,8 @@ class TopicTail:
         self.caught_up = asyncio.Event()  # everything present at start-up has been handled
         self.probe_seconds = probe_seconds
         self.fetch_max_wait_ms = fetch_max_wait_ms
+        self.fast_fetch = fast_fetch
+        self.fast_fetch_max_wait_ms = fast_fetch_max_wait_ms
         self._positions: dict[TopicPartition, int] = {}
         self._last: dict[TopicPartition, tuple[int, int, bytes | None]] = {}  # (offset, timestamp, key)
         self._probing: set[TopicPartition] = set()
@@ -152,7 +159,9 @@ class TopicTail:
         loop = asyncio.get_running_loop()
         next_probe = loop.time() + self.probe_seconds
         while True:
-            batches = await consumer.getmany(timeout_ms=self.fetch_max_wait_ms + 1000, max_records=500)
+            wait_ms = self._fetch_wait(consumer)
+            batches = await consumer.getmany(timeout_ms=min(wait_ms + 1000, 250 if self.fast_fetch else 3000),
+                                             max_records=500)
             for tp, records in batches.items():
                 await self._apply(consumer, tp, records)
             if not self.caught_up.is_set():
@@ -171,6 +180,20 @@ class TopicTail:
             if loop.time() >= next_probe:
                 self._probe(consumer)
                 next_probe = loop.time() + self.probe_seconds
+
+    def _fetch_wait(self, consumer: AIOKafkaConsumer) -> int:
+        """The fetch wait for now: short while ``fast_fetch()`` says someone could be nudged.
+
+        aiokafka fixes the wait at construction; its fetcher reads it for every request, so it is
+        changed there (without that attribute, after an aiokafka change, the tail keeps its wait).
+        """
+        wanted = self.fetch_max_wait_ms
+        if self.fast_fetch is not None and self.fast_fetch():
+            wanted = self.fast_fetch_max_wait_ms
+        fetcher = getattr(consumer, "_fetcher", None)
+        if fetcher is not None and getattr(fetcher, "_fetch_max_wait_ms", None) not in (None, wanted):
+            fetcher._fetch_max_wait_ms = wanted
+        return wanted
 
     async def _apply(self, consumer: AIOKafkaConsumer, tp: TopicPartition, records: list[Record]) -> None:
         if tp in self._probing:
