@@ -564,7 +564,8 @@ def run_config(args: argparse.Namespace, name: str) -> dict[str, Any]:
             },
             output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
         )
-        config = replace(config, durable_postgres=True)
+        # Generous start-up limits: on a shared, loaded machine migrations alone can take minutes.
+        config = replace(config, durable_postgres=True, migration_timeout=900.0, ready_timeout=900.0)
         print(f"bench: starting the stack ({name}) …", flush=True)
         with Stack(config) as stack:
             results = asyncio.run(
