@@ -186,12 +186,16 @@ class ConsumerRunner:
                 work.append(item)
         if not work:
             return
+        outcomes: list[str] | None = None
         try:
             outcomes = await self._apply_batch(work)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a poisoned event or an outage: the per-event rules sort it out
             log.info("batch of %d event(s) failed, applying them one by one: %r", len(work), exc)
+        if outcomes is None:
+            # Outside the except block: the events' own failures must not carry the batch's failure as
+            # their context, or an outage seen by the batch would make a handler's bug look like one.
             for record, event, handler in work:
                 await self._traced(record, event, self._apply_with_retries(record, event, handler))
             return
