@@ -1,10 +1,16 @@
 """Consumer runner (ARCHITECTURE rule 2): idempotent handlers, offsets committed after the effect.
 
-For each message: parse the contract, then in ONE transaction insert the event id into
-``processed_events`` and run the handler; a redelivered event finds its id and is skipped. The Kafka
-offset is committed only after that transaction. A handler that keeps failing is retried with backoff
-and after ``max_attempts`` parked in ``dead_letters`` (metric ``events_dead_lettered_total``) so the
-partition moves on; a message that does not parse is parked at once (retrying cannot fix it).
+A fetched batch (per partition) is applied in ONE transaction: the event ids of the batch go into
+``processed_events`` in one statement, and the handler of every id that was not there yet runs in the
+same transaction; a redelivered event finds its id and is skipped. The Kafka offset (after the batch's
+last record) is committed only after that transaction. If the batch transaction fails for any reason,
+the batch is applied again one event per transaction, with the rules below, so one poisoned event
+never holds up or parks its neighbours. An event a service declares it does not need (``filters``:
+e.g. enrichment's projection and a title-only change) is skipped without a transaction.
+
+A handler that keeps failing is retried with backoff and after ``max_attempts`` parked in
+``dead_letters`` (metric ``events_dead_lettered_total``) so the partition moves
+on; a message that does not parse is parked at once (retrying cannot fix it).
 
 Only the handler's own failures on a healthy database count as attempts (issue 16): a database outage
 (:func:`common.outages.is_outage`, or any failure while the database does not answer ``SELECT 1``) is
@@ -18,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from opentelemetry import context as otel_context
@@ -37,12 +43,24 @@ from common.tracing import context_from_kafka_headers
 
 log = logging.getLogger("common.consumer")
 
+T = TypeVar("T")
+Work: TypeAlias = tuple[ConsumerRecord[bytes, bytes], AnyEvent, "Handler"]  # noqa: UP040 - aiokafka generic
+
+_INSERT_PROCESSED_MANY = text(
+    "INSERT INTO processed_events (event_id, topic) "
+    "SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:topics AS text[])) "
+    "ON CONFLICT DO NOTHING RETURNING event_id"
+)
+
 Handler = Callable[[AsyncSession, Any], Awaitable[None]]
+EventFilter = Callable[[Any], bool]
 
 # How long a fetch may wait for data. Real Kafka answers a waiting fetch as soon as data arrives, so this
-# only bounds idle polling; the embedded broker (Tansu) holds it for the full wait, so it is the delivery
-# latency there (aiokafka's 500 ms default gave ~200 ms write→nudge; 25 ms gives ~5 ms).
-FETCH_MAX_WAIT_MS = 25
+# only bounds idle polling; the embedded broker (Tansu) holds every fetch for its full wait, so it is also
+# the delivery latency there, and every fetch costs CPU in the broker and the client (issue 15).
+# Only the gateway's nudges need low latency (see gateway.events.consumers); the services' consumers keep
+# projections, enrichment results and plan changes, where a second or two is invisible, and poll rarely.
+BACKGROUND_FETCH_MAX_WAIT_MS = 2_000
 # Backoff between retries of an event during an infrastructure outage (never parked): capped low enough
 # that the consumer notices a recovered database within a few seconds.
 OUTAGE_RETRY_CAP_SECONDS = 5.0
@@ -62,6 +80,8 @@ class ConsumerRunner:
         group_id: str | None = None,
         max_attempts: int = 5,
         retry_base_seconds: float = 0.2,
+        filters: Mapping[str, EventFilter] | None = None,
+        fetch_max_wait_ms: int = BACKGROUND_FETCH_MAX_WAIT_MS,
     ) -> None:
         self.service = service
         self.bootstrap = bootstrap
@@ -70,6 +90,8 @@ class ConsumerRunner:
         self.group_id = group_id or service
         self.max_attempts = max_attempts
         self.retry_base_seconds = retry_base_seconds
+        self.filters = dict(filters or {})
+        self.fetch_max_wait_ms = fetch_max_wait_ms
         self.tracer = trace.get_tracer(f"{service}.consumer")
         self.started = asyncio.Event()
         self._applied_newest: dict[str, float] = {}
@@ -122,16 +144,18 @@ class ConsumerRunner:
             # A topic created after we subscribed (fresh cluster, broker restarted with memory
             # storage) is picked up at the next metadata refresh; the default waits 5 minutes.
             metadata_max_age_ms=5_000,
-            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+            fetch_max_wait_ms=self.fetch_max_wait_ms,
         )
 
     async def _consume(self, consumer: AIOKafkaConsumer) -> None:
         while True:
-            batches = await consumer.getmany(timeout_ms=1000, max_records=200)
+            # getmany returns as soon as the background fetcher has records; the timeout only paces the
+            # lag report of an idle consumer.
+            batches = await consumer.getmany(timeout_ms=self.fetch_max_wait_ms + 3_000, max_records=200)
             for tp, records in batches.items():
-                for record in records:
-                    await self.process(record)
-                    await consumer.commit({tp: record.offset + 1})
+                if records:
+                    await self.process_batch(records)
+                    await consumer.commit({tp: records[-1].offset + 1})
             await self._report_lag(consumer)
 
     async def _report_lag(self, consumer: AIOKafkaConsumer) -> None:
@@ -153,27 +177,83 @@ class ConsumerRunner:
                 continue
             CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(highwater - position)
 
+    async def process_batch(self, records: list[ConsumerRecord[bytes, bytes]]) -> None:
+        """Apply the records of one partition in one transaction; one by one if that fails."""
+        work: list[Work] = []
+        for record in records:
+            item = await self._prepare(record)
+            if item is not None:
+                work.append(item)
+        if not work:
+            return
+        outcomes: list[str] | None = None
+        try:
+            outcomes = await self._apply_batch(work)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a poisoned event or an outage: the per-event rules sort it out
+            log.info("batch of %d event(s) failed, applying them one by one: %r", len(work), exc)
+        if outcomes is None:
+            # Outside the except block: the events' own failures must not carry the batch's failure as
+            # their context, or an outage seen by the batch would make a handler's bug look like one.
+            for record, event, handler in work:
+                await self._traced(record, event, self._apply_with_retries(record, event, handler))
+            return
+        for (record, event, _), outcome in zip(work, outcomes, strict=True):
+            EVENTS_PROCESSED.labels(self.service, record.topic, outcome).inc()
+            self._mark_applied(record.topic, event)
+
     async def process(self, record: ConsumerRecord[bytes, bytes]) -> None:
         """Apply one record exactly once (in effect), or park it."""
-        topic = record.topic
-        raw = record.value or b""
+        item = await self._prepare(record)
+        if item is not None:
+            await self._traced(record, item[1], self._apply_with_retries(*item))
+
+    async def _prepare(self, record: ConsumerRecord[bytes, bytes]) -> Work | None:
+        """The parsed event and its handler; None when there is nothing to apply (parked, not ours,
+        or filtered out by the service as not needed)."""
         try:
-            event = parse_event(raw)
+            event = parse_event(record.value or b"")
         except ValidationError as exc:
             await self._park(record, f"unparseable event: {exc}", attempts=1)
-            return
-        handler = self.handlers.get(topic)
+            return None
+        handler = self.handlers.get(record.topic)
         if handler is None:
-            return
-        parent = context_from_kafka_headers(record.headers)
-        token = otel_context.attach(parent)
+            return None
+        wanted = self.filters.get(record.topic)
+        if wanted is not None and not wanted(event):
+            EVENTS_PROCESSED.labels(self.service, record.topic, "skipped").inc()
+            return None
+        return record, event, handler
+
+    async def _traced(self, record: ConsumerRecord[bytes, bytes], event: AnyEvent, work: Awaitable[T]) -> T:
+        """Run ``work`` in a consumer span that continues the producer's trace."""
+        token = otel_context.attach(context_from_kafka_headers(record.headers))
         try:
-            with self.tracer.start_as_current_span(f"consume {topic}", kind=SpanKind.CONSUMER) as span:
-                span.set_attribute("messaging.destination.name", topic)
+            with self.tracer.start_as_current_span(f"consume {record.topic}", kind=SpanKind.CONSUMER) as span:
+                span.set_attribute("messaging.destination.name", record.topic)
                 span.set_attribute("messaging.message.id", str(event.eventId))
-                await self._apply_with_retries(record, event, handler)
+                return await work
         finally:
             otel_context.detach(token)
+
+    async def _apply_batch(self, work: list[Work]) -> list[str]:
+        """One transaction: every new event id recorded and its handler run; duplicates skipped."""
+        outcomes: list[str] = []
+        async with self.sessions() as session, session.begin():
+            inserted = await session.execute(
+                _INSERT_PROCESSED_MANY,
+                {"ids": [event.eventId for _, event, _ in work], "topics": [event.type for _, event, _ in work]},
+            )
+            fresh = set(inserted.scalars())
+            for record, event, handler in work:
+                if event.eventId not in fresh:
+                    outcomes.append("duplicate")
+                    continue
+                fresh.discard(event.eventId)  # the same event twice in one batch runs once
+                await self._traced(record, event, handler(session, event))
+                outcomes.append("applied")
+        return outcomes
 
     async def _apply_with_retries(
         self, record: ConsumerRecord[bytes, bytes], event: AnyEvent, handler: Handler

@@ -70,10 +70,17 @@ class BookmarkSaved(Event):
     updatedAt: datetime
     created: bool = False
     urlChanged: bool = False
+    # A deleted bookmark came back. None: a producer from before this field, which did not say.
+    revived: bool | None = None
     enrichmentStatus: str = "pending"
     # "import" for a bookmark written by a bulk import (extensions.md §E4): enrichment applies cached
     # results but queues only low-priority work, and only for Pro users with useAi on. None otherwise.
     source: str | None = None
+
+    def changes_url_or_liveness(self) -> bool:
+        """Whether a projection of (bookmark → URL, deleted) could change: created, URL changed, revived
+        (or an older event that does not say). A title, tag or enrichment change cannot."""
+        return self.created or self.urlChanged or self.revived is not False
 
 
 class BookmarkDeleted(Event):

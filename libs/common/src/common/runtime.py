@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from common.app import watch_broker
-from common.consumer import ConsumerRunner, Handler
+from common.consumer import ConsumerRunner, EventFilter, Handler
 from common.db import SessionFactory, create_engine, create_session_factory, database_ready
 from common.outbox import OutboxRelay
 from common.settings import CommonSettings
@@ -38,6 +38,7 @@ async def service_backbone(
     database_url: str,
     handlers: Mapping[str, Handler] | None = None,
     consumer_group: str | None = None,
+    event_filters: Mapping[str, EventFilter] | None = None,
 ) -> AsyncIterator[Backbone]:
     """Start the process's database and event plumbing; ``app.state`` gets sessions, relay, consumer."""
     engine = create_engine(database_url, pool_size=settings.db_pool_size)
@@ -54,6 +55,7 @@ async def service_backbone(
             sessions=sessions,
             handlers=handlers,
             group_id=consumer_group,
+            filters=event_filters,
         )
     app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
     # The broker is not a readiness dependency (issue 16): its state is the kafka_broker_reachable metric.

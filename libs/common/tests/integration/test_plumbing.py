@@ -178,3 +178,89 @@ async def test_infra_tables_exist(scratch_db: tuple[str, AsyncEngine]) -> None:
     async with engine.connect() as conn:
         names = {r[0] for r in await conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname='public'"))}
     assert {t.name for t in INFRA_TABLES} <= names
+
+
+async def _send_all(bootstrap: str, events: list[BookmarkSaved | bytes], key: bytes) -> None:
+    producer = create_producer(bootstrap)
+    await producer.start()
+    try:
+        for event in events:
+            value = event if isinstance(event, bytes) else event.model_dump_json().encode()
+            await producer.send_and_wait("bookmark.saved", value, key=key)
+    finally:
+        await producer.stop()
+
+
+async def _transactions_of(engine: AsyncEngine, user: uuid.UUID) -> int:
+    """How many transactions wrote the effects of ``user`` (rows of one transaction share xmin)."""
+    async with engine.connect() as conn:
+        return int((await conn.execute(
+            text("SELECT count(DISTINCT xmin::text) FROM effects WHERE user_id = :u"), {"u": str(user)}
+        )).scalar_one())
+
+
+async def test_a_fetched_batch_is_applied_in_one_transaction_with_its_event_ids(
+    scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
+) -> None:
+    """Issue 15: one transaction per fetched batch, effects and processed_events ids together."""
+    _, engine = scratch_db
+    user = uuid.uuid4()
+    events = [saved(user, seq) for seq in range(40)]
+    await _send_all(own_broker.bootstrap, [*events, events[3]], key=str(user).encode())  # one redelivered
+    consumer = runner(own_broker.bootstrap, engine)  # started after: the first fetch holds every record
+    task = asyncio.create_task(consumer.run())
+    try:
+        applied = await eventually(lambda: _has(engine, user, 40), timeout=60)
+        assert [seq for _, seq in applied] == list(range(40))
+        assert await _transactions_of(engine, user) < 40  # per-event transactions would give 40
+        async with engine.connect() as conn:
+            same_tx = (await conn.execute(text(
+                "SELECT count(*) FROM effects e JOIN processed_events p ON p.event_id = e.event_id "
+                "WHERE e.user_id = :u AND e.xmin::text = p.xmin::text"), {"u": str(user)})).scalar_one()
+        assert same_tx == 40
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_poisoned_event_in_a_batch_parks_alone_and_its_neighbours_apply(
+    scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
+) -> None:
+    _, engine = scratch_db
+    user = uuid.uuid4()
+    batch: list[BookmarkSaved | bytes] = [saved(user, 1), saved(user, 2), saved(user, "boom"), saved(user, 3)]
+    await _send_all(own_broker.bootstrap, batch, key=str(user).encode())
+    consumer = runner(own_broker.bootstrap, engine)
+    task = asyncio.create_task(consumer.run())
+    try:
+        applied = await eventually(lambda: _has(engine, user, 3), timeout=60)
+        assert [seq for _, seq in applied] == [1, 2, 3]
+        async with engine.connect() as conn:
+            parked = (await conn.execute(text("SELECT error, attempts FROM dead_letters"))).all()
+        assert len(parked) == 1 and "handler cannot process" in parked[0].error and parked[0].attempts == 3
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_events_a_filter_declines_are_skipped_without_a_transaction(
+    scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
+) -> None:
+    _, engine = scratch_db
+    user = uuid.uuid4()
+    await _send_all(own_broker.bootstrap, [saved(user, n) for n in range(1, 7)], key=str(user).encode())
+    consumer = ConsumerRunner(
+        service=f"plumbing-{uuid.uuid4().hex[:6]}", bootstrap=own_broker.bootstrap,
+        sessions=create_session_factory(engine), handlers={"bookmark.saved": record_effect},
+        filters={"bookmark.saved": lambda e: int(e.clientBookmarkId) % 2 == 0},
+    )
+    task = asyncio.create_task(consumer.run())
+    try:
+        applied = await eventually(lambda: _has(engine, user, 3), timeout=60)
+        assert [seq for _, seq in applied] == [2, 4, 6]
+        async with engine.connect() as conn:
+            recorded = (await conn.execute(text("SELECT count(*) FROM processed_events"))).scalar_one()
+        assert recorded == 3
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

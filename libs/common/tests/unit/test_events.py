@@ -59,3 +59,23 @@ def test_unknown_fields_are_ignored_and_bad_payloads_rejected() -> None:
         parse_event(b'{"type": "nope", "userId": "x"}')
     with pytest.raises(ValidationError):
         parse_event(b"not json")
+
+
+def _save(**flags: bool) -> BookmarkSaved:
+    return BookmarkSaved(userId=U, clientBookmarkId="b", url="https://e.com", normalizedUrl="https://e.com/",
+                         domain="e.com", updatedAt=NOW, **flags)
+
+
+def test_a_saved_event_tells_whether_the_url_or_liveness_may_have_changed() -> None:
+    assert _save(created=True, revived=False).changes_url_or_liveness()
+    assert _save(urlChanged=True, revived=False).changes_url_or_liveness()
+    assert _save(revived=True).changes_url_or_liveness()
+    assert not _save(revived=False).changes_url_or_liveness()  # a title, tag or enrichment change
+
+
+def test_a_saved_event_from_an_older_producer_counts_as_changing_the_url() -> None:
+    payload = json.loads(_save(revived=False).model_dump_json())
+    del payload["revived"]
+    event = parse_event(json.dumps(payload).encode())
+    assert isinstance(event, BookmarkSaved) and event.revived is None
+    assert event.changes_url_or_liveness()  # unknown: applied, never skipped

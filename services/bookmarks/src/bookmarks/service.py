@@ -52,7 +52,12 @@ class BookmarkView:
 
 
 def _saved_event(
-    record: Bookmark, *, created: bool = False, url_changed: bool = False, source: str | None = None
+    record: Bookmark,
+    *,
+    created: bool = False,
+    url_changed: bool = False,
+    revived: bool = False,
+    source: str | None = None,
 ) -> BookmarkSaved:
     return BookmarkSaved(
         userId=record.owner_uid,
@@ -63,6 +68,7 @@ def _saved_event(
         updatedAt=record.updated_at,
         created=created,
         urlChanged=url_changed,
+        revived=revived,
         enrichmentStatus=record.enrichment_status,
         source=source,
     )
@@ -145,7 +151,9 @@ async def upsert_bookmark(
                 # A retried or redundant write: same state, no new position, nothing to sync.
                 return BookmarkView(existing, is_pro)
             record = merged
-            event = _saved_event(record, url_changed=rules.url_changed(existing, write))
+            event = _saved_event(
+                record, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted
+            )
         await repository.put_bookmark_with_event(session, record, event, page)
         return BookmarkView(record, is_pro)
 

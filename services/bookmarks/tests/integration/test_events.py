@@ -192,3 +192,44 @@ async def test_merge_moves_bookmarks_later_update_wins(
 
 async def _is_zero(count: Any) -> bool:
     return await count == 0
+
+
+async def test_saved_events_tell_which_writes_change_the_url_or_revive(
+    http: httpx.AsyncClient, user: Any, infra: Any
+) -> None:
+    """Issue 15: enrichment's projection consumes only the saves that can change it; the event says which."""
+    consumer = AIOKafkaConsumer(
+        "bookmark.saved", "bookmark.deleted", bootstrap_servers=infra.kafka_bootstrap,
+        group_id=f"test-{uuid.uuid4().hex}", auto_offset_reset="earliest", enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        writes = [
+            ("PUT", {"url": "https://r1.example/a"}),
+            ("PUT", {"url": "https://r1.example/a", "title": "Only the title"}),
+            ("DELETE", None),
+            ("PUT", {"url": "https://r1.example/a"}),
+            ("PUT", {"url": "https://r1.example/b"}),
+        ]
+        for method, body in writes:
+            response = await http.request(method, "/v1/bookmarks/r1", json=body, headers=user.headers)
+            assert response.status_code in (200, 201, 204), response.text
+        mine: list[Any] = []
+
+        async def collect() -> bool:
+            batches = await consumer.getmany(timeout_ms=200)
+            for records in batches.values():
+                mine.extend(e for e in (parse_event(r.value) for r in records) if e.userId == user.id)
+            return len(mine) >= 5
+
+        await eventually(collect)
+        # Two topics: no order across them; the stream position (one allocator per user) orders them.
+        mine.sort(key=lambda e: e.deletedAt if e.type == "bookmark.deleted" else e.updatedAt)
+        assert [e.type for e in mine] == ["bookmark.saved"] * 2 + ["bookmark.deleted"] + ["bookmark.saved"] * 2
+        saves = [e for e in mine if e.type == "bookmark.saved"]
+        assert [(e.created, e.urlChanged, e.revived) for e in saves] == [
+            (True, False, False), (False, False, False), (False, False, True), (False, True, False)
+        ]
+        assert [e.changes_url_or_liveness() for e in saves] == [True, False, True, True]
+    finally:
+        await consumer.stop()

@@ -15,7 +15,7 @@ from common.tracing import setup_tracing
 from enrichment.api.routes import router
 from enrichment.domain.model import Clock, SystemClock
 from enrichment.entitlements import EntitlementsClient
-from enrichment.events.consumers import HANDLERS
+from enrichment.events.consumers import EVENT_FILTERS, HANDLERS
 from enrichment.settings import Settings
 
 SERVICE = "enrichment"
@@ -49,6 +49,7 @@ def create_app(
                 database_url=settings.database_url,
                 handlers=HANDLERS,
                 consumer_group=consumer_group,
+                event_filters=EVENT_FILTERS,
             ):
                 yield
         finally:

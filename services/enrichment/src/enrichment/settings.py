@@ -48,7 +48,7 @@ class Settings(CommonSettings):
     job_lease_seconds: float = Field(60.0, gt=0, validation_alias="ENRICHMENT_JOB_LEASE_SECONDS")
     # A job whose workers died this many times (lease expiries) ends failed with `worker-crashed`.
     max_worker_crashes: int = Field(5, ge=1, validation_alias="ENRICHMENT_MAX_WORKER_CRASHES")
-    worker_poll_seconds: float = Field(1.0, gt=0, validation_alias="ENRICHMENT_WORKER_POLL_SECONDS")
+    worker_poll_seconds: float = Field(5.0, gt=0, validation_alias="ENRICHMENT_WORKER_POLL_SECONDS")
     job_retention_seconds: int = Field(7 * 86_400, ge=0, validation_alias="ENRICHMENT_JOB_RETENTION_SECONDS")
     entitlements_timeout_seconds: float = Field(
         1.0, gt=0, validation_alias="ENRICHMENT_ENTITLEMENTS_TIMEOUT_SECONDS"

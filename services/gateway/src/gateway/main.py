@@ -25,7 +25,13 @@ from common.tracing import setup_tracing
 from gateway.api.routes import build_router
 from gateway.denylist import DenyList
 from gateway.edge import EdgeAuth
-from gateway.events.consumers import TopicTail, deny_handler, nudge_handler
+from gateway.events.consumers import (
+    NUDGE_FETCH_MAX_WAIT_MS,
+    NUDGE_IDLE_FETCH_MAX_WAIT_MS,
+    TopicTail,
+    deny_handler,
+    nudge_handler,
+)
 from gateway.openapi import OpenApiCatalog
 from gateway.proxy import UpstreamProxy
 from gateway.ratelimit import TokenBucketLimiter
@@ -94,6 +100,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             bootstrap=settings.kafka_bootstrap_servers,
             topics=(TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED),
             handler=nudge_handler(hub.notify),
+            fetch_max_wait_ms=NUDGE_IDLE_FETCH_MAX_WAIT_MS,
+            fast_fetch=hub.has_sockets,
+            fast_fetch_max_wait_ms=NUDGE_FETCH_MAX_WAIT_MS,
         )
 
         async def jwks_reachable() -> None:

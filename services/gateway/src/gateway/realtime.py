@@ -149,6 +149,10 @@ class Hub:
         if not sockets:
             del self._sockets[connection.user_id]
 
+    def has_sockets(self) -> bool:
+        """Whether this replica holds any socket (a nudge could reach someone)."""
+        return bool(self._sockets)
+
     def connections(self, user_id: uuid.UUID) -> int:
         return len(self._sockets.get(user_id, ()))
 

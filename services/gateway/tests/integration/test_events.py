@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -261,3 +262,28 @@ async def test_nudges_and_denials_resume_after_the_broker_restarts(
         async with asyncio.timeout(WAIT):
             while (await gw.client.get("/v1/me", headers=bearer(token))).status_code != 401:
                 await asyncio.sleep(0.05)
+
+
+async def test_the_nudge_tail_polls_fast_only_while_someone_could_be_nudged(infra: Any) -> None:
+    """Issue 15: the embedded broker holds a fetch for its whole wait, so the wait is both the nudge delay
+    and the idle poll rate; the tail shortens it only while the replica holds a socket."""
+    from common.outbox import start_with_retry
+    from gateway.events.consumers import TopicTail
+
+    sockets: list[object] = []
+    tail = TopicTail(name="nudges", bootstrap=infra.kafka_bootstrap, topics=("bookmark.saved",),
+                     handler=lambda _: None, fetch_max_wait_ms=1000, fast_fetch=lambda: bool(sockets),
+                     fast_fetch_max_wait_ms=25)
+    consumer = await start_with_retry(tail._new_consumer, "test tail")
+    try:
+        assert tail._fetch_wait(consumer) == 1000
+        assert consumer._fetcher._fetch_max_wait_ms == 1000  # the attribute aiokafka's fetcher reads
+        sockets.append(object())
+        assert tail._fetch_wait(consumer) == 25
+        assert consumer._fetcher._fetch_max_wait_ms == 25
+        sockets.clear()
+        assert tail._fetch_wait(consumer) == 1000
+    finally:
+        # aiokafka's group-less coordinator may surface its own cancelled task when stopped at once.
+        with contextlib.suppress(asyncio.CancelledError):
+            await consumer.stop()

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from common.consumer import Handler
+from common.consumer import EventFilter, Handler
 from common.events import (
     TOPIC_BOOKMARK_DELETED,
     TOPIC_BOOKMARK_SAVED,
@@ -52,4 +52,11 @@ HANDLERS: Mapping[str, Handler] = {
     TOPIC_USER_UPDATED: on_user_updated,
     TOPIC_USER_DELETED: on_user_deleted,
     TOPIC_USER_MERGED: on_user_merged,
+}
+
+# The projection (bookmark → normalized URL, deleted) only changes when a bookmark is created, gets another
+# URL, is revived or deleted: the event says so, and every other save (title, notes, tags, enrichment
+# results, which make up most writes) is skipped without a transaction (issue 15).
+EVENT_FILTERS: Mapping[str, EventFilter] = {
+    TOPIC_BOOKMARK_SAVED: lambda event: isinstance(event, BookmarkSaved) and event.changes_url_or_liveness(),
 }
