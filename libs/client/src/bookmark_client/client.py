@@ -4,7 +4,7 @@ Reads come from the local profile; writes land there at once and are queued for 
 network side has three entry points, all safe to call at any time:
 
 - :meth:`BookmarkClient.flush` replays queued writes in order, then runs a delta sync;
-- :meth:`BookmarkClient.sync` pulls the server's changes (cursor-based delta, service-spec "GET
+- :meth:`BookmarkClient.sync` pulls the server's changes (cursor-based delta, docs/api-guide.md "GET
   /bookmarks/delta" rule 5);
 - :meth:`BookmarkClient.watch` keeps a WebSocket open and syncs on every ``bookmarks_changed`` nudge.
 
@@ -188,7 +188,7 @@ class BookmarkClient:
         """Sign in with (or, ``link=True``, attach to the current user) an identity-provider-A token.
 
         Linking an identity that already has an account signs into that account and merges this
-        anonymous account's bookmarks into it (decisions.md §3.4); queued writes follow the merge.
+        anonymous account's bookmarks into it (docs/api-guide.md §2); queued writes follow the merge.
         """
         if link:
             response = await self._request("POST", "/v1/auth/oauth/idp-a", json={"idToken": id_token, "link": True})
@@ -430,7 +430,7 @@ class BookmarkClient:
         """Pull server changes since the stored cursor and apply them locally.
 
         Follows ``nextCursor`` until it is null. Each page and the cursor after it are stored together;
-        at the end the cursor of the last request is kept (decisions.md §4.4: the next sync replays that
+        at the end the cursor of the last request is kept (docs/api-guide.md §4: the next sync replays that
         page, harmless, then continues). ``invalid-cursor`` → forget the cursor and resync from scratch.
         """
         started = time.monotonic()

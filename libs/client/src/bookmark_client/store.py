@@ -305,9 +305,9 @@ class LocalStore:
     async def session_guard(self) -> AsyncIterator[SessionGuard]:
         """Exclusive access to the stored session across processes, for a token refresh.
 
-        Refresh tokens are single-use and presenting a used one revokes the whole family (decisions.md
-        §3.2), so two refreshes with the same token — from two tasks or two processes on one profile —
-        would sign the user out. A separate connection takes SQLite's write lock (BEGIN IMMEDIATE) for
+        Refresh tokens are single-use and presenting a used one revokes the whole family
+        (docs/api-guide.md §2), so two refreshes with the same token — from two tasks or two processes on
+        one profile — would sign the user out. A separate connection takes SQLite's write lock (BEGIN IMMEDIATE) for
         the duration: the second refresher waits, then reads the already rotated session.
         """
         db = await _connect(self.path)

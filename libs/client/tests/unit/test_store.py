@@ -254,7 +254,7 @@ async def test_link_merge_keeps_queued_writes(store: LocalStore) -> None:
     assert await store.cursor() is None
 
 
-# -- collections, userTags, isArchived (extensions.md §E1-E2) ------------------------------------
+# -- collections, userTags, isArchived (docs/api-guide.md §11) ------------------------------------
 
 
 def server_collection(collection_id: str, **fields: Any) -> dict[str, Any]:

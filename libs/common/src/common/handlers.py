@@ -1,4 +1,4 @@
-"""Maps every failure to ``{"code", "message"}`` (decisions.md §1), installed once per app."""
+"""Maps every failure to ``{"code", "message"}`` (docs/api-guide.md §1), installed once per app."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ log = logging.getLogger("common.errors")
 
 
 class ErrorBody(BaseModel):
-    """Every non-2xx body (decisions.md §1), as documented in the OpenAPI schemas."""
+    """Every non-2xx body (docs/api-guide.md §1), as documented in the OpenAPI schemas."""
 
     code: str
     message: str

@@ -1,4 +1,4 @@
-"""Settings base: configuration comes only from the environment (decisions.md §2)."""
+"""Settings base: configuration comes only from the environment (README, Configuration)."""
 
 from __future__ import annotations
 

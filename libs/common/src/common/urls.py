@@ -1,4 +1,4 @@
-"""URL validation and normalization (decisions.md §7), shared by bookmarks and enrichment.
+"""URL validation and normalization (docs/api-guide.md §7), shared by bookmarks and enrichment.
 
 The normalized URL is the identity of a page across users (results cache, duplicate detection),
 so both services must call the same function and get byte-identical results.
@@ -66,7 +66,7 @@ def validate_http_url(url: str) -> None:
 
 
 def normalize_url(url: str) -> NormalizedUrl:
-    """Normalize ``url`` per decisions.md §7; raise InvalidUrlError when it is not a usable http(s) URL.
+    """Normalize ``url`` per docs/api-guide.md §7; raise InvalidUrlError when it is not a usable http(s) URL.
 
     Beyond §7: userinfo (``user:password@``) is dropped, because a normalized URL is stored, shared
     across users as a cache key and shown in clients, and must never carry credentials. A trailing dot

@@ -1,4 +1,4 @@
-"""Auth service configuration (environment only, decisions.md §2)."""
+"""Auth service configuration (environment only, README, Configuration)."""
 
 from __future__ import annotations
 

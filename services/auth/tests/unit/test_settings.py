@@ -1,4 +1,4 @@
-"""Configuration from the environment (decisions.md §2)."""
+"""Configuration from the environment (README, Configuration)."""
 
 from __future__ import annotations
 

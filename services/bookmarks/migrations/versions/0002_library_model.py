@@ -1,4 +1,4 @@
-"""Library model (extensions.md E1-E2): bookmarks.user_tags and is_archived, the collections table.
+"""Library model (docs/api-guide.md §11): bookmarks.user_tags and is_archived, the collections table.
 
 Revision ID: 0002
 Revises: 0001

@@ -1,4 +1,4 @@
-"""GET /v1/exports (extensions.md §E5): the three formats, the JSON round trip through the import parsers,
+"""GET /v1/exports (docs/api-guide.md §13): the three formats, the JSON round trip through the import parsers,
 streaming in batches, one snapshot, and hostile parameters."""
 
 from __future__ import annotations

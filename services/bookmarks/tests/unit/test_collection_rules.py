@@ -1,4 +1,4 @@
-"""extensions.md E2: the collection rules of domain/collections.py, without a database."""
+"""docs/api-guide.md §11: the collection rules of domain/collections.py, without a database."""
 
 from __future__ import annotations
 

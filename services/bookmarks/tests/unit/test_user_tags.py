@@ -1,4 +1,4 @@
-"""extensions.md E1: the userTags rule."""
+"""docs/api-guide.md §11: the userTags rule."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ async def resolve_entitlements(
     async with sessions() as session:
         row = await queries.user_projection(session, user_id)
     if row is None:
-        # Never heard of: consent is opt-in (decisions.md §5.1), so nothing is enabled yet.
+        # Never heard of: consent is opt-in (docs/api-guide.md §9), so nothing is enabled yet.
         return Entitlements(exists=True, use_ai=False, is_pro=False)
     return Entitlements(exists=not row["deleted"], use_ai=bool(row["use_ai"]), is_pro=bool(row["is_pro"]))
 

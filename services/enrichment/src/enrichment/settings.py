@@ -1,4 +1,4 @@
-"""Enrichment configuration (environment only; names as in decisions.md §2)."""
+"""Enrichment configuration (environment only; names as in README, Configuration)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Real-time ``bookmarks_changed`` nudges over WebSocket (decisions.md §8).
+"""Real-time ``bookmarks_changed`` nudges over WebSocket (docs/api-guide.md §8).
 
 Every replica consumes every bookmark event (see ``gateway.events``) and nudges the sockets it holds,
 so a client may be connected to any replica. A burst of events for one user is coalesced into one

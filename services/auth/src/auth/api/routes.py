@@ -1,4 +1,4 @@
-"""HTTP routes of the auth service (spec: Endpoints → auth, /me, /account; decisions.md §3, §5)."""
+"""HTTP routes of the auth service (spec: Endpoints → auth, /me, /account; docs/api-guide.md §2)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ async def _oauth(
     providers: Providers,
 ) -> IssuedSession:
     verifier = providers.get(provider)
-    # A Bearer token matters only for linking; without link it is a plain sign-in (decisions.md §3.4).
+    # A Bearer token matters only for linking; without link it is a plain sign-in (docs/api-guide.md §2).
     principal = await authenticate(request) if link else None
     identity = await verifier.verify(id_token)
     if principal is None:

@@ -1,4 +1,4 @@
-"""HTTP routes of the bookmarks service (spec: Endpoints → bookmarks; extensions.md E1-E2)."""
+"""HTTP routes of the bookmarks service (spec: Endpoints → bookmarks; docs/api-guide.md §11)."""
 
 from __future__ import annotations
 

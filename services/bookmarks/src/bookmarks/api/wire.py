@@ -78,7 +78,7 @@ def dumps(payload: Any) -> bytes:
 
 
 def bookmark(record: Bookmark, *, is_pro: bool) -> dict[str, Any]:
-    """The spec's Bookmark resource; ``saveWhy`` is Pro-gated (decisions.md §4.5)."""
+    """The spec's Bookmark resource; ``saveWhy`` is Pro-gated (docs/api-guide.md §3)."""
     out = _BOOKMARK(record)
     if not is_pro:
         out["saveWhy"] = None

@@ -20,7 +20,7 @@ from common.events import EnrichmentResult
 
 CLIENT_BOOKMARK_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 
-# Cleared when a write changes the normalized URL: they described the old page (decisions.md §4.2).
+# Cleared when a write changes the normalized URL: they described the old page (docs/api-guide.md §3).
 ENRICHMENT_RESET: Mapping[str, Any] = {
     "summary": None,
     "save_why": None,
@@ -36,7 +36,7 @@ ENRICHMENT_RESET: Mapping[str, Any] = {
 
 
 def _client(default: Any = dataclasses.MISSING) -> Any:
-    """A field a client write may set (decisions.md §4.2; extensions.md E1); the rest are the server's."""
+    """A field a client write may set (docs/api-guide.md §3 and §11); the rest are the server's."""
     return field(default=default, metadata={"client": True})
 
 
@@ -229,7 +229,7 @@ def apply_enrichment_failure(
         return None
     snapshot = existing.snapshot_status
     if status == "failed" and snapshot in ("pending", "processing"):
-        snapshot = "failed"  # final: no snapshot will be taken (decisions.md §6.7)
+        snapshot = "failed"  # final: no snapshot will be taken (docs/api-guide.md §6)
     return replace(
         existing, enrichment_status=status, last_error_code=error_code, snapshot_status=snapshot,
         updated_at=position,
@@ -242,7 +242,7 @@ def with_position(existing: Bookmark, position: datetime) -> Bookmark:
 
 
 def incoming_wins(existing: Bookmark | None, incoming: Bookmark) -> bool:
-    """Account merge (decisions.md §3.4): the later ``updatedAt`` wins per id; a tie keeps the target's."""
+    """Account merge (docs/api-guide.md §2): the later ``updatedAt`` wins per id; a tie keeps the target's."""
     return existing is None or existing.updated_at < incoming.updated_at
 
 

@@ -1,4 +1,4 @@
-"""The three export formats of extensions.md §E5 as incremental writers (pure: text in, text out).
+"""The three export formats of docs/api-guide.md §13 as incremental writers (pure: text in, text out).
 
 A writer turns the library into text piece by piece: ``head()`` once, ``batch(bookmarks)`` per batch of
 rows in the order ``ORDER`` names, ``tail()`` once; nothing is kept between calls except where the

@@ -1,4 +1,4 @@
-"""Import parsers, one per format of extensions.md §E4: pure, streaming, bounded in memory.
+"""Import parsers, one per format of docs/api-guide.md §13: pure, streaming, bounded in memory.
 
 ``iter_items(fp, fmt)`` is the one entry point: ``fp`` is a binary file object (the upload stored on
 disk; the ``omnivore`` ZIP needs it seekable), ``fmt`` a name of ``FORMATS`` or ``"auto"``. It yields

@@ -1,4 +1,4 @@
-"""This service's own JSON export (extensions.md §E5), read back for import.
+"""This service's own JSON export (docs/api-guide.md §13), read back for import.
 
 Shape (version 1; docs/decisions-made.md "Import parsers" has every field)::
 

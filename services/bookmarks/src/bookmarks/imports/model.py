@@ -1,4 +1,4 @@
-"""What every import parser yields, and the pure rules that clean one item (extensions.md §E1/§E2/§E4).
+"""What every import parser yields, and the pure rules that clean one item (docs/api-guide.md §11, §13).
 
 Parsers never reject a whole file for one bad item: an item they cannot use carries a ``reason`` and the
 rest of the file goes on. Values they can use but must shorten (a 2,000-character title, a folder 14
@@ -91,7 +91,7 @@ def invalid(line: int, url: str, reason: str) -> ImportItem:
 
 
 def validate_item(item: ImportItem) -> ImportItem:
-    """Mark ``item`` invalid unless its URL is a usable http(s) URL (decisions.md §7 normalization);
+    """Mark ``item`` invalid unless its URL is a usable http(s) URL (docs/api-guide.md §7 normalization);
     a valid item gets its ``normalized_url`` and ``domain``."""
     return finish_item(item, item.ordinal, validate=True)
 

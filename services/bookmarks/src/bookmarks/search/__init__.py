@@ -1,4 +1,4 @@
-"""Full-text search over a user's bookmarks (extensions.md §E3): the pure parts and the SQL builder.
+"""Full-text search over a user's bookmarks (docs/api-guide.md §12): the pure parts and the SQL builder.
 
 - :mod:`.query`: ``parse_query(q) -> Query``, the query language as a typed, frozen AST.
 - :mod:`.folding`: ``fold(text)`` (accents and case) and its IMMUTABLE SQL twin.

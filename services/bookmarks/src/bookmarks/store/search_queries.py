@@ -1,4 +1,4 @@
-"""Search reads (extensions.md §E3) over the bookmarks table: stems, one page, snippets.
+"""Search reads (docs/api-guide.md §12) over the bookmarks table: stems, one page, snippets.
 
 Three statements per page: the query's stems (:func:`text_match`), the page (two ``LIMIT``-ed keyset
 walks, :func:`bookmarks.search.sql.search_page`), and one ``SELECT`` of every result's ``ts_headline``.

@@ -33,7 +33,7 @@ _tracer = trace.get_tracer("enrichment.worker")
 
 JOBS_CHANNEL = "enrichment_jobs"
 # An unexpected failure (a bug, an unreadable analyser answer) is retried like a server error: the
-# attempt budget still bounds it, and the closed error-code set (decisions.md §6.5) has no better name.
+# attempt budget still bounds it, and the closed error-code set (docs/api-guide.md §6) has no better name.
 UNEXPECTED_ERROR_CODE = "upstream-5xx"
 
 

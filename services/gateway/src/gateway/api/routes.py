@@ -99,7 +99,7 @@ async def forward(request: Request, spec: RouteSpec, gateway: Gateway) -> Respon
         and upstream.status_code == 204
     ):
         # Before answering: the client's very next request must already be refused here, even if the
-        # user.deleted event has not reached this replica yet (decisions.md §3.5).
+        # user.deleted event has not reached this replica yet (docs/api-guide.md §2).
         gateway.deny(principal.user_id, reason="account deleted")
     headers = gateway.proxy.response_headers(upstream, limit_headers)
     return UpstreamStreamingResponse(upstream, upstream_name=spec.upstream, headers=headers)
