@@ -5,6 +5,7 @@ configured partition count (also when a client re-created one by auto-creation f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -62,15 +63,6 @@ async def _query_when_up(stack: Stack) -> int | None:
         return None  # still starting up / in recovery
 
 
-async def _partitions(bootstrap: str) -> dict[str, int]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        return {t["topic"]: len(t["partitions"]) for t in await admin.describe_topics(list(TOPICS))}
-    finally:
-        await admin.close()
-
-
 async def test_killed_postgres_and_broker_are_restarted(supervised_infra: Stack) -> None:
     stack = supervised_infra
     stack.postgres.psql("auth", "CREATE TABLE healing_probe (id int)")  # type: ignore[union-attr]
@@ -104,10 +96,20 @@ async def test_killed_postgres_and_broker_are_restarted(supervised_infra: Stack)
 
 
 async def _configured_partitions(bootstrap: str) -> bool:
+    """Every topic there with the configured partitions. Topics are described only once all are listed:
+    a metadata request naming a missing topic would auto-create it with the broker's default partitions
+    and race the healer's re-creation."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        return set((await _partitions(bootstrap)).values()) == {3}
+        await admin.start()
+        if not set(TOPICS) <= set(await admin.list_topics()):
+            return False
+        return all(len(t["partitions"]) == 3 for t in await admin.describe_topics(list(TOPICS)))
     except (KafkaError, OSError):
         return False  # not listening yet
+    finally:
+        with contextlib.suppress(Exception):
+            await admin.close()
 
 
 def test_launcher_restarts_a_killed_postgres(tmp_path: Path) -> None:
