@@ -50,9 +50,10 @@ class AckedLog:
         self._ends.clear()
 
     def lost(self, end_offsets: dict[TopicPartition, int]) -> list[TopicPartition]:
-        """The partitions whose log now ends before where it was seen to end; remembers these ends."""
+        """The partitions whose log now ends before where it was seen to end, or is empty although records
+        were acknowledged on it (a topic deleted and re-created); remembers these ends."""
         shrunk = sorted(
-            (tp for tp, end in end_offsets.items() if end < self._ends.get(tp, 0)),
+            (tp for tp, end in end_offsets.items() if end < self._ends.get(tp, 0) or (end == 0 and tp in self._acked)),
             key=lambda tp: (tp.topic, tp.partition),
         )
         for tp, end in end_offsets.items():

@@ -61,3 +61,10 @@ def test_acks_running_ahead_of_the_reported_end_are_not_a_loss() -> None:
     assert log.record([ack("t", 2, n) for n in range(300, 435)])
     assert log.lost({TopicPartition("t", 2): 349}) == []
     assert log.lost({TopicPartition("t", 2): 435}) == []
+
+
+def test_an_empty_partition_that_had_acknowledged_records_is_a_loss() -> None:
+    # A topic deleted and re-created after the relay's last look (no end offset seen yet) still counts.
+    log = AckedLog()
+    assert log.record([ack("t", 0, 3)])
+    assert log.lost({TopicPartition("t", 0): 0, TopicPartition("t", 1): 0}) == [TopicPartition("t", 0)]
