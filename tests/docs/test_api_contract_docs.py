@@ -41,6 +41,9 @@ def test_every_error_code_is_in_the_guide() -> None:
     assert not missing, f"docs/api-guide.md §1 does not document: {missing}"
 
 
+OUTSIDE = ".." + "/shared"  # spelled in two parts so this file does not name it itself
+
+
 def test_docs_stand_alone() -> None:
     for path in [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("tests/**/*.py")]:
-        assert "../shared" not in path.read_text().replace('"../shared"', ""), path
+        assert OUTSIDE not in path.read_text(), path
