@@ -23,6 +23,7 @@ from bookmarks.imports.model import (
     from_unix,
     invalid,
     parse_iso,
+    web_url,
 )
 from bookmarks.imports.text import BoundedLines, decode_stream
 
@@ -156,7 +157,6 @@ def _raindrop_item(line: int, row: Row) -> ImportItem:
     folder = [name for name in row.get("folder", "").split("/") if name.strip()]
     if [name.strip().lower() for name in folder] == ["unsorted"]:
         folder = []  # Raindrop's inbox, not a folder the user made
-    cover = row.get("cover", "").strip()
     favorite = row.get("favorite", "").strip().lower()
     return ImportItem(
         line=line,
@@ -168,7 +168,7 @@ def _raindrop_item(line: int, row: Row) -> ImportItem:
         collection_paths=(clean_path(folder, warnings),) if folder else (),
         is_favorite=True if favorite == "true" else False if favorite == "false" else None,
         saved_at=parse_iso(row.get("created")),
-        thumbnail_url=cover if cover.lower().startswith(("http://", "https://")) and len(cover) <= 2048 else None,
+        thumbnail_url=web_url(row.get("cover")),
         warnings=tuple(warnings),
     )
 

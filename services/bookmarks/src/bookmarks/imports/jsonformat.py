@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Final
 
+from bookmarks.domain.model import CLIENT_BOOKMARK_ID_RE
 from bookmarks.imports.jsonstream import JsonStream
 from bookmarks.imports.model import (
     MAX_DESCRIPTION,
@@ -30,6 +31,7 @@ from bookmarks.imports.model import (
     clean_text,
     invalid,
     parse_iso,
+    web_url,
 )
 from bookmarks.imports.text import decode_stream
 
@@ -167,8 +169,8 @@ class _Reader:
             is_archived=_bool(element.get("isArchived")),
             saved_at=parse_iso(element.get("clientSavedAt")),
             last_opened_at=parse_iso(element.get("lastOpenedAt")),
-            thumbnail_url=_str(element.get("thumbnailUrl")),
-            client_bookmark_id=_str(element.get("clientBookmarkId")),
+            thumbnail_url=web_url(element.get("thumbnailUrl")),
+            client_bookmark_id=_client_id(element.get("clientBookmarkId"), warnings),
             warnings=tuple(warnings),
         )
 
@@ -197,6 +199,13 @@ def _path(cid: str, raw: dict[str, tuple[str, str | None]]) -> tuple[str, ...]:
         name, current = raw[current]
         names.append(name)
     return clean_path(names[::-1], [])
+
+
+def _client_id(value: object, warnings: list[str]) -> str | None:
+    if value is None or (isinstance(value, str) and CLIENT_BOOKMARK_ID_RE.fullmatch(value)):
+        return value
+    warnings.append("clientBookmarkId is not a valid id; not kept")
+    return None
 
 
 def _str(value: object) -> str | None:

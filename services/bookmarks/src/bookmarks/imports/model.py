@@ -25,6 +25,7 @@ __all__ = [
     "from_unix",
     "parse_iso",
     "validate_item",
+    "web_url",
 ]
 
 FORMATS: Final = ("netscape", "pocket-csv", "omnivore", "instapaper-csv", "raindrop-csv", "json")
@@ -165,6 +166,14 @@ def clean_path(names: list[str], warnings: list[str], *, extra_depth: int = 0) -
         warnings.append(f"folder nested {depth} levels deep; kept its first {MAX_COLLECTION_DEPTH} levels")
         path = path[:MAX_COLLECTION_DEPTH]
     return tuple(path)
+
+
+def web_url(value: object) -> str | None:
+    """``value`` when it is an http(s) URL of at most 2,048 characters (thumbnails, covers), else ``None``."""
+    if not isinstance(value, str) or len(value) > MAX_URL_LENGTH:
+        return None
+    text = value.strip()
+    return text if text.lower().startswith(("http://", "https://")) else None
 
 
 def from_unix(raw: str | None) -> datetime | None:

@@ -31,6 +31,7 @@ from bookmarks.imports.model import (
     clean_text,
     invalid,
     parse_iso,
+    web_url,
 )
 from bookmarks.imports.text import CHUNK, decode_stream
 
@@ -191,19 +192,15 @@ def _item(position: int, element: object) -> ImportItem:
         return invalid(position, "", "The entry has no URL.")
     warnings: list[str] = []
     state = element.get("state")
-    labels = element.get("labels")
-    thumbnail = element.get("thumbnail")
     return ImportItem(
         line=position,
         url=url.strip(),
         title=clean_text(_string(element.get("title")), MAX_TITLE, "title", warnings),
         description=clean_text(_string(element.get("description")), MAX_DESCRIPTION, "description", warnings),
-        user_tags=clean_tags(_labels(labels), warnings),
+        user_tags=clean_tags(_labels(element.get("labels")), warnings),
         is_archived=state.strip().lower() == "archived" if isinstance(state, str) and state.strip() else None,
         saved_at=parse_iso(element.get("savedAt")),
-        thumbnail_url=thumbnail
-        if isinstance(thumbnail, str) and thumbnail.startswith(("http://", "https://")) and len(thumbnail) <= 2048
-        else None,
+        thumbnail_url=web_url(element.get("thumbnail")),
         warnings=tuple(warnings),
     )
 

@@ -111,3 +111,10 @@ def test_a_big_unknown_array_is_skipped_element_by_element() -> None:
         "bookmarks": [{"url": "https://a.example/"}],
     }
     assert [item.url for item in parse(json.dumps(doc).encode())] == ["https://a.example/"]
+
+
+def test_ids_and_thumbnails_that_could_not_be_written_back_are_dropped_with_a_note() -> None:
+    doc = b'{"version": 1, "bookmarks": [{"url": "https://a.example/", "clientBookmarkId": "has space", "thumbnailUrl": "javascript:x"}]}'
+    [item] = parse(doc)
+    assert (item.client_bookmark_id, item.thumbnail_url, item.valid) == (None, None, True)
+    assert item.warnings == ("clientBookmarkId is not a valid id; not kept",)
