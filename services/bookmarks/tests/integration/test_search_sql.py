@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG, TSVECTOR, UUID
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
@@ -351,3 +352,14 @@ async def test_snippets_show_original_spelling_and_escape_markup(engine: AsyncEn
 async def test_hostile_queries_run_without_database_errors(engine: AsyncEngine, q: str) -> None:
     assert isinstance(await search(engine, q), list)
     assert await search(engine, "python")  # the table is still there
+
+
+async def test_tsqueries_are_computed_once_per_statement_not_per_row(engine: AsyncEngine) -> None:
+    """Every tsquery is an InitPlan parameter ($n): indexable by GIN, never recomputed row by row."""
+    query = parse_query('economie "climate change" -crypto')
+    statement = search_page(query, COLUMNS, [probe.c.client_bookmark_id], owner=ALICE, after=None, limit=20)
+    sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+    async with engine.connect() as conn:
+        plan = "\n".join(row[0] for row in await conn.exec_driver_sql("EXPLAIN " + sql))
+    assert "phraseto_tsquery" not in plan
+    assert "search_vector @@ $" in plan

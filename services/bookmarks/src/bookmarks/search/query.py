@@ -229,7 +229,7 @@ def _parse_filter(token: _Token) -> Filter:
             return FlagFilter(_parse_flag(value, token))
         case "after" | "before":
             return DateFilter(token.name, _parse_day(value, token))
-    raise InvalidQuery(f"unknown filter {token.name}:", token.text)
+    raise InvalidQuery(f"unknown filter {token.name}", token.text)
 
 
 def _parse_flag(value: str, token: _Token) -> Flag:
