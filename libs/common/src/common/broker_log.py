@@ -49,22 +49,34 @@ class AckedLog:
         self._acked.clear()
         self._ends.clear()
 
-    def lost(self, end_offsets: dict[TopicPartition, int]) -> list[TopicPartition]:
-        """The partitions whose log now ends before where it was seen to end, or is empty although records
-        were acknowledged on it (a topic deleted and re-created); remembers these ends."""
-        shrunk = sorted(
-            (tp for tp, end in end_offsets.items() if end < self._ends.get(tp, 0) or (end == 0 and tp in self._acked)),
-            key=lambda tp: (tp.topic, tp.partition),
-        )
+    def lost(
+        self, end_offsets: dict[TopicPartition, int], partitions: dict[str, set[int]] | None = None
+    ) -> list[TopicPartition]:
+        """The partitions whose log now ends before where it was seen to end, is empty although records
+        were acknowledged on it, or no longer exists (``partitions``: the broker's current partitions per
+        topic, when known). These are the marks of a topic deleted and re-created, with fewer partitions
+        too (one auto-created by a client before the stack re-created it, issue 16). Remembers the ends."""
+        gone = [tp for tp in self._acked if partitions is not None and tp.partition not in partitions.get(tp.topic, ())]
+        shrunk = [
+            tp for tp, end in end_offsets.items() if end < self._ends.get(tp, 0) or (end == 0 and tp in self._acked)
+        ]
         for tp, end in end_offsets.items():
             self._ends[tp] = max(end, self._ends.get(tp, 0))
-        return shrunk
+        return sorted(set(gone + shrunk), key=lambda tp: (tp.topic, tp.partition))
 
     async def check(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
-        """Ask the broker for the end offsets of every partition written to; [] when it cannot say."""
+        """Ask the broker which partitions exist and where those written to end; [] when it cannot say.
+
+        Partitions are looked up first: asking for the end offset of a partition the broker no longer has
+        fails the whole request, which would hide every loss for good."""
         if not self._acked:
             return []
-        with contextlib.suppress(Exception):  # broker away or topic not there yet: the next round tells
-            ends: dict[TopicPartition, int] = await consumer.end_offsets(list(self._acked))
-            return self.lost(ends)
+        with contextlib.suppress(Exception):  # broker away: the next round tells
+            await consumer.topics()  # refreshes the metadata of every topic (never auto-creates one)
+            partitions = {
+                topic: set(consumer.partitions_for_topic(topic) or ()) for topic in {tp.topic for tp in self._acked}
+            }
+            present = [tp for tp in self._acked if tp.partition in partitions[tp.topic]]
+            ends: dict[TopicPartition, int] = await consumer.end_offsets(present) if present else {}
+            return self.lost(ends, partitions)
         return []

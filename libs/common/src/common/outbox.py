@@ -62,19 +62,14 @@ async def add_events(session: AsyncSession, events: list[Event]) -> None:
     headers = json.dumps(current_trace_headers())
     await session.execute(
         _INSERT,
-        [
-            {"topic": e.topic, "key": e.key, "payload": e.model_dump_json(), "headers": headers}
-            for e in events
-        ],
+        [{"topic": e.topic, "key": e.key, "payload": e.model_dump_json(), "headers": headers} for e in events],
     )
 
 
 async def forget_published_events(session: AsyncSession, *, key: str) -> None:
     """Drop already-published outbox rows of one key (a purged user): their payloads are personal data
     that would otherwise linger until the retention cleanup. Unpublished rows still go out."""
-    await session.execute(
-        text("DELETE FROM outbox WHERE key = :k AND published_at IS NOT NULL"), {"k": key}
-    )
+    await session.execute(text("DELETE FROM outbox WHERE key = :k AND published_at IS NOT NULL"), {"k": key})
 
 
 def create_producer(bootstrap: str) -> AIOKafkaProducer:
@@ -113,6 +108,13 @@ async def start_with_retry(factory: Callable[[], ClientT], what: str) -> ClientT
             delay = min(delay * 2, 5.0)
 
 
+class BrokerLogLost(Exception):
+    """The broker lost records it had acknowledged: the retained window was marked for re-publishing and
+    the relay starts over with a new producer. The old one's metadata may still name partitions of a topic
+    that was re-created with fewer of them, and the embedded broker acknowledges sends to such a ghost
+    partition that no consumer ever reads (measured with Tansu 0.6)."""
+
+
 class OutboxRelay:
     def __init__(
         self,
@@ -147,6 +149,9 @@ class OutboxRelay:
                 delay = 0.5
             except asyncio.CancelledError:
                 raise
+            except BrokerLogLost as exc:
+                log.warning("outbox relay starts over with a new producer: %s", exc)
+                delay = 0.5
             except Exception as exc:
                 log.warning("outbox relay restarting after error: %s", exc)
                 self.is_leader = False
@@ -164,9 +169,7 @@ class OutboxRelay:
             self.is_leader = True
             await conn.add_listener(NOTIFY_CHANNEL, lambda *_: self._wake.set())
             await self._load_source_gauges(conn)
-            producer = await start_with_retry(
-                lambda: create_producer(self.bootstrap), f"{self.service} outbox relay"
-            )
+            producer = await start_with_retry(lambda: create_producer(self.bootstrap), f"{self.service} outbox relay")
             checker = await start_with_retry(self._log_checker, f"{self.service} outbox log check")
             last_cleanup = last_check = 0.0
             loop = asyncio.get_running_loop()
@@ -174,7 +177,8 @@ class OutboxRelay:
                 self._wake.clear()
                 if loop.time() - last_check >= self.log_check_interval:
                     if lost := await self._log.check(checker):
-                        await self._republish(conn, f"the broker's log of {lost[0]} ends before what it acknowledged")
+                        lost_names = ", ".join(f"{tp.topic}[{tp.partition}]" for tp in lost)
+                        await self._republish(conn, f"the broker no longer has what it acknowledged on {lost_names}")
                     last_check = loop.time()
                 await self._drain(conn, producer)
                 if loop.time() - last_cleanup > 60:
@@ -199,12 +203,14 @@ class OutboxRelay:
         return AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False)
 
     async def _republish(self, conn: asyncpg.Connection, why: str) -> None:
-        """Send the whole retained window again, in id order (consumers are idempotent)."""
+        """Mark the whole retained window for sending again, in id order (consumers are idempotent), and
+        raise :class:`BrokerLogLost`: a new producer sends it."""
         status = await conn.execute("UPDATE outbox SET published_at = NULL WHERE published_at IS NOT NULL")
         count = int(status.rsplit(" ", 1)[-1])
         self._log.forget()
         OUTBOX_REPUBLISHED.labels(self.service).inc(count)
         log.warning("outbox relay re-publishes %d retained event(s): %s", count, why)
+        raise BrokerLogLost(why)
 
     async def _load_source_gauges(self, conn: asyncpg.Connection) -> None:
         rows = await conn.fetch(
@@ -239,7 +245,6 @@ class OutboxRelay:
                 self._mark_source(rows[:delivered])
                 if not self._log.record(acks):
                     await self._republish(conn, "the broker acknowledged an offset it had acknowledged before")
-                    continue
             if delivered < len(rows):
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from aiokafka import AIOKafkaConsumer
 from plumbing_support import effects_metadata, effects_of, record_effect, saved, write_outbox
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -114,6 +115,49 @@ async def test_events_lost_by_a_restarted_broker_are_republished(
     finally:
         relay_task.cancel()
         await asyncio.gather(relay_task, return_exceptions=True)
+
+
+async def test_events_sent_to_a_topic_auto_created_before_the_stack_recreated_it_are_republished(
+    own_postgres: EmbeddedPostgres, engine: AsyncEngine, own_broker: EmbeddedBroker
+) -> None:
+    """The race of a broker restart: the relay reaches the empty broker before the stack re-creates the
+    topics, so its sends auto-create them with the broker's default partition count; the stack then
+    deletes and re-creates them with 3. Records acknowledged on a partition that no longer exists must
+    be noticed as lost like any other (asking for its end offset fails, which once hid every loss)."""
+    url = own_postgres.dsn("outages")
+    users = [uuid.uuid4() for _ in range(24)]  # one event per user: the keys spread over every partition
+    relay = OutboxRelay(service="outages", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
+                        poll_interval=0.2, log_check_interval=0.5)
+    relay_task = asyncio.create_task(relay.run())
+    try:
+        await asyncio.to_thread(own_broker.stop)
+        await write_outbox(engine, [saved(user, 1) for user in users])
+        await asyncio.to_thread(own_broker.start)  # no topics: the relay's sends auto-create them
+        await eventually(lambda: _all_published(engine), timeout=60)
+        assert await _partition_count(own_broker.bootstrap, "bookmark.saved") != 3, "no auto-created topic"
+        await ensure_topics(own_broker.bootstrap, TOPICS)  # deleted and re-created with 3 partitions
+
+        consumer = _runner(own_broker.bootstrap, engine)
+        consumer_task = asyncio.create_task(consumer.run())
+        try:
+            for user in users:
+                assert await eventually(lambda u=user: _has(engine, u, 1), timeout=90)
+        finally:
+            consumer_task.cancel()
+            await asyncio.gather(consumer_task, return_exceptions=True)
+    finally:
+        relay_task.cancel()
+        await asyncio.gather(relay_task, return_exceptions=True)
+
+
+async def _partition_count(bootstrap: str, topic: str) -> int:
+    probe = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    await probe.start()
+    try:
+        await probe.topics()
+        return len(probe.partitions_for_topic(topic) or ())
+    finally:
+        await probe.stop()
 
 
 async def _has(engine: AsyncEngine, user: uuid.UUID, count: int) -> list[tuple[uuid.UUID, int]] | None:

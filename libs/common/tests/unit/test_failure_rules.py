@@ -68,3 +68,14 @@ def test_an_empty_partition_that_had_acknowledged_records_is_a_loss() -> None:
     log = AckedLog()
     assert log.record([ack("t", 0, 3)])
     assert log.lost({TopicPartition("t", 0): 0, TopicPartition("t", 1): 0}) == [TopicPartition("t", 0)]
+
+
+def test_a_partition_the_broker_no_longer_has_is_a_loss() -> None:
+    # The relay wrote to partition 3 of a topic a client auto-created with 4 partitions; the stack then
+    # re-created it with 3. A whole topic missing counts the same; other topics are not affected.
+    log = AckedLog()
+    assert log.record([ack("t", 3, 0), ack("t", 1, 5), ack("u", 0, 2)])
+    ends = {TopicPartition("t", 1): 6, TopicPartition("u", 0): 3}
+    assert log.lost(ends, {"t": {0, 1, 2}, "u": {0, 1, 2}}) == [TopicPartition("t", 3)]
+    assert log.lost({TopicPartition("t", 1): 6}, {"t": {0, 1, 2}}) == [TopicPartition("t", 3), TopicPartition("u", 0)]
+    assert log.lost(ends) == []  # partitions unknown: only end offsets count

@@ -7,7 +7,6 @@ import asyncio
 from typing import Any
 
 import httpx
-import pytest
 from prometheus_client import REGISTRY, generate_latest
 
 from devstack.testing import eventually
@@ -21,10 +20,6 @@ def _reachable() -> float | None:
     return None
 
 
-# Known open problem (issue 16 stays open): in the full integration run, events written during the outage
-# are sometimes not found after the broker returns (the restarted broker's topics are re-created after the
-# relay re-published to auto-created ones). Passes alone and with the libs+auth suites; not yet fixed.
-@pytest.mark.xfail(strict=False, reason="events written during a broker outage can be lost to topic re-creation")
 async def test_broker_outage_keeps_the_service_ready_and_writing(
     infra: Any, client: httpx.AsyncClient, consume: Any
 ) -> None:
