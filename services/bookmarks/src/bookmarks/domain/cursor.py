@@ -49,7 +49,8 @@ def _unb64(text: str) -> bytes:
     return data
 
 
-def _micros(ts: datetime) -> int:
+def micros(ts: datetime) -> int:
+    """Microseconds since the epoch (exact, unlike ``timestamp()``)."""
     delta = ts - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
@@ -58,12 +59,14 @@ def _mac(secret: bytes, owner: uuid.UUID, body: str) -> bytes:
     return hmac.new(secret, f"{owner}|{body}".encode(), hashlib.sha256).digest()[:16]
 
 
-def encode_cursor(position: StreamPosition, *, owner: uuid.UUID, secret: str) -> str:
-    body = f"{_VERSION}|{_micros(position.updated_at)}|{position.client_bookmark_id}"
+def sign_body(body: str, *, owner: uuid.UUID, secret: str) -> str:
+    """``base64url(body) . base64url(mac)``, the MAC over ``owner|body`` (every cursor kind uses this)."""
     return f"{_b64(body.encode())}.{_b64(_mac(secret.encode(), owner, body))}"
 
 
-def decode_cursor(cursor: str, *, owner: uuid.UUID, secret: str) -> StreamPosition:
+def open_body(cursor: str, *, owner: uuid.UUID, secret: str) -> str:
+    """The signed body of ``cursor``; InvalidCursor unless it is exactly what :func:`sign_body` made for
+    this owner (altered, truncated, another user's, or a non-canonical spelling of the same bytes)."""
     try:
         body_part, mac_part = cursor.split(".")
         body = _unb64(body_part).decode()
@@ -72,10 +75,21 @@ def decode_cursor(cursor: str, *, owner: uuid.UUID, secret: str) -> StreamPositi
         raise InvalidCursor() from exc
     if not hmac.compare_digest(mac, _mac(secret.encode(), owner, body)):
         raise InvalidCursor()
+    return body
+
+
+def encode_cursor(position: StreamPosition, *, owner: uuid.UUID, secret: str) -> str:
+    return sign_body(
+        f"{_VERSION}|{micros(position.updated_at)}|{position.client_bookmark_id}", owner=owner, secret=secret
+    )
+
+
+def decode_cursor(cursor: str, *, owner: uuid.UUID, secret: str) -> StreamPosition:
+    body = open_body(cursor, owner=owner, secret=secret)
     try:
-        version, micros, client_bookmark_id = body.split("|", 2)
+        version, micros_text, client_bookmark_id = body.split("|", 2)
         if version != _VERSION:
             raise ValueError(f"cursor version {version!r}")
-        return StreamPosition(_EPOCH + timedelta(microseconds=int(micros)), client_bookmark_id)
+        return StreamPosition(_EPOCH + timedelta(microseconds=int(micros_text)), client_bookmark_id)
     except (ValueError, OverflowError) as exc:
         raise InvalidCursor() from exc
