@@ -219,22 +219,33 @@ def index_functions_sql() -> str:
     ])  # fmt: skip
 
 
-def _group_texts(document: SearchDocument) -> dict[str, str]:
+def group_texts(document: SearchDocument) -> dict[str, str]:
     """Folded A, B, C texts, each ending in a space so the three can be joined for stemming."""
     texts = {"A": "", "B": "", "C": ""}
     texts |= {weight: text + " " for weight, text in document.weighted_texts()}
     return texts
 
 
+def fields_vector_of(
+    config: ColumnElement[Any], a: ColumnElement[Any] | str, b: ColumnElement[Any] | str, c: ColumnElement[Any] | str
+) -> ColumnElement[Any]:
+    """The own fields' vector from the folded texts of :func:`group_texts` (values or bound parameters)."""
+    return sa.func.search_fields_vector(config, a, b, c, type_=TSVECTOR)
+
+
+def head_vector_of(config: ColumnElement[Any], a: ColumnElement[Any] | str) -> ColumnElement[Any]:
+    return sa.func.search_head_vector(config, a, type_=TSVECTOR)
+
+
 def fields_vector(document: SearchDocument, config: ColumnElement[Any]) -> ColumnElement[Any]:
     """The bookmark's own fields: exact tokens with positions, then ``config``'s tagged stems."""
-    texts = _group_texts(document)
-    return sa.func.search_fields_vector(config, texts["A"], texts["B"], texts["C"], type_=TSVECTOR)
+    texts = group_texts(document)
+    return fields_vector_of(config, texts["A"], texts["B"], texts["C"])
 
 
 def head_vector(document: SearchDocument, config: ColumnElement[Any]) -> ColumnElement[Any]:
     """The A fields only (title, tags, userTags): what puts a result in the top tier."""
-    return sa.func.search_head_vector(config, _group_texts(document)["A"], type_=TSVECTOR)
+    return head_vector_of(config, group_texts(document)["A"])
 
 
 def page_vector(page_text: str | None, config: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -499,8 +510,11 @@ __all__ = [
     "TextMatch",
     "config_for_language",
     "fields_vector",
+    "fields_vector_of",
+    "group_texts",
     "full_vector",
     "head_vector",
+    "head_vector_of",
     "headlines_statement",
     "page_vector",
     "position_of",

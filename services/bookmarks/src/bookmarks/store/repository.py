@@ -6,6 +6,7 @@ user's stream row until commit (ARCHITECTURE rule 3). Reads return frozen domain
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, Text, cast, delete, exists, func, literal, select, update
+from sqlalchemy import Boolean, Select, Table, Text, bindparam, cast, delete, exists, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB, UUID, Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import ReturningInsert
@@ -22,7 +23,7 @@ from sqlalchemy.types import Interval
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.store.import_tables import imports
-from bookmarks.store.search_index import PageText, upsert_statement
+from bookmarks.store.search_index import PageText, put_parameters, put_statement, upsert_statement
 from bookmarks.store.tables import (
     BOOKMARK_COLUMNS,
     bookmarks,
@@ -60,9 +61,8 @@ async def allocate_positions(session: AsyncSession, owner: uuid.UUID, count: int
         .on_conflict_do_update(
             index_elements=[user_streams.c.owner_uid],
             set_={
-                "last_position": func.greatest(
-                    func.clock_timestamp(), user_streams.c.last_position + _micros(1)
-                ) + _micros(n - 1)
+                "last_position": func.greatest(func.clock_timestamp(), user_streams.c.last_position + _micros(1))
+                + _micros(n - 1)
             },
         )
         .returning(user_streams.c.last_position, user_streams.c.is_pro)
@@ -82,11 +82,15 @@ class StreamSlot:
     pending: dict[str, Any] | None
 
 
-def _position_upsert(owner: uuid.UUID) -> ReturningInsert[Any]:
-    """The stream-head upsert of :func:`allocate_positions` (one position), proposing no row at all for
-    a deleted user: the same statement refuses a purged user and takes the position."""
-    live = ~exists().where(deleted_users.c.owner_uid == owner)
-    proposed = select(literal(owner, UUID(as_uuid=True)), func.clock_timestamp()).where(live)
+_OWNER = bindparam("owner", type_=UUID(as_uuid=True))
+
+
+def _position_upsert() -> ReturningInsert[Any]:
+    """The stream-head upsert of :func:`allocate_positions` (one position) for the bound ``owner``,
+    proposing no row at all for a deleted user: the same statement refuses a purged user and takes the
+    position."""
+    live = ~exists().where(deleted_users.c.owner_uid == _OWNER)
+    proposed = select(_OWNER, func.clock_timestamp()).where(live)
     return (
         insert(user_streams)
         .from_select([user_streams.c.owner_uid, user_streams.c.last_position], proposed)
@@ -98,9 +102,29 @@ def _position_upsert(owner: uuid.UUID) -> ReturningInsert[Any]:
     )
 
 
-async def open_stream(
-    session: AsyncSession, owner: uuid.UUID, pending_for: str | None = None
-) -> StreamSlot | None:
+@functools.cache
+def _open_stream_statement() -> Select[Any]:
+    """:func:`open_stream`'s statement, built once (bound: ``owner``, ``pending_for``, ``want_pending``)."""
+    alloc = _position_upsert().cte("alloc")
+    pending_for = bindparam("pending_for", type_=Text())
+    pending = (
+        delete(pending_enrichments)
+        .where(
+            pending_enrichments.c.owner_uid == _OWNER,
+            pending_enrichments.c.client_bookmark_id == pending_for,
+            bindparam("want_pending", type_=Boolean()),
+            exists(select(alloc.c.last_position)),
+            ~exists().where(bookmarks.c.owner_uid == _OWNER, bookmarks.c.client_bookmark_id == pending_for),
+        )
+        .returning(pending_enrichments.c.event)
+        .cte("pending")
+    )
+    return select(
+        alloc.c.last_position, alloc.c.is_pro, select(pending.c.event).scalar_subquery().label("pending")
+    ).add_cte(pending)
+
+
+async def open_stream(session: AsyncSession, owner: uuid.UUID, pending_for: str | None = None) -> StreamSlot | None:
     """One round trip for what every user write does first: refuse a deleted user (None), take the next
     position (locking the stream row until commit, as :func:`allocate_positions`), and with
     ``pending_for`` take that bookmark's pending enrichment result if the bookmark does not exist yet.
@@ -108,23 +132,8 @@ async def open_stream(
     The pending row is read only after the position is taken (it refers to the ``alloc`` CTE), so the
     stream-row lock always comes first, as in every other write of the user.
     """
-    alloc = _position_upsert(owner).cte("alloc")
-    pending = (
-        delete(pending_enrichments)
-        .where(
-            pending_enrichments.c.owner_uid == owner,
-            pending_enrichments.c.client_bookmark_id == (pending_for or ""),
-            literal(pending_for is not None),
-            exists(select(alloc.c.last_position)),
-            ~exists().where(bookmarks.c.owner_uid == owner, bookmarks.c.client_bookmark_id == (pending_for or "")),
-        )
-        .returning(pending_enrichments.c.event)
-        .cte("pending")
-    )
-    statement = select(
-        alloc.c.last_position, alloc.c.is_pro, select(pending.c.event).scalar_subquery().label("pending")
-    ).add_cte(pending)
-    row = (await session.execute(statement)).first()
+    parameters = {"owner": owner, "pending_for": pending_for or "", "want_pending": pending_for is not None}
+    row = (await session.execute(_open_stream_statement(), parameters)).first()
     if row is None:
         return None
     return StreamSlot(row.last_position, bool(row.is_pro), dict(row.pending) if row.pending else None)
@@ -138,30 +147,46 @@ def _upsert_statement(table: Table, values: dict[str, Any]) -> Insert:
     )
 
 
-async def _put_with_event(session: AsyncSession, upsert: Insert, table: Table, event: Event) -> None:
-    """Run ``upsert`` (one row of ``table``) and write its outbox row in one statement (a data-modifying
-    CTE): one round trip, same transaction."""
+def _with_event(upsert: Insert, table: Table) -> Insert:
+    """``upsert`` (one row of ``table``) and its outbox row in one statement (a data-modifying CTE): one
+    round trip, same transaction. The event is bound: ``event_topic``, ``event_key``, ``event_payload``,
+    ``event_headers``."""
     saved = upsert.returning(table.c.owner_uid).cte("saved")
-    headers = json.dumps(current_trace_headers())
     row = select(
-        literal(event.topic, Text()),
-        literal(event.key, Text()),
-        cast(literal(event.model_dump_json(), Text()), JSONB),
-        cast(literal(headers, Text()), JSONB),
+        bindparam("event_topic", type_=Text()),
+        bindparam("event_key", type_=Text()),
+        cast(bindparam("event_payload", type_=Text()), JSONB),
+        cast(bindparam("event_headers", type_=Text()), JSONB),
     ).select_from(saved)
     columns = [outbox.c.topic, outbox.c.key, outbox.c.payload, outbox.c.headers]
-    await session.execute(insert(outbox).from_select(columns, row))
+    return insert(outbox).from_select(columns, row)
+
+
+def _event_parameters(event: Event) -> dict[str, Any]:
+    return {"event_topic": event.topic, "event_key": event.key, "event_payload": event.model_dump_json(),
+            "event_headers": json.dumps(current_trace_headers())}  # fmt: skip
+
+
+@functools.cache
+def _put_bookmark_with_event_statement(tombstone: bool) -> Insert:
+    return _with_event(put_statement(tombstone), bookmarks)
 
 
 async def put_bookmark_with_event(
     session: AsyncSession, bookmark: Bookmark, event: Event, page: PageText | None = None
 ) -> None:
-    """The bookmark with its search index (and page text when enrichment brought one) and its event."""
-    await _put_with_event(session, upsert_statement(bookmark, page), bookmarks, event)
+    """The bookmark with its search index (and page text when enrichment brought one) and its event.
+    Without page text (every PUT and DELETE) the statement is the one built once."""
+    if page is None:
+        statement = _put_bookmark_with_event_statement(bookmark.deleted_at is not None)
+        await session.execute(statement, put_parameters(bookmark) | _event_parameters(event))
+    else:
+        await session.execute(_with_event(upsert_statement(bookmark, page), bookmarks), _event_parameters(event))
 
 
 async def put_collection_with_event(session: AsyncSession, collection: Collection, event: Event) -> None:
-    await _put_with_event(session, _upsert_statement(collections, collection.to_row()), collections, event)
+    statement = _with_event(_upsert_statement(collections, collection.to_row()), collections)
+    await session.execute(statement, _event_parameters(event))
 
 
 async def is_user_deleted(session: AsyncSession, owner: uuid.UUID) -> bool:
@@ -176,20 +201,26 @@ async def _upsert(session: AsyncSession, table: Table, values: dict[str, Any]) -
 # --- bookmarks ----------------------------------------------------------------------------------------
 
 
+_GET_FOR_UPDATE = (
+    select(*BOOKMARK_COLUMNS)
+    .where(bookmarks.c.owner_uid == _OWNER, bookmarks.c.client_bookmark_id == bindparam("client_bookmark_id"))
+    .with_for_update()
+)
+
+
 async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
-    statement = (
-        select(*BOOKMARK_COLUMNS)
-        .where(bookmarks.c.owner_uid == owner, bookmarks.c.client_bookmark_id == client_bookmark_id)
-        .with_for_update()
-    )
-    row = (await session.execute(statement)).mappings().first()
+    parameters = {"owner": owner, "client_bookmark_id": client_bookmark_id}
+    row = (await session.execute(_GET_FOR_UPDATE, parameters)).mappings().first()
     return Bookmark.from_row(row) if row is not None else None
 
 
 async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText | None = None) -> None:
     """Store the record as it is (insert or replace every column) and its search index, with the page
     text when enrichment brought one: one statement, one round trip."""
-    await session.execute(upsert_statement(bookmark, page))
+    if page is None:
+        await session.execute(put_statement(bookmark.deleted_at is not None), put_parameters(bookmark))
+    else:
+        await session.execute(upsert_statement(bookmark, page))
 
 
 async def copy_search_page(
@@ -202,8 +233,10 @@ async def copy_search_page(
         update(bookmarks)
         .values({name: src.c[name] for name in names})
         .where(
-            src.c.owner_uid == source, src.c.client_bookmark_id == bookmarks.c.client_bookmark_id,
-            bookmarks.c.owner_uid == target, bookmarks.c.client_bookmark_id == client_bookmark_id,
+            src.c.owner_uid == source,
+            src.c.client_bookmark_id == bookmarks.c.client_bookmark_id,
+            bookmarks.c.owner_uid == target,
+            bookmarks.c.client_bookmark_id == client_bookmark_id,
         )
     )
     await session.execute(statement)
@@ -244,9 +277,7 @@ async def all_for_owner(session: AsyncSession, owner: uuid.UUID) -> list[Bookmar
 # --- collections --------------------------------------------------------------------------------------
 
 
-async def get_collection_for_update(
-    session: AsyncSession, owner: uuid.UUID, collection_id: str
-) -> Collection | None:
+async def get_collection_for_update(session: AsyncSession, owner: uuid.UUID, collection_id: str) -> Collection | None:
     statement = (
         select(collections)
         .where(collections.c.owner_uid == owner, collections.c.collection_id == collection_id)
@@ -296,9 +327,7 @@ async def put_collection(session: AsyncSession, collection: Collection) -> None:
 
 async def set_pro(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> bool:
     """Record the plan; return True when it changed."""
-    prev = (
-        select(user_streams.c.is_pro).where(user_streams.c.owner_uid == owner).with_for_update().cte("prev")
-    )
+    prev = select(user_streams.c.is_pro).where(user_streams.c.owner_uid == owner).with_for_update().cte("prev")
     statement = (
         insert(user_streams)
         .values(owner_uid=owner, last_position=func.clock_timestamp(), is_pro=is_pro)
@@ -315,9 +344,7 @@ async def set_pro(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> bool
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
     for table in (bookmarks, collections, pending_enrichments, user_streams, imports):
         await session.execute(delete(table).where(table.c.owner_uid == owner))
-    await session.execute(
-        insert(deleted_users).values(owner_uid=owner, deleted_at=func.now()).on_conflict_do_nothing()
-    )
+    await session.execute(insert(deleted_users).values(owner_uid=owner, deleted_at=func.now()).on_conflict_do_nothing())
     await forget_published_events(session, key=str(owner))
 
 
@@ -354,5 +381,3 @@ async def take_pending_enrichment(
     )
     row = (await session.execute(statement)).first()
     return dict(row.event) if row is not None else None
-
-

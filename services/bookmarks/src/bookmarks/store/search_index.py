@@ -7,6 +7,8 @@ language; an enrichment result brings a new page part and language. A tombstone 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +22,11 @@ from bookmarks.search.sql import (
     SearchDocument,
     config_for_language,
     fields_vector,
+    fields_vector_of,
     full_vector,
+    group_texts,
     head_vector,
+    head_vector_of,
     page_vector,
     regconfig,
     search_tags,
@@ -113,3 +118,52 @@ def upsert_statement(record: Bookmark, page: PageText | None) -> Any:
     return statement.on_conflict_do_update(
         index_elements=keys, set_=updates | index_updates(record, page, statement.excluded)
     )
+
+
+# --- the hot path: one statement shape, built once ---------------------------------------------------
+#
+# A PUT or DELETE writes no page text, so its statement has the same shape every time: built once with
+# bound parameters, its cache key and compiled form are computed once per process instead of per write
+# (they were a third of the bookmarks service's CPU per write). Parameters: every column of the record
+# by its own name, plus ``search_a``/``search_b``/``search_c`` (folded field texts) and ``search_tags``.
+
+_TEXT_PARAMS = ("search_a", "search_b", "search_c")
+
+
+@functools.cache
+def put_statement(tombstone: bool) -> Any:
+    """``INSERT … ON CONFLICT DO UPDATE`` of a record without page text (``tombstone``: a deleted one)."""
+    keys = {c.name for c in bookmarks.primary_key.columns}
+    names = [f.name for f in dataclasses.fields(Bookmark)]
+    values: dict[str, Any] = {name: sa.bindparam(name, type_=bookmarks.c[name].type) for name in names}
+    if tombstone:
+        values |= {"search_vector": _empty(), "search_head": _empty(), "search_tags": [],
+                   "search_page_text": None, "search_page_vector": _empty()}  # fmt: skip
+    else:
+        a, b, c = (sa.bindparam(n, type_=sa.Text) for n in _TEXT_PARAMS)
+        simple = regconfig(SIMPLE)
+        values |= {
+            "search_tags": sa.bindparam("search_tags", type_=bookmarks.c.search_tags.type),
+            "search_head": head_vector_of(simple, a),
+            "search_vector": full_vector(fields_vector_of(simple, a, b, c), _empty()),
+        }
+    statement = insert(bookmarks).values(values)
+    excluded = statement.excluded
+    updates: dict[str, Any] = {k: excluded[k] for k in values if k not in keys}
+    if not tombstone:  # the stored page part and language stay
+        config = bookmarks.c.search_config
+        updates |= {
+            "search_head": head_vector_of(config, a),
+            "search_vector": full_vector(fields_vector_of(config, a, b, c), bookmarks.c.search_page_vector),
+        }
+    return statement.on_conflict_do_update(index_elements=sorted(keys), set_=updates)
+
+
+def put_parameters(record: Bookmark) -> dict[str, Any]:
+    """The parameters of :func:`put_statement` for ``record``."""
+    values = record.to_row()
+    if record.deleted_at is not None:
+        return values
+    texts = group_texts(document_of(record))
+    return values | {"search_a": texts["A"], "search_b": texts["B"], "search_c": texts["C"],
+                     "search_tags": search_tags(record.tags, record.user_tags)}  # fmt: skip
