@@ -107,7 +107,11 @@ def _part_of(proc: Any) -> str | None:
 
 def stack_cpu_seconds() -> dict[str, float]:
     """CPU seconds used so far by each part of the stack this bench started (its whole process tree,
-    PostgreSQL backends included; never another stack on the machine), and by the load generator."""
+    PostgreSQL backends included; never another stack on the machine), and by the load generator.
+
+    A process's reaped children count too (``children_user``/``children_system``): PostgreSQL's postmaster
+    reaps every backend that exits, so a backend that came and went between two samples is still counted
+    (without this the PostgreSQL figure could even come out negative)."""
     import psutil
 
     me = psutil.Process()
@@ -122,7 +126,8 @@ def stack_cpu_seconds() -> dict[str, float]:
                 if part is None:
                     continue
                 times = proc.cpu_times()
-            totals[part] = totals.get(part, 0.0) + times.user + times.system
+            used = times.user + times.system + times.children_user + times.children_system
+            totals[part] = totals.get(part, 0.0) + used
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return totals

@@ -140,3 +140,31 @@ async def test_non_string_alg_or_kid_is_a_token_error(idp: LocalJwksServer) -> N
             pytest.fail(f"{name} was accepted")
     # The forging helper itself signs correctly: a string alg and kid pass.
     assert (await verify(idp, idp.forge({"alg": "RS256", "kid": idp.rsa_kid}, sub="u1")))["sub"] == "u1"
+
+
+async def test_a_verified_token_is_remembered_for_a_minute_but_its_expiry_is_checked_on_every_use(
+    idp: LocalJwksServer,
+) -> None:
+    import uuid
+
+    from common.auth import VERIFIED_CACHE_SECONDS, AccessTokenVerifier
+
+    now = [time.time()]
+    signatures_checked = []
+
+    class Counting(AccessTokenVerifier):
+        async def _verify_signed(self, token: str):  # type: ignore[no-untyped-def]
+            signatures_checked.append(token)
+            return await super()._verify_signed(token)
+
+    verifier = Counting(jwks=JwksClient(idp.jwks_url), issuer=ISS, audience=AUD, clock=lambda: now[0])
+    token = idp.mint(sub=str(uuid.uuid4()), claims={"jti": "t1"}, expires_in=300)
+    first = await verifier.verify(token)
+    assert await verifier.verify(token) == first
+    assert len(signatures_checked) == 1
+    now[0] += VERIFIED_CACHE_SECONDS + 1  # remembered no longer: verified again
+    assert await verifier.verify(token) == first
+    assert len(signatures_checked) == 2
+    now[0] = first.expires_at  # still remembered, but expired
+    with pytest.raises(Unauthorized):
+        await verifier.verify(token)
