@@ -27,7 +27,7 @@ from bookmarks.domain import collections as collection_rules
 from bookmarks.domain import imports as rules
 from bookmarks.domain.collections import Collection, CollectionWrite, NestingError
 from bookmarks.domain.model import Bookmark
-from bookmarks.imports import ImportFormatError, ImportItem, iter_items, resolve_format
+from bookmarks.imports import ImportFormatError, ImportItem, iter_items, json_collections, resolve_format
 from bookmarks.service import import_saved_event, new_collection_event
 from bookmarks.store import import_repository as store
 from bookmarks.store import repository
@@ -175,6 +175,22 @@ async def write_batch(
         await add_events(session, events)
 
 
+async def create_collections(
+    sessions: SessionFactory, import_id: uuid.UUID, paths: list[tuple[str, ...]], config: JobConfig
+) -> None:
+    """Create every collection at ``paths`` that does not exist yet (one transaction, under the lease).
+    A JSON export lists its empty collections too; they must come back although no item names them.
+    Idempotent: a resumed import finds them by name path and creates nothing."""
+    async with sessions() as session, session.begin():
+        row = await _lease(session, import_id, config)
+        if row is None:
+            raise LeaseLost()
+        batch = await _load_batch(session, row["owner_uid"], [])
+        for path in paths:
+            batch.collection_for(path)
+        await add_events(session, await _store_batch(session, batch))
+
+
 # --- one import -------------------------------------------------------------------------------------
 
 
@@ -234,6 +250,10 @@ async def run_import(sessions: SessionFactory, row: RowMapping, config: JobConfi
     with await _spool(sessions, import_id) as fp:
         try:
             fmt = await _prepare(sessions, row, fp, config)
+            if fmt == "json" and row["next_ordinal"] == 0:
+                fp.seek(0)
+                listed = await asyncio.to_thread(json_collections, fp)
+                await create_collections(sessions, import_id, [c.path for c in listed if c.path], config)
             items = iter_items(fp, fmt, start=row["next_ordinal"])
             while batch := await asyncio.to_thread(_next_batch, items, config.batch_size):
                 await write_batch(sessions, import_id, batch, config)
