@@ -446,6 +446,43 @@ def _newest_first(
     return statement.order_by(columns.sort_time.desc(), columns.client_bookmark_id.desc()).limit(limit)
 
 
+def tiers_to_read(match: TextMatch, after: SearchPosition | None) -> list[tuple[float | None, SearchPosition | None]]:
+    """The tiers a page reads, in result order, each with the position to continue after (None: its start).
+
+    Filter-only: one walk (tier None). With words: the top tier (every word in the title or tags), then the
+    body tier; a cursor in the body tier skips the top one.
+    """
+    if match.required is None:
+        return [(None, after)]
+    if after is not None and after.rank == BODY_TIER:
+        return [(BODY_TIER, after)]
+    return [(TOP_TIER, after), (BODY_TIER, None)]
+
+
+def tier_page(
+    query: Query,
+    match: TextMatch,
+    columns: SearchColumns,
+    selected: Sequence[ColumnElement[Any]],
+    *,
+    owner: uuid.UUID,
+    tier: float | None,
+    after: SearchPosition | None,
+    limit: int,
+) -> sa.Select[Any]:
+    """One tier of :func:`tiers_to_read`, newest first after ``after``: ``LIMIT``-ed, so a common word costs
+    what a page costs. ``SELECT selected, search_rank, search_sort_time, search_id``."""
+    where = _base_clauses(query, match, columns, owner)
+    if tier is None or match.required is None:
+        return _newest_first(columns, selected, where, None, after, limit)
+    required = _tsquery(match.required)
+    in_head = _matches(columns.head, required)
+    if tier == TOP_TIER:
+        return _newest_first(columns, selected, [*where, in_head], TOP_TIER, after, limit)
+    body = [*where, _matches(columns.vector, required), sa.not_(in_head)]
+    return _newest_first(columns, selected, body, BODY_TIER, after, limit)
+
+
 def search_page(
     query: Query,
     match: TextMatch,
@@ -456,26 +493,37 @@ def search_page(
     after: SearchPosition | None,
     limit: int,
 ) -> sa.Select[Any]:
-    """``SELECT selected, search_rank, search_sort_time, search_id`` for the page after ``after``.
-
-    Filter-only: newest first. With words: the top tier (every word in the title or tags) newest first,
-    then the rest newest first — each tier its own ``LIMIT``-ed keyset walk, so a common word costs what
-    a page costs, not what its matches cost.
-    """
-    where = _base_clauses(query, match, columns, owner)
-    if match.required is None:
-        return _newest_first(columns, selected, where, None, after, limit)
-    required = _tsquery(match.required)
-    in_head = _matches(columns.head, required)
-    branches = []
-    if after is None or after.rank == TOP_TIER:
-        branches.append(_newest_first(columns, selected, [*where, in_head], TOP_TIER, after, limit))
-    body_after = after if after is not None and after.rank == BODY_TIER else None
-    body = [*where, _matches(columns.vector, required), sa.not_(in_head)]
-    branches.append(_newest_first(columns, selected, body, BODY_TIER, body_after, limit))
+    """The page after ``after`` as one statement: the union of :func:`tier_page` for every tier to read."""
+    branches = [
+        tier_page(query, match, columns, selected, owner=owner, tier=tier, after=tier_after, limit=limit)
+        for tier, tier_after in tiers_to_read(match, after)
+    ]
+    if len(branches) == 1:
+        return branches[0]
     merged = sa.union_all(*branches).subquery("search")
     keys = (merged.c.search_rank, merged.c.search_sort_time, merged.c.search_id)
     return sa.select(merged).order_by(*(k.desc() for k in keys)).limit(limit)
+
+
+def tier_match_counts(match: TextMatch, columns: SearchColumns, *, owner: uuid.UUID, cap: int) -> sa.Select[Any]:
+    """``(top, body)``: how many of the owner's rows match the words in the title/tags and anywhere, each
+    counted up to ``cap``. Run with only bitmap scans allowed (:func:`planner_settings`), it reads the GIN
+    indexes and at most ``cap`` rows per tier; the counts tell each tier's plan (see search_queries)."""
+    assert match.required is not None
+    required = _tsquery(match.required)
+
+    def capped(vector: ColumnElement[Any]) -> Any:
+        hits = sa.select(sa.literal(1)).where(columns.owner == owner, _matches(vector, required)).limit(cap)
+        return sa.select(sa.func.count()).select_from(hits.subquery()).scalar_subquery()
+
+    return sa.select(capped(columns.head).label("top"), capped(columns.vector).label("body"))
+
+
+def planner_settings(*, bitmap_only: bool) -> sa.Select[Any]:
+    """``set_config`` of the plain index and sequential scans for the rest of the transaction: off (only
+    bitmap scans, i.e. the GIN indexes) for a tier with few matches, on (the newest-first walk) otherwise."""
+    value = "off" if bitmap_only else "on"
+    return sa.select(*(sa.func.set_config(name, value, True) for name in ("enable_indexscan", "enable_seqscan")))
 
 
 def position_of(row: sa.Row[Any]) -> SearchPosition:
@@ -518,7 +566,11 @@ __all__ = [
     "headlines_statement",
     "page_vector",
     "position_of",
+    "planner_settings",
     "search_page",
+    "tier_match_counts",
+    "tier_page",
+    "tiers_to_read",
     "search_tags",
     "stems_statement",
 ]

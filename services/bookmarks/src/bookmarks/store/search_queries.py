@@ -1,7 +1,16 @@
 """Search reads (docs/api-guide.md §12) over the bookmarks table: stems, one page, snippets.
 
-Three statements per page: the query's stems (:func:`text_match`), the page (two ``LIMIT``-ed keyset
-walks, :func:`bookmarks.search.sql.search_page`), and one ``SELECT`` of every result's ``ts_headline``.
+Per page: the query's stems (:func:`text_match`); with words, each tier's match count up to
+:data:`SPARSE_MATCHES` from the GIN indexes; each tier read (a ``LIMIT``-ed keyset walk,
+:func:`bookmarks.search.sql.tier_page`) until the page is full; one ``SELECT`` of every result's
+``ts_headline``.
+
+Why the counts: PostgreSQL cannot estimate how many rows a word matches well (a word is an OR of its
+exact token and its stem in every language, and a missing lexeme is estimated from the least common one
+it tracks), so for a rare word it chose to walk the newest-first index, testing every row of the user,
+and found nothing after 100,000 rows (2 s). A tier with fewer than :data:`SPARSE_MATCHES` matches is
+read from the GIN index and sorted (only bitmap scans allowed, for this transaction); a denser one by the
+walk, which finds a page of matches in a few hundred rows. Measured in bench/search.py.
 """
 
 from __future__ import annotations
@@ -9,6 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,12 +30,16 @@ from bookmarks.search.snippet import best_field, headline_document, render_snipp
 from bookmarks.search.sql import (
     ALL_CONFIGS,
     SIMPLE,
+    TOP_TIER,
     SearchColumns,
     TextMatch,
     headlines_statement,
+    planner_settings,
     position_of,
-    search_page,
     stems_statement,
+    tier_match_counts,
+    tier_page,
+    tiers_to_read,
 )
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, user_streams
 
@@ -49,6 +63,9 @@ async def text_match(session: AsyncSession, query: Query) -> TextMatch:
     return TextMatch.build(query, rows)
 
 
+SPARSE_MATCHES: Final = 2_000
+
+
 async def page(
     session: AsyncSession, query: Query, match: TextMatch, *, owner: uuid.UUID, after: SearchPosition | None,
     limit: int,
@@ -56,17 +73,35 @@ async def page(
     """Up to ``limit`` hits after ``after`` in result order, and the owner's Pro flag."""
     selected = [*BOOKMARK_COLUMNS, sa.cast(bookmarks.c.search_config, sa.Text).label("search_config"),
                 bookmarks.c.search_page_text]  # fmt: skip
-    inner = search_page(query, match, COLUMNS, selected, owner=owner, after=after, limit=limit).subquery("hits")
-    is_pro = sa.select(user_streams.c.is_pro).where(user_streams.c.owner_uid == owner).scalar_subquery()
-    statement = sa.select(inner, is_pro.label("owner_is_pro")).order_by(
-        inner.c.search_rank.desc().nulls_last(), inner.c.search_sort_time.desc(), inner.c.search_id.desc()
-    )
-    rows = (await session.execute(statement)).all()
+    sparse = await _sparse_tiers(session, match, owner)
+    rows: list[sa.Row[Any]] = []
+    for tier, tier_after in tiers_to_read(match, after):
+        if tier is not None:
+            await session.execute(planner_settings(bitmap_only=sparse[tier == TOP_TIER]))
+        statement = tier_page(query, match, COLUMNS, selected, owner=owner, tier=tier, after=tier_after,
+                              limit=limit - len(rows))  # fmt: skip
+        rows += (await session.execute(statement)).all()
+        if len(rows) >= limit:
+            break
     hits = [
         Hit(Bookmark.from_row(row._mapping), position_of(row), row.search_config, row.search_page_text)
         for row in rows
     ]
-    return hits, bool(rows[0].owner_is_pro) if rows else False
+    return hits, await _is_pro(session, owner) if rows else False
+
+
+async def _sparse_tiers(session: AsyncSession, match: TextMatch, owner: uuid.UUID) -> dict[bool, bool]:
+    """{is top tier: has fewer than SPARSE_MATCHES matches}; counted from the GIN indexes only."""
+    if match.required is None:
+        return {True: False, False: False}
+    await session.execute(planner_settings(bitmap_only=True))
+    counts = (await session.execute(tier_match_counts(match, COLUMNS, owner=owner, cap=SPARSE_MATCHES))).one()
+    return {True: counts.top < SPARSE_MATCHES, False: counts.body < SPARSE_MATCHES}
+
+
+async def _is_pro(session: AsyncSession, owner: uuid.UUID) -> bool:
+    statement = sa.select(user_streams.c.is_pro).where(user_streams.c.owner_uid == owner)
+    return bool((await session.execute(statement)).scalar())
 
 
 def _fields(record: Bookmark) -> list[str | None]:
