@@ -243,8 +243,12 @@ async def copy_search_page(
 
 
 async def put_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> None:
-    for record in records:
-        await put_bookmark(session, record)
+    """:func:`put_bookmark` of many records without page text (an import batch): one executemany per
+    statement shape, sent to PostgreSQL as one pipelined batch instead of a round trip per record."""
+    for tombstone in (False, True):
+        parameters = [put_parameters(r) for r in records if (r.deleted_at is not None) == tombstone]
+        if parameters:
+            await session.execute(put_statement(tombstone), parameters)
 
 
 async def _select_bookmarks(session: AsyncSession, *where: Any) -> list[Bookmark]:
