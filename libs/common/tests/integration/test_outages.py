@@ -5,9 +5,11 @@ records and re-publishes its retained window, so a consumer that had not read th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer
@@ -94,8 +96,7 @@ async def test_events_lost_by_a_restarted_broker_are_republished(
     user = uuid.uuid4()
     relay = OutboxRelay(service="outages", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
                         poll_interval=0.2, log_check_interval=0.5)
-    relay_task = asyncio.create_task(relay.run())
-    try:
+    async with running(relay.run()):
         await write_outbox(engine, [saved(user, seq) for seq in range(20)])
         await eventually(lambda: _all_published(engine), timeout=60)
         # The broker dies before any consumer read the events; it comes back empty (memory storage).
@@ -103,18 +104,9 @@ async def test_events_lost_by_a_restarted_broker_are_republished(
         await asyncio.to_thread(own_broker.start)
         await ensure_topics(own_broker.bootstrap, TOPICS)
         await write_outbox(engine, [saved(user, 20)])
-
-        consumer = _runner(own_broker.bootstrap, engine)
-        consumer_task = asyncio.create_task(consumer.run())
-        try:
+        async with running(_runner(own_broker.bootstrap, engine).run()):
             applied = await eventually(lambda: _has(engine, user, 21), timeout=90)
             assert sorted(seq for _, seq in applied) == list(range(21))
-        finally:
-            consumer_task.cancel()
-            await asyncio.gather(consumer_task, return_exceptions=True)
-    finally:
-        relay_task.cancel()
-        await asyncio.gather(relay_task, return_exceptions=True)
 
 
 async def test_events_sent_to_a_topic_auto_created_before_the_stack_recreated_it_are_republished(
@@ -128,26 +120,16 @@ async def test_events_sent_to_a_topic_auto_created_before_the_stack_recreated_it
     users = [uuid.uuid4() for _ in range(24)]  # one event per user: the keys spread over every partition
     relay = OutboxRelay(service="outages", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
                         poll_interval=0.2, log_check_interval=0.5)
-    relay_task = asyncio.create_task(relay.run())
-    try:
+    async with running(relay.run()):
         await asyncio.to_thread(own_broker.stop)
         await write_outbox(engine, [saved(user, 1) for user in users])
         await asyncio.to_thread(own_broker.start)  # no topics: the relay's sends auto-create them
         await eventually(lambda: _all_published(engine), timeout=60)
         assert await _partition_count(own_broker.bootstrap, "bookmark.saved") != 3, "no auto-created topic"
         await ensure_topics(own_broker.bootstrap, TOPICS)  # deleted and re-created with 3 partitions
-
-        consumer = _runner(own_broker.bootstrap, engine)
-        consumer_task = asyncio.create_task(consumer.run())
-        try:
+        async with running(_runner(own_broker.bootstrap, engine).run()):
             for user in users:
                 assert await eventually(lambda u=user: _has(engine, u, 1), timeout=90)
-        finally:
-            consumer_task.cancel()
-            await asyncio.gather(consumer_task, return_exceptions=True)
-    finally:
-        relay_task.cancel()
-        await asyncio.gather(relay_task, return_exceptions=True)
 
 
 async def _partition_count(bootstrap: str, topic: str) -> int:
@@ -158,6 +140,17 @@ async def _partition_count(bootstrap: str, topic: str) -> int:
         return len(probe.partitions_for_topic(topic) or ())
     finally:
         await probe.stop()
+
+
+@contextlib.asynccontextmanager
+async def running(work: Coroutine[Any, Any, None]) -> AsyncIterator[None]:
+    """Run ``work`` (a relay's or consumer's ``run()``) as a task for the block's duration."""
+    task = asyncio.create_task(work)
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 async def _has(engine: AsyncEngine, user: uuid.UUID, count: int) -> list[tuple[uuid.UUID, int]] | None:

@@ -79,6 +79,7 @@ def config_for_language(language: str | None) -> str:
 class SearchColumns:
     """The columns search reads, so the builder attaches to whichever table carries them."""
 
+    table: sa.Table
     owner: ColumnElement[uuid.UUID]
     client_bookmark_id: ColumnElement[str]
     deleted_at: ColumnElement[datetime]
@@ -99,6 +100,7 @@ class SearchColumns:
         """The column names (``owner_uid``, ``search_vector``, ...) of ``table``."""
         c = table.c
         return cls(
+            table=table,
             owner=c.owner_uid,
             client_bookmark_id=c.client_bookmark_id,
             deleted_at=c.deleted_at,
@@ -424,26 +426,44 @@ BODY_TIER: Final = 0.0
 
 def _newest_first(
     columns: SearchColumns,
+    owner: uuid.UUID,
     selected: Sequence[ColumnElement[Any]],
     where: Sequence[Any],
     tier: float | None,
     after: SearchPosition | None,
     limit: int,
+    window: int | None = None,
 ) -> sa.Select[Any]:
-    """One keyset walk newest first: ``(sort_time, id) < after`` ordered by the sort-time index."""
+    """One keyset walk newest first: ``(sort_time, id) < after`` ordered by the sort-time index. With
+    ``window``, only the owner's ``window`` newest live rows after ``after`` are candidates: a bounded
+    walk, whose cost does not depend on how few rows match."""
     rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
+    keyset = [] if after is None else [
+        sa.tuple_(columns.sort_time, columns.client_bookmark_id)
+        < sa.tuple_(sa.literal(after.sort_time, sa.DateTime(timezone=True)), sa.literal(after.client_bookmark_id))
+    ]  # fmt: skip
+    newest = (columns.sort_time.desc(), columns.client_bookmark_id.desc())
     statement = sa.select(
         *selected,
         rank.label("search_rank"),
         columns.sort_time.label("search_sort_time"),
         columns.client_bookmark_id.label("search_id"),
-    ).where(*where)
-    if after is not None:
-        statement = statement.where(
-            sa.tuple_(columns.sort_time, columns.client_bookmark_id)
-            < sa.tuple_(sa.literal(after.sort_time, sa.DateTime(timezone=True)), sa.literal(after.client_bookmark_id))
+    ).where(*where, *keyset)
+    if window is not None:
+        candidates = (
+            sa.select(columns.sort_time.label("window_time"), columns.client_bookmark_id.label("window_id"))
+            .where(columns.owner == owner, columns.deleted_at.is_(None), *keyset)
+            .order_by(*newest)
+            .limit(window)
+            .subquery("search_window")
         )
-    return statement.order_by(columns.sort_time.desc(), columns.client_bookmark_id.desc()).limit(limit)
+        statement = statement.select_from(
+            columns.table.join(candidates, columns.client_bookmark_id == candidates.c.window_id)
+        )
+        # Ordered by the window's own columns (the same values): the join keeps the window's order, so
+        # the LIMIT stops at the page's last match instead of testing and sorting the whole window.
+        newest = (candidates.c.window_time.desc(), candidates.c.window_id.desc())
+    return statement.order_by(*newest).limit(limit)
 
 
 def tiers_to_read(match: TextMatch, after: SearchPosition | None) -> list[tuple[float | None, SearchPosition | None]]:
@@ -469,18 +489,20 @@ def tier_page(
     tier: float | None,
     after: SearchPosition | None,
     limit: int,
+    window: int | None = None,
 ) -> sa.Select[Any]:
     """One tier of :func:`tiers_to_read`, newest first after ``after``: ``LIMIT``-ed, so a common word costs
-    what a page costs. ``SELECT selected, search_rank, search_sort_time, search_id``."""
+    what a page costs; with ``window``, among the ``window`` newest rows only (see :func:`_newest_first`).
+    ``SELECT selected, search_rank, search_sort_time, search_id``."""
     where = _base_clauses(query, match, columns, owner)
     if tier is None or match.required is None:
-        return _newest_first(columns, selected, where, None, after, limit)
+        return _newest_first(columns, owner, selected, where, None, after, limit, window)
     required = _tsquery(match.required)
     in_head = _matches(columns.head, required)
     if tier == TOP_TIER:
-        return _newest_first(columns, selected, [*where, in_head], TOP_TIER, after, limit)
+        return _newest_first(columns, owner, selected, [*where, in_head], TOP_TIER, after, limit, window)
     body = [*where, _matches(columns.vector, required), sa.not_(in_head)]
-    return _newest_first(columns, selected, body, BODY_TIER, after, limit)
+    return _newest_first(columns, owner, selected, body, BODY_TIER, after, limit, window)
 
 
 def search_page(
@@ -503,20 +525,6 @@ def search_page(
     merged = sa.union_all(*branches).subquery("search")
     keys = (merged.c.search_rank, merged.c.search_sort_time, merged.c.search_id)
     return sa.select(merged).order_by(*(k.desc() for k in keys)).limit(limit)
-
-
-def tier_match_counts(match: TextMatch, columns: SearchColumns, *, owner: uuid.UUID, cap: int) -> sa.Select[Any]:
-    """``(top, body)``: how many of the owner's rows match the words in the title/tags and anywhere, each
-    counted up to ``cap``. Run with only bitmap scans allowed (:func:`planner_settings`), it reads the GIN
-    indexes and at most ``cap`` rows per tier; the counts tell each tier's plan (see search_queries)."""
-    assert match.required is not None
-    required = _tsquery(match.required)
-
-    def capped(vector: ColumnElement[Any]) -> Any:
-        hits = sa.select(sa.literal(1)).where(columns.owner == owner, _matches(vector, required)).limit(cap)
-        return sa.select(sa.func.count()).select_from(hits.subquery()).scalar_subquery()
-
-    return sa.select(capped(columns.head).label("top"), capped(columns.vector).label("body"))
 
 
 def planner_settings(*, bitmap_only: bool) -> sa.Select[Any]:
@@ -572,7 +580,6 @@ __all__ = [
     "position_of",
     "planner_settings",
     "search_page",
-    "tier_match_counts",
     "tier_page",
     "tiers_to_read",
     "search_tags",

@@ -1,16 +1,18 @@
 """Search reads (docs/api-guide.md §12) over the bookmarks table: stems, one page, snippets.
 
-Per page: the query's stems (:func:`text_match`); with words, each tier's match count up to
-:data:`SPARSE_MATCHES` from the GIN indexes; each tier read (a ``LIMIT``-ed keyset walk,
-:func:`bookmarks.search.sql.tier_page`) until the page is full; one ``SELECT`` of every result's
-``ts_headline``.
+Per page: the query's stems (:func:`text_match`); each tier read until the page is full; one ``SELECT``
+of every result's ``ts_headline``.
 
-Why the counts: PostgreSQL cannot estimate how many rows a word matches well (a word is an OR of its
-exact token and its stem in every language, and a missing lexeme is estimated from the least common one
-it tracks), so for a rare word it chose to walk the newest-first index, testing every row of the user,
-and found nothing after 100,000 rows (2 s). A tier with fewer than :data:`SPARSE_MATCHES` matches is
-read from the GIN index and sorted (only bitmap scans allowed, for this transaction); a denser one by the
-walk, which finds a page of matches in a few hundred rows. Measured in bench/search.py.
+Each tier with words is read in two ways, cheapest first. First the owner's newest :data:`WINDOWS` rows
+(a bounded walk of the newest-first index): if they hold the tier's part of the page, that is the answer,
+found in a few milliseconds whatever the word. Otherwise the tier has few matches, and they are read from
+the GIN index and sorted, with only bitmap scans allowed for this statement (``planner_settings``).
+
+Why not let PostgreSQL choose: it cannot estimate how many rows a word matches (a word is an OR of its
+exact token and its stem in every language, and a lexeme it does not track is estimated from the least
+common one it does), so for a rare word it walked the newest-first index through every row of the user
+(2 s at 100,000 bookmarks). Counting the matches first from the GIN index was exact but cost 30-95 ms for
+common words. Measured in bench/search.py; docs/decisions-made.md "Search plans".
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from bookmarks.search.query import Query
 from bookmarks.search.snippet import best_field, headline_document, render_snippet
 from bookmarks.search.sql import (
     ALL_CONFIGS,
+    BODY_TIER,
     SIMPLE,
     TOP_TIER,
     SearchColumns,
@@ -37,13 +40,14 @@ from bookmarks.search.sql import (
     planner_settings,
     position_of,
     stems_statement,
-    tier_match_counts,
     tier_page,
     tiers_to_read,
 )
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, user_streams
 
 COLUMNS = SearchColumns.of(bookmarks)
+_SELECTED = [*BOOKMARK_COLUMNS, sa.cast(bookmarks.c.search_config, sa.Text).label("search_config"),
+             bookmarks.c.search_page_text]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +67,11 @@ async def text_match(session: AsyncSession, query: Query) -> TextMatch:
     return TextMatch.build(query, rows)
 
 
-SPARSE_MATCHES: Final = 2_000
+# How many of the owner's newest rows the first, bounded read of a tier looks at. Testing a row costs
+# ~10-17 µs (a word is an OR of ~29 lexemes; the full vectors are toasted), so 500 rows bound a tier with
+# few matches to ~5-9 ms before its GIN read, and a tier whose matches are at least ~4 % of the rows
+# fills a page from the window.
+WINDOWS: Final = {TOP_TIER: 500, BODY_TIER: 500}
 
 
 async def page(
@@ -71,16 +79,10 @@ async def page(
     limit: int,
 ) -> tuple[list[Hit], bool]:
     """Up to ``limit`` hits after ``after`` in result order, and the owner's Pro flag."""
-    selected = [*BOOKMARK_COLUMNS, sa.cast(bookmarks.c.search_config, sa.Text).label("search_config"),
-                bookmarks.c.search_page_text]  # fmt: skip
-    sparse = await _sparse_tiers(session, match, owner)
     rows: list[sa.Row[Any]] = []
+    await session.execute(planner_settings(bitmap_only=False))
     for tier, tier_after in tiers_to_read(match, after):
-        if tier is not None:
-            await session.execute(planner_settings(bitmap_only=sparse[tier == TOP_TIER]))
-        statement = tier_page(query, match, COLUMNS, selected, owner=owner, tier=tier, after=tier_after,
-                              limit=limit - len(rows))  # fmt: skip
-        rows += (await session.execute(statement)).all()
+        rows += await _read_tier(session, query, match, owner, tier, tier_after, limit - len(rows))
         if len(rows) >= limit:
             break
     hits = [
@@ -90,13 +92,24 @@ async def page(
     return hits, await _is_pro(session, owner) if rows else False
 
 
-async def _sparse_tiers(session: AsyncSession, match: TextMatch, owner: uuid.UUID) -> dict[bool, bool]:
-    """{is top tier: has fewer than SPARSE_MATCHES matches}; counted from the GIN indexes only."""
-    if match.required is None:
-        return {True: False, False: False}
+async def _read_tier(
+    session: AsyncSession, query: Query, match: TextMatch, owner: uuid.UUID, tier: float | None,
+    after: SearchPosition | None, limit: int,
+) -> list[sa.Row[Any]]:
+    def statement(window: int | None) -> sa.Select[Any]:
+        return tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,
+                         window=window)  # fmt: skip
+
+    if tier is None:  # filter-only: the walk stops after a page of matches, and filters are cheap to test
+        return list((await session.execute(statement(None))).all())
+    found = list((await session.execute(statement(WINDOWS[tier]))).all())
+    if len(found) >= limit:
+        return found
     await session.execute(planner_settings(bitmap_only=True))
-    counts = (await session.execute(tier_match_counts(match, COLUMNS, owner=owner, cap=SPARSE_MATCHES))).one()
-    return {True: counts.top < SPARSE_MATCHES, False: counts.body < SPARSE_MATCHES}
+    try:
+        return list((await session.execute(statement(None))).all())
+    finally:
+        await session.execute(planner_settings(bitmap_only=False))
 
 
 async def _is_pro(session: AsyncSession, owner: uuid.UUID) -> bool:
