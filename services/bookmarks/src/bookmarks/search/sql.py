@@ -435,8 +435,9 @@ def _newest_first(
     window: int | None = None,
 ) -> sa.Select[Any]:
     """One keyset walk newest first: ``(sort_time, id) < after`` ordered by the sort-time index. With
-    ``window``, only the owner's ``window`` newest live rows after ``after`` are candidates: a bounded
-    walk, whose cost does not depend on how few rows match."""
+    ``window`` (at least 1), only the owner's ``window`` newest live rows after ``after`` (and any sharing
+    the last one's sort time) are candidates: a bounded walk, whose cost does not depend on how few rows
+    match."""
     rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
     keyset = [] if after is None else [
         sa.tuple_(columns.sort_time, columns.client_bookmark_id)
@@ -450,19 +451,18 @@ def _newest_first(
         columns.client_bookmark_id.label("search_id"),
     ).where(*where, *keyset)
     if window is not None:
-        candidates = (
-            sa.select(columns.sort_time.label("window_time"), columns.client_bookmark_id.label("window_id"))
+        # The window's oldest sort time (the window-th newest live row after ``after``); rows at or after it
+        # are a newest-first prefix, so the walk's range ends there. No such row: the whole rest.
+        boundary = (
+            sa.select(columns.sort_time)
             .where(columns.owner == owner, columns.deleted_at.is_(None), *keyset)
             .order_by(*newest)
-            .limit(window)
-            .subquery("search_window")
+            .offset(window - 1)
+            .limit(1)
+            .scalar_subquery()
         )
-        statement = statement.select_from(
-            columns.table.join(candidates, columns.client_bookmark_id == candidates.c.window_id)
-        )
-        # Ordered by the window's own columns (the same values): the join keeps the window's order, so
-        # the LIMIT stops at the page's last match instead of testing and sorting the whole window.
-        newest = (candidates.c.window_time.desc(), candidates.c.window_id.desc())
+        floor = sa.cast(sa.literal("-infinity"), sa.DateTime(timezone=True))
+        statement = statement.where(columns.sort_time >= sa.func.coalesce(boundary, floor))
     return statement.order_by(*newest).limit(limit)
 
 

@@ -102,9 +102,10 @@ async def _read_tier(
 
     if tier is None:  # filter-only: the walk stops after a page of matches, and filters are cheap to test
         return list((await session.execute(statement(None))).all())
-    found = list((await session.execute(statement(WINDOWS[tier]))).all())
-    if len(found) >= limit:
-        return found
+    if WINDOWS[tier] > 0:  # 0 turns the bounded read off
+        found = list((await session.execute(statement(WINDOWS[tier]))).all())
+        if len(found) >= limit:
+            return found
     await session.execute(planner_settings(bitmap_only=True))
     try:
         return list((await session.execute(statement(None))).all())
