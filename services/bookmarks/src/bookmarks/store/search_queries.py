@@ -68,9 +68,10 @@ async def text_match(session: AsyncSession, query: Query) -> TextMatch:
 
 
 # How many of the owner's newest rows the first, bounded read of a tier looks at. Testing a row costs
-# ~10-17 µs (a word is an OR of ~29 lexemes; the full vectors are toasted), so 500 rows bound a tier with
-# few matches to ~5-9 ms before its GIN read, and a tier whose matches are at least ~4 % of the rows
-# fills a page from the window.
+# ~8-20 µs (a word is an OR of ~29 lexemes; full vectors are toasted, phrases need their positions), so
+# 500 rows bound a tier with few matches to ~4-9 ms before its GIN read, and a tier whose matches are at
+# least ~4 % of the rows fills a 20-result page from the window. (bench/search.py at 100k: with 300,
+# common words' title tier fell below the fill rate and took the slower GIN read: p99 +15-25 ms.)
 WINDOWS: Final = {TOP_TIER: 500, BODY_TIER: 500}
 
 
