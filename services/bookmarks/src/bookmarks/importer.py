@@ -48,7 +48,7 @@ _PLACEHOLDER: Final = datetime(2000, 1, 1, tzinfo=UTC)
 class JobConfig:
     worker_id: str
     lease_seconds: float = 60.0
-    batch_size: int = 200
+    batch_size: int = 2500
 
 
 class LeaseLost(Exception):

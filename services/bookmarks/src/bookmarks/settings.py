@@ -17,7 +17,7 @@ class Settings(CommonSettings):
     metrics_port: int = Field(9082, validation_alias="BOOKMARKS_METRICS_PORT")
     cursor_secret: str = Field(_DEV_CURSOR_SECRET, validation_alias="BOOKMARKS_CURSOR_SECRET")
     app_env: str = Field("development", validation_alias="APP_ENV")
-    import_batch_size: int = Field(200, ge=1, le=5000, validation_alias="IMPORT_BATCH_SIZE")
+    import_batch_size: int = Field(2500, ge=1, le=5000, validation_alias="IMPORT_BATCH_SIZE")
     import_lease_seconds: float = Field(60.0, gt=0, validation_alias="IMPORT_LEASE_SECONDS")
     import_poll_seconds: float = Field(2.0, gt=0, validation_alias="IMPORT_POLL_SECONDS")
 
