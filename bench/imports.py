@@ -8,6 +8,10 @@ the start of the upload to ``completed`` and to the last bookmark seen in delta 
 stream, limit=1000), and the peak RSS of the bookmarks process(es) during the run (sampled every 50 ms
 with psutil; needs the stack on this machine). Writes ``bench/results/imports-<timestamp>.json`` and
 ``bench/results/imports-latest.json``. Goal (issue 14): 10,000 items visible in delta in ≤ 15 s.
+
+Then the priority of interactive enrichment (issue 14 item 4): a Pro user with AI on enqueues pages of a
+local site one at a time and waits for each to complete, first on an idle stack, then while the same user's
+10,000-item Pocket import has queued its bulk (low-priority) jobs: seconds from enqueue to ``completed``.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+from run import ADMIN_TOKEN, Api, LocalSite  # bench/ is on sys.path when this script runs
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -110,9 +116,13 @@ async def visible_in_delta(http: httpx.AsyncClient, headers: dict[str, str], pre
         cursor = data["nextCursor"]
 
 
-async def one_import(http: httpx.AsyncClient, name: str, content: bytes, prefix: str, count: int) -> dict[str, Any]:
-    session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
-    headers = {"Authorization": f"Bearer {session['accessToken']}"}
+async def one_import(
+    http: httpx.AsyncClient, name: str, content: bytes, prefix: str, count: int,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    if headers is None:
+        session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
+        headers = {"Authorization": f"Bearer {session['accessToken']}"}
     with RssSampler() as rss:
         started = time.perf_counter()
         response = await http.post("/v1/imports", headers=headers, files={"file": (name, content)})
@@ -136,14 +146,52 @@ async def one_import(http: httpx.AsyncClient, name: str, content: bytes, prefix:
     }
 
 
+async def enrich_one(api: Api, headers: dict[str, str], bookmark_id: str, url: str) -> float:
+    """Seconds from an interactive enqueue of ``url`` to its ``completed`` status."""
+    (await api.http.put(f"/v1/bookmarks/{bookmark_id}", json={"url": url}, headers=headers)).raise_for_status()
+    started = time.perf_counter()
+    body = {"clientBookmarkId": bookmark_id, "url": url, "clientSavedAt": "2026-11-23T00:00:00Z"}
+    (await api.http.post("/v1/enrichment/enqueue", json=body, headers=headers)).raise_for_status()
+    while time.perf_counter() - started < 300:
+        status = (await get_json(api.http, "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id},
+                                 headers=headers))["data"]["status"]
+        if status in ("completed", "failed"):
+            return time.perf_counter() - started
+        await asyncio.sleep(0.02)
+    return float("inf")
+
+
+async def interactive_during_import(api: Api, items: int, samples: int = 5) -> dict[str, Any]:
+    site = LocalSite()
+    try:
+        _, headers = await api.new_user(pro=True, use_ai=True)
+        run_id = uuid.uuid4().hex[:6]
+        idle = [await enrich_one(api, headers, f"idle{i}", f"{site.url}/{run_id}/idle{i}") for i in range(samples)]
+        task = asyncio.create_task(one_import(api.http, "pocket.csv", pocket_csv(items),
+                                              "https://pocket.bench.example/", items, headers))
+        await asyncio.sleep(3)  # the first batches are in and their bulk jobs queued
+        busy = [await enrich_one(api, headers, f"busy{i}", f"{site.url}/{run_id}/busy{i}") for i in range(samples)]
+        imported = await task
+    finally:
+        site.close()
+    return {"samples": samples, "idle_s": [round(t, 2) for t in idle], "during_import_s": [round(t, 2) for t in busy],
+            "import_completed_s": imported["completed_s"]}  # fmt: skip
+
+
 async def run(base_url: str, items: int) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=base_url, timeout=120) as http:
-        return {
+        results = {
             "pocket_csv": await one_import(http, "pocket.csv", pocket_csv(items), "https://pocket.bench.example/",
                                            items),
             "netscape": await one_import(http, "bookmarks.html", netscape(items), "https://netscape.bench.example/",
                                          items),
         }
+    api = Api(base_url)
+    try:
+        results["interactive_enrichment"] = await interactive_during_import(api, items)
+    finally:
+        await api.http.aclose()
+    return results
 
 
 def main() -> int:
@@ -160,7 +208,9 @@ def main() -> int:
             config = StackConfig.for_tests(
                 Path(data_dir),
                 extra_env={"GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000", "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
-                           "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000", "LOG_LEVEL": "WARNING"},
+                           "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000", "LOG_LEVEL": "WARNING",
+                           "ADMIN_TOKEN": ADMIN_TOKEN, "ENRICHMENT_ALLOW_PRIVATE_NETWORKS": "true",
+                           "ENRICHMENT_BROWSER": "off"},
                 output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
             )
             print("bench: starting the stack …", flush=True)
