@@ -16,6 +16,7 @@ import pytest
 # The in-memory fake service of the unit tests, reused by the loopback WebSocket tests (pytest runs with
 # --import-mode=importlib, which does not put test directories on sys.path).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cli_support
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cli_support import cli
 
 from bookmark_client import ApiError, Bookmark, BookmarkClient, Collection, Offline, SessionExpired
 from devstack.testing import LocalJwksServer, eventually, free_port
@@ -386,15 +387,6 @@ async def test_enrichment_round_trip(stack: Any, site: str, tmp_path: Path) -> N
         assert bookmark.title == "Tidal Gardens of the North Sea"  # server-authoritative once enriched
         assert bookmark.tags and bookmark.summary and bookmark.enriched_at
         assert bookmark.thumbnail_url == f"{site}/img/seaweed.png"
-
-
-def cli(profile: Path, server: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bookmark_client", "--server", server, "--profile", str(profile), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_cli_session(stack: Any, tmp_path: Path) -> None:

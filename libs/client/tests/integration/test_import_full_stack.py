@@ -5,25 +5,15 @@ bookmark reaches the device through delta."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
+from cli_support import cli
 
 from devstack.testing import raw_exchange, raw_request
 
 ITEMS = 300
-
-
-def cli(profile: Path, server: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bookmark_client", "--server", server, "--profile", str(profile), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def pocket_csv(path: Path, count: int) -> Path:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+from aiokafka import AIOKafkaProducer
 from sqlalchemy import RowMapping, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.applications import Starlette
@@ -22,6 +23,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from common.db import SessionFactory, create_session_factory
+from common.events import Event
 from enrichment.settings import Settings
 
 ADMIN_TOKEN = "enrichment-tests-admin"
@@ -288,3 +290,14 @@ class Api:
 
 async def consumer_started(app: Any) -> bool:
     return bool(app.state.consumer.started.is_set())
+
+
+async def publish(infra: Any, *events: Event) -> None:
+    """Send ``events`` to the real broker as another service would (keyed by user)."""
+    producer = AIOKafkaProducer(bootstrap_servers=infra.kafka_bootstrap, enable_idempotence=False)
+    await producer.start()
+    try:
+        for event in events:
+            await producer.send_and_wait(event.topic, event.model_dump_json().encode(), key=event.key.encode())
+    finally:
+        await producer.stop()

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer
 from enrichment_support import (
     Api,
     AuthUsers,
@@ -22,13 +22,13 @@ from enrichment_support import (
     User,
     auth_app,
     enrichment_settings,
+    publish,
 )
 
 from common.events import (
     BookmarkDeleted,
     BookmarkSaved,
     EnrichmentResult,
-    Event,
     UserMerged,
 )
 from devstack.testing import LocalJwksServer, eventually, serve_app
@@ -577,16 +577,6 @@ async def _projected(db: Db, user: User, use_ai: bool) -> bool:
 
 
 # --- events from other services -----------------------------------------------------------------------
-
-
-async def publish(infra: Any, *events: Event) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=infra.kafka_bootstrap, enable_idempotence=False)
-    await producer.start()
-    try:
-        for event in events:
-            await producer.send_and_wait(event.topic, event.model_dump_json().encode(), key=event.key.encode())
-    finally:
-        await producer.stop()
 
 
 async def test_bookmark_events_maintain_the_url_projection(

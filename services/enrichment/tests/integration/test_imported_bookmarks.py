@@ -10,10 +10,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer
-from enrichment_support import Api, AuthUsers, User
+from enrichment_support import Api, AuthUsers, User, publish
 
-from common.events import BookmarkSaved, EnrichmentResult, Event
+from common.events import BookmarkSaved, EnrichmentResult
 from devstack.testing import eventually
 from enrichment.store import repository
 
@@ -22,16 +21,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 def page(key: str) -> str:
     return f"https://news.example.org/import-{key}-{uuid.uuid4().hex}"
-
-
-async def publish(infra: Any, *events: Event) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=infra.kafka_bootstrap, enable_idempotence=False)
-    await producer.start()
-    try:
-        for event in events:
-            await producer.send_and_wait(event.topic, event.model_dump_json().encode(), key=event.key.encode())
-    finally:
-        await producer.stop()
 
 
 def imported(user: User, url: str, *, source: str | None = "import") -> BookmarkSaved:
