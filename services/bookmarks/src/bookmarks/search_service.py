@@ -33,10 +33,11 @@ async def search(
     query = parse_query(q or "")
     after = decode_search_cursor(cursor, query=query, owner=owner, secret=cursor_secret) if cursor else None
     async with sessions() as session, session.begin():  # one snapshot for the page and its snippets
-        match = await search_queries.text_match(session, query)
-        hits, is_pro = await search_queries.page(session, query, match, owner=owner, after=after, limit=limit + 1)
+        conn = await session.connection()  # Core statements only: no ORM layer per execute
+        match, is_pro = await search_queries.context(conn, query, owner)
+        hits = await search_queries.page(conn, query, match, owner=owner, after=after, limit=limit + 1)
         shown = hits[:limit]
-        snippets = await search_queries.snippets(session, query, match, shown)
+        snippets = await search_queries.snippets(conn, query, match, shown)
     next_cursor = None
     if len(hits) > limit:
         next_cursor = encode_search_cursor(shown[-1].position, query=query, owner=owner, secret=cursor_secret)

@@ -331,6 +331,7 @@ async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.
     if not await repository.is_user_deleted(session, target):
         events = await _move_bookmarks(session, source, target)
         events += await _move_collections(session, source, target)
+        await repository.merge_search_configs(session, source, target)
         await add_events(session, events)
     await repository.purge_user(session, source)
 

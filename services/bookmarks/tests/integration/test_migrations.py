@@ -1,9 +1,11 @@
-"""Migration 0002 upgrades a database made by 0001 as it was released (before the library model)."""
+"""Migrations upgrade databases as earlier releases left them: 0002 (library model), 0005 (search configs)."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from alembic.config import Config
@@ -37,13 +39,31 @@ def _head() -> str:
     return head
 
 
-async def test_0002_adds_the_library_model_to_a_0001_database(infra: Any) -> None:
+@asynccontextmanager
+async def _database_at_head(infra: Any) -> AsyncIterator[str]:
+    """A new database migrated to head (its URL), dropped afterwards."""
     base = make_url(infra.dsn("bookmarks"))
     name = f"migration_{uuid.uuid4().hex[:12]}"
     url = base.set(database=name).render_as_string(hide_password=False)
     await _execute(base.render_as_string(hide_password=False), f'CREATE DATABASE "{name}"', autocommit=True)
     try:
         await asyncio.to_thread(upgrade_head, migrations_dir=MIGRATIONS_DIR, url=url)
+        yield url
+    finally:
+        await _execute(base.render_as_string(hide_password=False), f'DROP DATABASE "{name}" WITH (FORCE)',
+                       autocommit=True)
+
+
+def _bookmark(owner: uuid.UUID, bookmark_id: str, extra_columns: str = "", extra_values: str = "") -> str:
+    return (
+        f"INSERT INTO bookmarks (owner_uid, client_bookmark_id, url, normalized_url, domain, created_at, "
+        f"updated_at{extra_columns}) VALUES ('{owner}', '{bookmark_id}', 'https://o.example/', "
+        f"'https://o.example/', 'o.example', now(), now(){extra_values})"
+    )
+
+
+async def test_0002_adds_the_library_model_to_a_0001_database(infra: Any) -> None:
+    async with _database_at_head(infra) as url:
         # Back to the schema 0001 released: no library columns, no collections, one old bookmark.
         owner = uuid.uuid4()
         await _execute(
@@ -51,9 +71,7 @@ async def test_0002_adds_the_library_model_to_a_0001_database(infra: Any) -> Non
             "ALTER TABLE bookmarks DROP COLUMN user_tags, DROP COLUMN is_archived",
             "DROP TABLE collections",
             "UPDATE alembic_version SET version_num = '0001'",
-            "INSERT INTO bookmarks (owner_uid, client_bookmark_id, url, normalized_url, domain, created_at, "
-            f"updated_at) VALUES ('{owner}', 'old', 'https://o.example/', 'https://o.example/', 'o.example', "
-            "now(), now())",
+            _bookmark(owner, "old"),
         )
         await asyncio.to_thread(upgrade_head, migrations_dir=MIGRATIONS_DIR, url=url)
         rows, collections, version = await _execute(
@@ -64,6 +82,21 @@ async def test_0002_adds_the_library_model_to_a_0001_database(infra: Any) -> Non
         )
         assert rows == [([], False)]
         assert collections == [(0,)] and version == [(_head(),)]
-    finally:
-        await _execute(base.render_as_string(hide_password=False), f'DROP DATABASE "{name}" WITH (FORCE)',
-                       autocommit=True)
+
+
+async def test_0005_gives_each_user_the_page_languages_of_their_bookmarks(infra: Any) -> None:
+    async with _database_at_head(infra) as url:
+        german, plain = uuid.uuid4(), uuid.uuid4()
+        await _execute(
+            url,
+            "ALTER TABLE user_streams DROP COLUMN search_configs",
+            "UPDATE alembic_version SET version_num = '0004'",
+            f"INSERT INTO user_streams (owner_uid, last_position) VALUES ('{german}', now()), ('{plain}', now())",
+            _bookmark(german, "de", ", search_config", ", 'german'"),
+            _bookmark(german, "fr", ", search_config", ", 'french'"),
+            _bookmark(german, "plain", ", search_config", ", 'simple'"),
+            _bookmark(plain, "plain", ", search_config", ", 'simple'"),
+        )
+        await asyncio.to_thread(upgrade_head, migrations_dir=MIGRATIONS_DIR, url=url)
+        (rows,) = await _execute(url, "SELECT owner_uid, search_configs FROM user_streams")
+        assert {owner: sorted(configs) for owner, configs in rows} == {german: ["french", "german"], plain: []}

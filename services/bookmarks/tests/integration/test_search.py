@@ -293,6 +293,7 @@ async def test_account_deletion_and_merge_leave_no_search_data(
 
     await eventually(done)
     assert await ids(http, owner, "aufgebaut anonymous") == ["a"]  # the merged bookmark keeps its page text
+    assert await ids(http, owner, "haus") == ["a"]  # and its German stems ("Häuser"): German is the owner's now
 
 
 async def test_deleted_bookmarks_keep_no_search_data(http: httpx.AsyncClient, user: Any, bookmarks_app: Any) -> None:

@@ -227,6 +227,17 @@ async def test_stems_only_in_the_pages_own_language(engine: AsyncEngine) -> None
     assert await search(engine, "haus") == ["de"]
 
 
+async def test_stems_only_in_the_given_configurations_and_exact_tokens_without_any(engine: AsyncEngine) -> None:
+    async def match(*configs: str) -> TextMatch:
+        query = parse_query("économiques")
+        statement = stems_statement(TextMatch.terms(query), sa.literal(list(configs), ARRAY(sa.Text)))
+        async with engine.connect() as conn:
+            return TextMatch.build(query, (await conn.execute(statement)).mappings().all())
+
+    assert (await match("french", "no-such-config")).required == "( ( 'economiques' ) | ( 'french:econom' ) )"
+    assert (await match()).required == "( ( 'economiques' ) )"
+
+
 async def test_exact_tokens_in_any_language(engine: AsyncEngine) -> None:
     assert await search(engine, "hauser") == ["en-hauser", "de"]
     assert set(await search(engine, "econom")) == {"en-econom", "fr"}  # fr: French stem of économiques

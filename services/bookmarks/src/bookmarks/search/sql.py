@@ -263,21 +263,21 @@ def full_vector(fields: ColumnElement[Any], page: ColumnElement[Any]) -> ColumnE
 # --- the query -------------------------------------------------------------------------------------
 
 
-def stems_statement(terms: Sequence[str]) -> sa.Select[Any]:
-    """Rows ``(term, config, exact, lexemes)``: for each term and each configuration of
-    :data:`STEM_CONFIGS`, the term's lexemes in that configuration, and its exact
-    ``phraseto_tsquery('simple')`` text. One small statement whatever the number of terms (two array
-    parameters). Give the rows to :func:`TextMatch.build`.
+def stems_statement(terms: Sequence[str], configs: ColumnElement[Any] | None = None) -> sa.Select[Any]:
+    """Rows ``(term, config, exact, lexemes)``: for each term and each configuration of ``configs`` (an
+    array expression; default every one of :data:`STEM_CONFIGS`, and only those are used), the term's
+    lexemes in that configuration, and its exact ``phraseto_tsquery('simple')`` text; a term gets one row
+    with no configuration when ``configs`` is empty. One small statement whatever the number of terms.
+    Give the rows to :func:`TextMatch.build`.
     """
+    known = sa.literal(list(STEM_CONFIGS), ARRAY(sa.Text))
     term = (
         sa.func.unnest(sa.literal(list(terms), ARRAY(sa.Text)))
         .table_valued("term", with_ordinality="n")
         .render_derived(name="terms")
     )
     config = (
-        sa.func.unnest(sa.literal(list(STEM_CONFIGS), ARRAY(sa.Text)))
-        .table_valued("config")
-        .render_derived(name="configs")
+        sa.func.unnest(known if configs is None else configs).table_valued("config").render_derived(name="configs")
     )
     return sa.select(
         (term.c.n - 1).label("term"),
@@ -286,7 +286,7 @@ def stems_statement(terms: Sequence[str]) -> sa.Select[Any]:
         sa.func.tsvector_to_array(sa.func.to_tsvector(sa.cast(config.c.config, REGCONFIG), term.c.term)).label(
             "lexemes"
         ),
-    ).select_from(term.join(config, sa.true()))
+    ).select_from(term.outerjoin(config, config.c.config == sa.func.any(known)))
 
 
 def _quote_lexeme(lexeme: str) -> str:
@@ -529,13 +529,18 @@ def search_page(
 
 def planner_settings(*, bitmap_only: bool) -> sa.Select[Any]:
     """``set_config`` for the rest of the transaction: plain index and sequential scans off (only bitmap
-    scans, i.e. the GIN indexes) for a tier with few matches, on (the newest-first walk) otherwise; and
-    always a plan made for the statement's actual values (``force_custom_plan``). A prepared statement
-    otherwise switches to a generic plan after five runs, made for no tsquery in particular and kept
-    whatever these settings say later (measured: 3-word queries went from 0.1 s to 1.5 s at 100k)."""
+    scans, i.e. the GIN indexes) for a tier with few matches, on (the newest-first walk) otherwise."""
     value = "off" if bitmap_only else "on"
-    settings = {"enable_indexscan": value, "enable_seqscan": value, "plan_cache_mode": "force_custom_plan"}
-    return sa.select(*(sa.func.set_config(name, setting, True) for name, setting in settings.items()))
+    return sa.select(*(sa.func.set_config(name, value, True) for name in ("enable_indexscan", "enable_seqscan")))
+
+
+def custom_plans() -> ColumnElement[Any]:
+    """``set_config`` of ``plan_cache_mode`` to ``force_custom_plan`` for the rest of the transaction, as a
+    column of the page's first statement (it takes effect for the statements after it): every search
+    statement is planned for its actual values. A prepared statement otherwise switches to a generic plan
+    after five runs, made for no tsquery in particular and kept whatever :func:`planner_settings` say
+    later (measured: 3-word queries went from 0.1 s to 1.5 s at 100k)."""
+    return sa.func.set_config("plan_cache_mode", "force_custom_plan", True)
 
 
 def position_of(row: sa.Row[Any]) -> SearchPosition:
@@ -569,6 +574,7 @@ __all__ = [
     "SearchDocument",
     "TextMatch",
     "config_for_language",
+    "custom_plans",
     "fields_vector",
     "fields_vector_of",
     "group_texts",

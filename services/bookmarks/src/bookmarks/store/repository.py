@@ -14,7 +14,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Boolean, Select, Table, Text, bindparam, cast, delete, exists, func, literal, select, update
+from sqlalchemy import (
+    Boolean,
+    Select,
+    Table,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    distinct,
+    exists,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import JSONB, UUID, Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import ReturningInsert
@@ -22,6 +36,7 @@ from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
+from bookmarks.search.sql import SIMPLE, config_for_language
 from bookmarks.store.import_tables import imports
 from bookmarks.store.search_index import PageText, put_parameters, put_statement, upsert_statement
 from bookmarks.store.tables import (
@@ -216,11 +231,42 @@ async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmar
 
 async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText | None = None) -> None:
     """Store the record as it is (insert or replace every column) and its search index, with the page
-    text when enrichment brought one: one statement, one round trip."""
+    text when enrichment brought one: one statement, one round trip (two when the page is in a language
+    the user's library has not had before)."""
     if page is None:
         await session.execute(put_statement(bookmark.deleted_at is not None), put_parameters(bookmark))
     else:
         await session.execute(upsert_statement(bookmark, page))
+        await remember_search_config(session, bookmark.owner_uid, config_for_language(page.language))
+
+
+_CONFIG = bindparam("config", type_=Text())
+_ADD_SEARCH_CONFIG = (
+    update(user_streams)
+    .where(user_streams.c.owner_uid == _OWNER, ~user_streams.c.search_configs.any(_CONFIG))
+    .values(search_configs=func.array_append(user_streams.c.search_configs, _CONFIG))
+)
+
+
+async def remember_search_config(session: AsyncSession, owner: uuid.UUID, config: str) -> None:
+    """Add ``config`` to the owner's ``search_configs`` (no-op for 'simple' or one already there). The
+    stream row is already locked by this write's position (rule 3), so concurrent writes cannot lose it."""
+    if config != SIMPLE:
+        await session.execute(_ADD_SEARCH_CONFIG, {"owner": owner, "config": config})
+
+
+async def merge_search_configs(session: AsyncSession, source: uuid.UUID, target: uuid.UUID) -> None:
+    """The target's ``search_configs`` gain the source's: its bookmarks' page languages move with them."""
+    source_configs = select(user_streams.c.search_configs).where(user_streams.c.owner_uid == source)
+    both = func.array_cat(user_streams.c.search_configs, source_configs.scalar_subquery())
+    configs = func.unnest(both).table_valued("config").render_derived(name="configs")
+    union = select(func.array_agg(distinct(configs.c.config))).scalar_subquery()
+    statement = (
+        update(user_streams)
+        .where(user_streams.c.owner_uid == target)
+        .values(search_configs=func.coalesce(union, user_streams.c.search_configs))
+    )
+    await session.execute(statement)
 
 
 async def copy_search_page(

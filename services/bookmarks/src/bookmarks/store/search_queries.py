@@ -1,7 +1,7 @@
 """Search reads (docs/api-guide.md §12) over the bookmarks table: stems, one page, snippets.
 
-Per page: the query's stems (:func:`text_match`); each tier read until the page is full; one ``SELECT``
-of every result's ``ts_headline``.
+Per page: the query's stems and the owner's Pro flag (:func:`context`); each tier read until the page is
+full; one ``SELECT`` of every result's ``ts_headline``.
 
 Each tier with words is read in two ways, cheapest first. First the owner's newest :data:`WINDOWS` rows
 (a bounded walk of the newest-first index): if they hold the tier's part of the page, that is the answer,
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bookmarks.domain.model import Bookmark
 from bookmarks.search.cursor import SearchPosition
@@ -36,6 +36,7 @@ from bookmarks.search.sql import (
     TOP_TIER,
     SearchColumns,
     TextMatch,
+    custom_plans,
     headlines_statement,
     planner_settings,
     position_of,
@@ -58,65 +59,88 @@ class Hit:
     page_text: str | None
 
 
-async def text_match(session: AsyncSession, query: Query) -> TextMatch:
-    """The tsquery texts of the query's words, with PostgreSQL's own stems in every configuration."""
-    terms = TextMatch.terms(query)
+def _context_statement(terms: Sequence[str], owner: uuid.UUID) -> sa.Select[Any]:
+    """The page's first statement: the owner's Pro flag, :func:`custom_plans` for the statements after
+    it, and with ``terms`` their stems in the owner's page languages only (``search_configs``; the other
+    languages' stems cannot match any of the owner's rows, and each one costs every row test and GIN
+    lookup of the page)."""
+    stream = sa.select(user_streams).where(user_streams.c.owner_uid == owner)
+    columns = [stream.with_only_columns(user_streams.c.is_pro).scalar_subquery().label("is_pro"),
+               custom_plans().label("custom_plans")]  # fmt: skip
     if not terms:
-        return TextMatch(None, None)
-    rows = (await session.execute(stems_statement(terms))).mappings().all()
-    return TextMatch.build(query, rows)
+        return sa.select(*columns)
+    configs = sa.func.coalesce(stream.with_only_columns(user_streams.c.search_configs).scalar_subquery(),
+                               sa.literal([], user_streams.c.search_configs.type))  # fmt: skip
+    return stems_statement(terms, configs).add_columns(*columns)
+
+
+async def context(conn: AsyncConnection, query: Query, owner: uuid.UUID) -> tuple[TextMatch, bool]:
+    """The tsquery texts of the query's words (PostgreSQL's own stems) and the owner's Pro flag: one
+    round trip, which also makes the rest of the transaction plan every statement for its values."""
+    terms = TextMatch.terms(query)
+    rows = (await conn.execute(_context_statement(terms, owner))).mappings().all()
+    match = TextMatch.build(query, rows) if terms else TextMatch(None, None)
+    return match, bool(rows[0]["is_pro"]) if rows else False
 
 
 # How many of the owner's newest rows the first, bounded read of a tier looks at. Testing a row costs
-# ~8-20 µs (a word is an OR of ~29 lexemes; full vectors are toasted, phrases need their positions), so
-# 500 rows bound a tier with few matches to ~4-9 ms before its GIN read, and a tier whose matches are at
-# least ~4 % of the rows fills a 20-result page from the window. (bench/search.py at 100k: with 300,
-# common words' title tier fell below the fill rate and took the slower GIN read: p99 +15-25 ms.)
+# ~8-20 µs (a word is an OR of its exact token and its stems; full vectors are toasted, phrases need
+# their positions), so 500 rows bound a tier with few matches to ~4-9 ms before its GIN read, and a tier
+# whose matches are at least ~4 % of the rows fills a 20-result page from the window. (bench/search.py at
+# 100k: with 300, common words' title tier fell below the fill rate and took the slower GIN read: p99
+# +15-25 ms.)
 WINDOWS: Final = {TOP_TIER: 500, BODY_TIER: 500}
 
 
+class _Planner:
+    """The scans the transaction's next statements may use (:func:`planner_settings`), switched only when
+    a read needs the other kind: a page costs one ``set_config`` round trip per switch, none at the end
+    (the settings end with the transaction)."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self._conn = conn
+        self._bitmap_only = False
+
+    async def use(self, *, bitmap_only: bool) -> None:
+        if bitmap_only != self._bitmap_only:
+            await self._conn.execute(planner_settings(bitmap_only=bitmap_only))
+            self._bitmap_only = bitmap_only
+
+
 async def page(
-    session: AsyncSession, query: Query, match: TextMatch, *, owner: uuid.UUID, after: SearchPosition | None,
+    conn: AsyncConnection, query: Query, match: TextMatch, *, owner: uuid.UUID, after: SearchPosition | None,
     limit: int,
-) -> tuple[list[Hit], bool]:
-    """Up to ``limit`` hits after ``after`` in result order, and the owner's Pro flag."""
+) -> list[Hit]:
+    """Up to ``limit`` hits after ``after`` in result order (after :func:`context`, same transaction)."""
     rows: list[sa.Row[Any]] = []
-    await session.execute(planner_settings(bitmap_only=False))
+    planner = _Planner(conn)
     for tier, tier_after in tiers_to_read(match, after):
-        rows += await _read_tier(session, query, match, owner, tier, tier_after, limit - len(rows))
+        rows += await _read_tier(conn, planner, query, match, owner, tier, tier_after, limit - len(rows))
         if len(rows) >= limit:
             break
-    hits = [
+    return [
         Hit(Bookmark.from_row(row._mapping), position_of(row), row.search_config, row.search_page_text)
         for row in rows
     ]
-    return hits, await _is_pro(session, owner) if rows else False
 
 
 async def _read_tier(
-    session: AsyncSession, query: Query, match: TextMatch, owner: uuid.UUID, tier: float | None,
-    after: SearchPosition | None, limit: int,
+    conn: AsyncConnection, planner: _Planner, query: Query, match: TextMatch, owner: uuid.UUID,
+    tier: float | None, after: SearchPosition | None, limit: int,
 ) -> list[sa.Row[Any]]:
     def statement(window: int | None) -> sa.Select[Any]:
         return tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,
                          window=window)  # fmt: skip
 
     if tier is None:  # filter-only: the walk stops after a page of matches, and filters are cheap to test
-        return list((await session.execute(statement(None))).all())
+        return list((await conn.execute(statement(None))).all())
     if WINDOWS[tier] > 0:  # 0 turns the bounded read off
-        found = list((await session.execute(statement(WINDOWS[tier]))).all())
+        await planner.use(bitmap_only=False)
+        found = list((await conn.execute(statement(WINDOWS[tier]))).all())
         if len(found) >= limit:
             return found
-    await session.execute(planner_settings(bitmap_only=True))
-    try:
-        return list((await session.execute(statement(None))).all())
-    finally:
-        await session.execute(planner_settings(bitmap_only=False))
-
-
-async def _is_pro(session: AsyncSession, owner: uuid.UUID) -> bool:
-    statement = sa.select(user_streams.c.is_pro).where(user_streams.c.owner_uid == owner)
-    return bool((await session.execute(statement)).scalar())
+    await planner.use(bitmap_only=True)
+    return list((await conn.execute(statement(None))).all())
 
 
 def _fields(record: Bookmark) -> list[str | None]:
@@ -124,7 +148,7 @@ def _fields(record: Bookmark) -> list[str | None]:
     return [record.title, tags, record.description, record.summary, record.notes, record.url]
 
 
-async def snippets(session: AsyncSession, query: Query, match: TextMatch, hits: Sequence[Hit]) -> list[str | None]:
+async def snippets(conn: AsyncConnection, query: Query, match: TextMatch, hits: Sequence[Hit]) -> list[str | None]:
     """Each hit's snippet (≤ 300 chars of safe HTML with ``<mark>``); all None for filter-only queries."""
     terms = [*query.words, *query.phrases]
     if not terms or not hits:
@@ -133,5 +157,5 @@ async def snippets(session: AsyncSession, query: Query, match: TextMatch, hits: 
     configs = [h.config if h.config in ALL_CONFIGS else SIMPLE for h in hits]
     queries = [match.headline_query(c) or "" for c in configs]
     statement = headlines_statement(configs, [headline_document(t) for t in texts], queries)
-    headlines = (await session.execute(statement)).scalars().all()
+    headlines = (await conn.execute(statement)).scalars().all()
     return [render_snippet(h, text) if text else None for h, text in zip(headlines, texts, strict=True)]

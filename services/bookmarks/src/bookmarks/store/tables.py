@@ -99,6 +99,11 @@ class UserStreamRow(SQLModel, table=True):
     owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
     last_position: datetime = Field(sa_column=_ts(nullable=False))
     is_pro: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    # Every text-search configuration (page language) of the user's rows, 'simple' left out: search looks
+    # a word's stems up in these only (bookmarks.store.search_queries). Grows, never shrinks (migration 0005).
+    search_configs: list[str] = Field(
+        default_factory=list, sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'"))
+    )
 
 
 class DeletedUserRow(SQLModel, table=True):
