@@ -327,7 +327,6 @@ def main() -> int:
                 "GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000",
                 "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
                 "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000",
-                "LOG_LEVEL": "WARNING",
             },
             output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
         )
