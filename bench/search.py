@@ -306,7 +306,8 @@ def print_table(results: dict[str, Any]) -> None:
     for size, data in results["sizes"].items():
         print(f"\n{int(size):,} bookmarks (loaded in {data['load_s']}s), index {data['index']}")
         for kind, q in data["queries"].items():
-            print(f"  {kind:18} {q['q']!r:32} results {q['results']:3}  p50 {q['p50_ms']:7} ms  p99 {q['p99_ms']:7} ms  max {q['max_ms']:7} ms")
+            timings = f"p50 {q['p50_ms']:7} ms  p99 {q['p99_ms']:7} ms  max {q['max_ms']:7} ms"
+            print(f"  {kind:18} {q['q']!r:32} results {q['results']:3}  {timings}")
     print(f"\nwrite path: {results['write_path']}")
 
 
