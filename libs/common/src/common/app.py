@@ -114,7 +114,7 @@ def broker_check(bootstrap: str) -> ReadinessCheck:
     return check
 
 
-async def watch_broker(service: str, bootstrap: str, *, interval: float = 5.0) -> None:
+async def watch_broker(service: str, bootstrap: str, *, interval: float = 15.0) -> None:
     """Report broker reachability as ``kafka_broker_reachable`` forever (never part of readiness).
 
     A broker outage is a degraded state: writes keep succeeding into the outbox, consumers resume where

@@ -126,7 +126,7 @@ class OutboxRelay:
         batch_size: int = 500,
         poll_interval: float = 5.0,
         retention_seconds: int = 3600,
-        log_check_interval: float = 5.0,
+        log_check_interval: float = 15.0,
     ) -> None:
         self.service = service
         self.engine = engine

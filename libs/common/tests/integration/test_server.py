@@ -6,17 +6,20 @@ Raw sockets, because an HTTP client library would refuse to send most of these r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 from collections.abc import AsyncIterator
 
 import pytest
+import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from common.server import HttpLimits, edge_protocol
-from devstack.testing import raw_exchange, raw_request, send_endless_header, serve_app
+from common.server import HttpLimits, QuietServer, edge_protocol
+from devstack.testing import free_port, raw_exchange, raw_request, send_endless_header, serve_app
 
 LIMITS = HttpLimits(max_header_count=50, max_header_bytes=8 * 1024, max_target_bytes=2 * 1024)
 
@@ -103,3 +106,30 @@ async def test_keep_alive_requests_each_get_their_own_head_budget(server: str) -
             await reader.readexactly(length)
     finally:
         writer.close()
+
+
+class CountingServer(QuietServer):
+    ticks = 0
+
+    async def on_tick(self, counter: int) -> bool:
+        self.ticks += 1
+        return await super().on_tick(counter)
+
+
+async def test_the_server_ticks_once_a_second_keeps_the_date_header_and_stops_at_once_on_a_signal() -> None:
+    app = Starlette(routes=[Route("/echo", echo, methods=["GET", "POST"])])
+    port = free_port()
+    server = CountingServer(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False))
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.02)
+    ticks_at_start = server.ticks
+    await asyncio.sleep(2.5)
+    status, headers, _ = await raw_exchange(f"http://127.0.0.1:{port}", get())
+    assert status == 200 and headers["date"].endswith(" GMT")
+    assert server.ticks - ticks_at_start <= 4  # uvicorn's own loop ticks 25 times in 2.5 s
+
+    server.handle_exit(signal.SIGTERM, None)
+    await asyncio.wait_for(task, timeout=10)
+    assert server.ticks - ticks_at_start <= 5  # the signal ended the wait: no tick in between

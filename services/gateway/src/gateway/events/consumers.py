@@ -27,7 +27,7 @@ from typing import TypeAlias
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from common.consumer import BACKGROUND_FETCH_MAX_WAIT_MS
+from common.consumer import BACKGROUND_FETCH_MAX_WAIT_MS, FETCHER_SAFETY_WAKE_MS
 from common.events import BookmarkDeleted, BookmarkSaved, CollectionChanged, UserDeleted, UserMerged, parse_event
 from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED
 from common.outbox import start_with_retry
@@ -46,7 +46,7 @@ RecordHandler = Callable[[Record], None]
 # still advance), and the first nudge after the first socket connects waits at most that second.
 # Real Kafka answers a waiting fetch when data arrives, so there the wait only bounds idle polling.
 NUDGE_FETCH_MAX_WAIT_MS = 25
-NUDGE_IDLE_FETCH_MAX_WAIT_MS = 1_000
+NUDGE_IDLE_FETCH_MAX_WAIT_MS = 2_000
 
 
 class TopicTail:
@@ -110,6 +110,7 @@ class TopicTail:
             client_id=f"gateway-{self.name}",
             max_poll_records=500,
             fetch_max_wait_ms=self.fetch_max_wait_ms,
+            consumer_timeout_ms=FETCHER_SAFETY_WAKE_MS,
         )
 
     async def _assign(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
