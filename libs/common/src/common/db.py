@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 SessionFactory = async_sessionmaker[AsyncSession]
 
 
-def create_engine(url: str, *, pool_size: int = 10, max_overflow: int = 10) -> AsyncEngine:
+def create_engine(url: str, *, pool_size: int = 20, max_overflow: int = 10) -> AsyncEngine:
     return create_async_engine(
         url,
         pool_size=pool_size,
