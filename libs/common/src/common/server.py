@@ -206,9 +206,8 @@ class QuietServer(uvicorn.Server):
     async def main_loop(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop_requested = asyncio.Event()
-        counter = 0
-        while not await self.on_tick(counter):
-            counter = (counter + 10) % 864000  # a multiple of 10: every tick refreshes the Date header
+        # on_tick refreshes the Date header when its counter is a multiple of 10: 0 makes every tick do it.
+        while not await self.on_tick(0):
             try:
                 await asyncio.wait_for(self._stop_requested.wait(), timeout=1.0)
             except TimeoutError:
