@@ -14,7 +14,9 @@ across processes by :meth:`LocalStore.session_guard`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -251,11 +253,14 @@ class LocalStore:
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
-            await self._db.execute("BEGIN IMMEDIATE")
             try:
+                await self._db.execute("BEGIN IMMEDIATE")
                 yield self._db
             except BaseException:
-                await self._db.execute("ROLLBACK")
+                # Also when cancelled while BEGIN was still waiting for aiosqlite's thread: it runs
+                # statements in order, so BEGIN still happens and this ROLLBACK follows it.
+                with contextlib.suppress(sqlite3.OperationalError):  # BEGIN itself failed: nothing to undo
+                    await self._db.execute("ROLLBACK")
                 raise
             await self._db.execute("COMMIT")
 

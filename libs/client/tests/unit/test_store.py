@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -421,3 +423,20 @@ async def test_a_profile_from_before_collections_resyncs_from_scratch(tmp_path: 
         assert await again.cursor() == "c10"  # upgraded once, not on every open
     finally:
         await again.close()
+
+
+@pytest.mark.parametrize("steps_before_cancel", range(1, 6))
+async def test_a_write_cancelled_anywhere_leaves_no_open_transaction(
+    store: LocalStore, steps_before_cancel: int
+) -> None:
+    """A sync cancelled mid-write (``watch`` stopped, Ctrl-C) rolls back; the next write still works."""
+    await store.queue_put("a", {"url": "https://a.example/"})
+    task = asyncio.create_task(store.queue_put("b", {"url": "https://b.example/"}))
+    for _ in range(steps_before_cancel):
+        await asyncio.sleep(0)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await store.queue_put("c", {"url": "https://c.example/"})
+    ids = [op.bookmark_id for op in await store.pending_ops()]
+    assert ids[0] == "a" and ids[-1] == "c" and set(ids) <= {"a", "b", "c"}
