@@ -18,7 +18,7 @@ from bookmarks.domain.cursor import StreamPosition, decode_cursor, encode_cursor
 from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGone
 from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.store import queries, repository
-from bookmarks.store.queries import StreamRecord
+from bookmarks.store.queries import DeltaDocuments, DeltaSlice
 from bookmarks.store.search_index import PageText
 from common.db import SessionFactory
 from common.events import (
@@ -39,8 +39,7 @@ _MICRO = repository.ONE_MICROSECOND
 class DeltaPage:
     cursor: str | None
     next_cursor: str | None
-    records: list[StreamRecord]
-    is_pro: bool
+    records: DeltaSlice
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,26 +241,22 @@ async def delete_collection(*, sessions: SessionFactory, owner: uuid.UUID, colle
 
 
 async def read_delta(
-    *, sessions: SessionFactory, owner: uuid.UUID, cursor: str | None, limit: int, cursor_secret: str
+    *, sessions: SessionFactory, owner: uuid.UUID, cursor: str | None, limit: int, cursor_secret: str,
+    documents: DeltaDocuments,
 ) -> DeltaPage:
     """One page of the user's stream strictly after ``cursor``; ``next_cursor`` is None at the end."""
     after: StreamPosition | None = None
     if cursor:
         after = decode_cursor(cursor, owner=owner, secret=cursor_secret)
     async with sessions() as session:
-        # One extra record tells whether more follow.
-        records, is_pro = await queries.delta_page(session, owner, after, limit + 1)
-        if not records:
+        page = await queries.delta_page(session, owner, after, limit, documents)
+        if not page.count:
             # A deleted user's stream is purged, so only an empty page needs the (rare) check.
             await _guard_user(session, owner)
-    more = len(records) > limit
-    records = records[:limit]
     next_cursor = None
-    if more and records:
-        last = records[-1]
-        record_id = last.client_bookmark_id if isinstance(last, Bookmark) else last.collection_id
-        next_cursor = encode_cursor(StreamPosition(last.updated_at, record_id), owner=owner, secret=cursor_secret)
-    return DeltaPage(cursor=cursor or None, next_cursor=next_cursor, records=records, is_pro=is_pro)
+    if page.more and page.last is not None:
+        next_cursor = encode_cursor(page.last, owner=owner, secret=cursor_secret)
+    return DeltaPage(cursor=cursor or None, next_cursor=next_cursor, records=page)
 
 
 # --- applying events from other services -------------------------------------------------------------

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import random
+from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import text
 
+from bookmarks.api import wire
+from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.store import repository
 
@@ -240,3 +245,60 @@ async def test_concurrent_bookmark_and_collection_writers_and_readers_converge(
         assert set(library.collection_tombstones) == {
             c.collection_id for c in stored_collections if c.is_deleted
         }
+
+
+ODD_TEXT = 'quote " backslash \\ newline \n tab \t ctrl \x01 sep \u2028 emoji 😀 ünïcode </script>'
+
+
+def _every_field_set(owner: Any, position: Any) -> Bookmark:
+    """A bookmark with no field at its default, so every wire field is compared with a real value."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(Bookmark):
+        if f.name in ("owner_uid", "deleted_at"):
+            continue
+        kind = str(f.type)
+        if "datetime" in kind:
+            values[f.name] = position - timedelta(days=len(f.name), microseconds=len(f.name) * 7)
+        elif kind.startswith("tuple["):
+            values[f.name] = (ODD_TEXT, f"{f.name}-2")
+        elif kind == "bool":
+            values[f.name] = True
+        else:
+            values[f.name] = f"{f.name}: {ODD_TEXT}"
+    values["updated_at"] = position
+    return Bookmark(owner_uid=owner, **values)
+
+
+@pytest.mark.parametrize("is_pro", [False, True])
+async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering(
+    http: httpx.AsyncClient, make_user: Any, bookmarks_app: Any, is_pro: bool
+) -> None:
+    """Delta pages are rendered in SQL, single records in Python, from one plan per wire model
+    (api/wire.py): the two must agree on every field, for live records and tombstones of both kinds,
+    on the Pro gate, and on text that needs escaping."""
+    user = make_user()
+    async with bookmarks_app.state.sessions() as session, session.begin():
+        await repository.set_pro(session, user.id, is_pro)
+        position, _ = await repository.allocate_positions(session, user.id, 6)
+        full = _every_field_set(user.id, position)
+        bare = Bookmark(user.id, "bare", "https://b.example/", "https://b.example/", "b.example",
+                        created_at=position, updated_at=position + timedelta(microseconds=1))
+        dead = dataclasses.replace(bare, client_bookmark_id="dead", updated_at=position + timedelta(microseconds=2),
+                                   deleted_at=position + timedelta(microseconds=2))
+        for record in (full, bare, dead):
+            await repository.put_bookmark(session, record)
+        folder = Collection(user.id, "c1", ODD_TEXT, position, position + timedelta(microseconds=3), parent_id="c0")
+        gone = Collection(user.id, "c2", "x", position, position + timedelta(microseconds=4),
+                          deleted_at=position + timedelta(microseconds=4))
+        for collection in (folder, gone):
+            await repository.put_collection(session, collection)
+
+    data = (await delta(http, user, limit=10)).json()["data"]
+
+    expected_full = wire.bookmark(full, is_pro=is_pro)
+    assert all(v not in (None, [], False) for k, v in expected_full.items() if k != "saveWhy")
+    assert (expected_full["saveWhy"] is not None) is is_pro
+    assert data["upserts"] == [expected_full, wire.bookmark(bare, is_pro=is_pro)]
+    assert data["tombstones"] == [wire.bookmark_tombstone(dead)]
+    assert data["collections"] == [wire.collection(folder)]
+    assert data["collectionTombstones"] == [wire.collection_tombstone(gone)]

@@ -181,4 +181,3 @@ def test_rows_round_trip() -> None:
     row = b.to_row()
     assert row["user_tags"] == ["a"] and row["collection_ids"] == ["c"] and row["owner_uid"] == OWNER
     assert Bookmark.from_row(row) == b
-    assert Bookmark.from_row({"p_" + k: v for k, v in row.items()}, "p_") == b

@@ -1,24 +1,33 @@
-"""The one path from domain objects to the wire: upsert responses and delta pages both use it.
+"""The one path from domain objects to the wire: upsert responses, search results and delta pages.
 
 Each wire model's fields are the domain object's attributes in camelCase, so a new field appears on the
 wire by adding it to the wire model (``api/schemas.py``); values are formatted here by type.
+
+One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
+in Python for a single record (:func:`bookmark`, :func:`collection`), and compiled to a SQL expression
+for delta pages (:data:`DELTA_DOCUMENTS`), where PostgreSQL renders each record's JSON in the page's
+own statement, so a 1,000-record page builds no Python object per record (docs/decisions-made.md,
+"Delta pages rendered by PostgreSQL"). Both come from the same plan, and an integration test holds
+them equal field by field for every wire field.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from operator import attrgetter
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.alias_generators import to_snake
 from pydantic_core import to_json
+from sqlalchemy import ColumnElement, Table, Text, case, cast, func, literal, null
 
 from bookmarks.api import schemas
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
+from bookmarks.store.queries import DeltaDocuments, DeltaSlice
 
 # Wire name -> domain attribute, for the names that are not plain camelCase of the attribute.
 _RENAMED = {"id": "collection_id"}
@@ -29,35 +38,42 @@ def iso(ts: datetime | None) -> str | None:
     return ts.isoformat(timespec="microseconds").replace("+00:00", "Z") if ts is not None else None
 
 
-Converter = Callable[[Any], Any]
+Kind = Literal["iso", "list", "str", "plain"]
+Field = tuple[str, str, Kind]  # wire name, domain attribute (= column name), how its value is written
+
+
+def _kind(record_type: type[Any], attr: str) -> Kind:
+    """How a record attribute becomes JSON, decided once per field from the record's annotation."""
+    annotation = str({f.name: f.type for f in dataclasses.fields(record_type)}[attr])
+    if "datetime" in annotation:
+        return "iso"
+    if annotation.startswith("tuple["):
+        return "list"
+    if "UUID" in annotation:
+        return "str"
+    return "plain"
+
+
+def _fields(model: type[BaseModel], record_type: type[Any]) -> tuple[Field, ...]:
+    attrs = ((name, _RENAMED.get(name, to_snake(name))) for name in model.model_fields)
+    return tuple((name, attr, _kind(record_type, attr)) for name, attr in attrs)
 
 
 def _iso_or_none(value: Any) -> Any:
     return iso(value)
 
 
-def _converter(record_type: type[Any], attr: str) -> Converter | None:
-    """How a record attribute becomes JSON, decided once per field from the record's annotation."""
-    annotation = str({f.name: f.type for f in dataclasses.fields(record_type)}[attr])
-    if "datetime" in annotation:
-        return _iso_or_none
-    if annotation.startswith("tuple["):
-        return list
-    if "UUID" in annotation:
-        return str
-    return None
-
+_PYTHON: Mapping[Kind, Callable[[Any], Any] | None] = {"iso": _iso_or_none, "list": list, "str": str, "plain": None}
 
 Renderer = Callable[[Any], dict[str, Any]]
 
 
-def _plan(model: type[BaseModel], record_type: type[Any]) -> Renderer:
+def _plan(fields: tuple[Field, ...]) -> Renderer:
     """A record → wire dict function built once per model: one ``attrgetter`` call fetches every
-    attribute, and only the fields that need it are converted (the delta path renders 1,000 per page)."""
-    names = tuple(model.model_fields)
-    attrs = [_RENAMED.get(name, to_snake(name)) for name in names]
-    fetch = attrgetter(*attrs)
-    converted = tuple((i, c) for i, attr in enumerate(attrs) if (c := _converter(record_type, attr)) is not None)
+    attribute, and only the fields that need it are converted."""
+    names = tuple(name for name, _, _ in fields)
+    fetch = attrgetter(*(attr for _, attr, _ in fields))
+    converted = tuple((i, c) for i, (_, _, kind) in enumerate(fields) if (c := _PYTHON[kind]) is not None)
 
     def render(record: Any) -> dict[str, Any]:
         values = list(fetch(record))
@@ -68,8 +84,42 @@ def _plan(model: type[BaseModel], record_type: type[Any]) -> Renderer:
     return render
 
 
-_BOOKMARK = _plan(schemas.Bookmark, Bookmark)
-_COLLECTION = _plan(schemas.Collection, Collection)
+# --- the same plans compiled to SQL (delta pages) ----------------------------------------------------
+
+# iso() in PostgreSQL: UTC, always six fractional digits, "Z".
+_ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
+
+
+def _sql_value(column: ColumnElement[Any], kind: Kind) -> ColumnElement[Any]:
+    if kind == "iso":
+        return func.to_char(func.timezone("UTC", column), _ISO_FORMAT)
+    if kind == "str":
+        return cast(column, Text)
+    return column  # text, boolean, NULL and text[] (a JSON array) are already what the wire says
+
+
+def _sql_object(pairs: Iterable[tuple[str, ColumnElement[Any]]]) -> ColumnElement[Any]:
+    arguments: list[Any] = []
+    for name, value in pairs:
+        arguments += [literal(name, Text()), value]
+    if len(arguments) > 100:  # PostgreSQL's limit on function arguments
+        raise ValueError("a wire model of over 50 fields needs json_build_object split in parts")
+    return cast(func.json_build_object(*arguments), Text)
+
+
+def _sql_plan(
+    fields: tuple[Field, ...], table: Table, override: Mapping[str, ColumnElement[Any]] | None = None
+) -> ColumnElement[Any]:
+    override = override or {}
+    return _sql_object(
+        (name, override.get(name, _sql_value(table.c[attr], kind))) for name, attr, kind in fields
+    )
+
+
+_BOOKMARK_FIELDS = _fields(schemas.Bookmark, Bookmark)
+_COLLECTION_FIELDS = _fields(schemas.Collection, Collection)
+_BOOKMARK = _plan(_BOOKMARK_FIELDS)
+_COLLECTION = _plan(_COLLECTION_FIELDS)
 
 
 def dumps(payload: Any) -> bytes:
@@ -95,3 +145,43 @@ def collection(record: Collection) -> dict[str, Any]:
 
 def collection_tombstone(record: Collection) -> dict[str, Any]:
     return {"id": record.collection_id, "deletedAt": iso(record.deleted_at)}
+
+
+# --- delta pages ---------------------------------------------------------------------------------------
+
+
+def _sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
+    """:func:`bookmark` in SQL; ``saveWhy`` gated on the owner's plan read in the same statement."""
+    return _sql_plan(_BOOKMARK_FIELDS, table, {"saveWhy": case((is_pro, table.c.save_why), else_=null())})
+
+
+def _sql_bookmark_tombstone(table: Table) -> ColumnElement[Any]:
+    return _sql_object([("clientBookmarkId", table.c.client_bookmark_id),
+                        ("deletedAt", _sql_value(table.c.deleted_at, "iso"))])
+
+
+def _sql_collection(table: Table) -> ColumnElement[Any]:
+    return _sql_plan(_COLLECTION_FIELDS, table)
+
+
+def _sql_collection_tombstone(table: Table) -> ColumnElement[Any]:
+    return _sql_object([("id", table.c.collection_id), ("deletedAt", _sql_value(table.c.deleted_at, "iso"))])
+
+
+DELTA_DOCUMENTS = DeltaDocuments(
+    bookmark=_sql_bookmark,
+    bookmark_tombstone=_sql_bookmark_tombstone,
+    collection=_sql_collection,
+    collection_tombstone=_sql_collection_tombstone,
+)
+
+
+def delta_body(cursor: str | None, next_cursor: str | None, page: DeltaSlice) -> bytes:
+    """The delta envelope around the documents PostgreSQL rendered (each group comma-joined JSON)."""
+    groups = (("upserts", page.bookmarks), ("tombstones", page.bookmark_tombstones),
+              ("collections", page.collections), ("collectionTombstones", page.collection_tombstones))
+    parts = [b'{"data":{"cursor":', dumps(cursor), b',"nextCursor":', dumps(next_cursor)]
+    for key, documents in groups:
+        parts += [b',"', key.encode(), b'":[', documents, b"]"]
+    parts.append(b"}}")
+    return b"".join(parts)

@@ -29,8 +29,8 @@ class Collection:
         return self.deleted_at is not None
 
     @classmethod
-    def from_row(cls, row: Mapping[Any, Any], prefix: str = "") -> Collection:
-        return cls(**_read_fields(cls, row, prefix))
+    def from_row(cls, row: Mapping[Any, Any]) -> Collection:
+        return cls(**_read_fields(cls, row))
 
     def to_row(self) -> dict[str, Any]:
         return _write_fields(self)

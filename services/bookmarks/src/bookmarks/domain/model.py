@@ -75,8 +75,8 @@ class Bookmark:
         return self.deleted_at is not None
 
     @classmethod
-    def from_row(cls, row: Mapping[Any, Any], prefix: str = "") -> Bookmark:
-        return cls(**_read_fields(cls, row, prefix))
+    def from_row(cls, row: Mapping[Any, Any]) -> Bookmark:
+        return cls(**_read_fields(cls, row))
 
     def to_row(self) -> dict[str, Any]:
         """Column values for the store (tuples become lists for PostgreSQL arrays)."""
@@ -87,14 +87,14 @@ CLIENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Bookmark) if f.meta
 
 
 @functools.cache
-def _row_keys(cls: Any, prefix: str) -> tuple[tuple[str, str], ...]:
-    return tuple((f.name, prefix + f.name) for f in dataclasses.fields(cls))
+def _row_keys(cls: Any) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def _read_fields(cls: Any, row: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
+def _read_fields(cls: Any, row: Mapping[Any, Any]) -> dict[str, Any]:
     # PostgreSQL arrays arrive as lists; the domain keeps them as (immutable) tuples.
     return {
-        name: tuple(value) if isinstance(value := row[key], list) else value for name, key in _row_keys(cls, prefix)
+        name: tuple(value) if isinstance(value := row[name], list) else value for name in _row_keys(cls)
     }
 
 

@@ -4,70 +4,127 @@ Bookmarks and collections share one stream: positions of both come from the same
 (``repository.allocate_positions``), so one cursor ``(updated_at, id)`` orders them together. A page is
 one statement (one round trip, one snapshot): the two keyset range scans (``ix_bookmarks_stream`` and
 ``ix_collections_stream``, each starting at the cursor: page N costs what page 1 costs) are merged by a
-``UNION ALL``. Each branch carries its own table's columns under a prefix and NULLs for the other's, so
-every row maps back onto its frozen domain object with no column list written out here.
+``UNION ALL``. Each record's wire document is rendered by PostgreSQL with the expressions the wire layer
+compiles from its models (``api/wire.py``), and the page comes back as one row: each group's documents
+joined in stream order, the count, whether more follow, and the last position (for the next cursor).
+A page of 1,000 records thus costs no Python object per record.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, Select, Table, Text, literal, null, select, tuple_, union_all
+from sqlalchemy import (
+    UUID,
+    ColumnElement,
+    DateTime,
+    Integer,
+    Select,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    case,
+    func,
+    literal,
+    select,
+    tuple_,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bookmarks.domain.collections import Collection
 from bookmarks.domain.cursor import StreamPosition
-from bookmarks.domain.model import Bookmark
-from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, collections, user_streams
-
-StreamRecord = Bookmark | Collection
-
-_B, _C = "b_", "c_"
+from bookmarks.store.tables import bookmarks, collections, user_streams
 
 
-def _columns(table: Table) -> Sequence[Column[Any]]:
-    return BOOKMARK_COLUMNS if table is bookmarks else tuple(table.columns)  # no search index in delta
+@dataclass(frozen=True, slots=True)
+class DeltaDocuments:
+    """SQL expressions rendering one row of each table as its wire JSON (text), live or tombstone."""
+
+    bookmark: Callable[[Table, ColumnElement[bool]], ColumnElement[Any]]
+    bookmark_tombstone: Callable[[Table], ColumnElement[Any]]
+    collection: Callable[[Table], ColumnElement[Any]]
+    collection_tombstone: Callable[[Table], ColumnElement[Any]]
 
 
-def _padded(table: Table, own: str, other: Table, other_prefix: str) -> list[Any]:
-    mine = [c.label(own + c.name) for c in _columns(table)]
-    theirs = [null().cast(c.type).label(other_prefix + c.name) for c in _columns(other)]
-    return mine + theirs if own == _B else theirs + mine
+@dataclass(frozen=True, slots=True)
+class DeltaSlice:
+    """One delta page: each group's wire documents already joined by commas (UTF-8 bytes, empty when
+    the group is), how many records the page holds, whether more follow, and the last record's position."""
+
+    bookmarks: bytes
+    bookmark_tombstones: bytes
+    collections: bytes
+    collection_tombstones: bytes
+    count: int
+    more: bool
+    last: StreamPosition | None
 
 
-def _branch(table: Table, id_column: Column[str], owner: uuid.UUID, after: StreamPosition | None,
-            limit: int) -> Select[Any]:
-    kind = literal(table.name, Text())
-    own, other, other_prefix = (_B, collections, _C) if table is bookmarks else (_C, bookmarks, _B)
+_OWNER = bindparam("owner", type_=UUID(as_uuid=True))
+_AFTER_POS = bindparam("after_pos", type_=DateTime(timezone=True))
+_AFTER_ID = bindparam("after_id", type_=Text())
+_LIMIT = bindparam("limit", type_=Integer())
+
+
+def _branch(table: Table, resume: bool, live: ColumnElement[Any], tombstone: ColumnElement[Any]) -> Select[Any]:
+    id_column = table.c.client_bookmark_id if table is bookmarks else table.c.collection_id
+    deleted = table.c.deleted_at.is_not(None)
     statement = select(
-        kind.label("kind"), table.c.updated_at.label("pos"), id_column.label("rid"),
-        *_padded(table, own, other, other_prefix),
-    ).where(table.c.owner_uid == owner)
-    if after is not None:
-        statement = statement.where(
-            tuple_(table.c.updated_at, id_column) > tuple_(literal(after.updated_at), literal(after.record_id))
-        )
-    return statement.order_by(table.c.updated_at, id_column).limit(limit)
+        literal(table.name, Text()).label("kind"), table.c.updated_at.label("pos"), id_column.label("rid"),
+        deleted.label("deleted"), case((deleted, tombstone), else_=live).label("doc"),
+    ).where(table.c.owner_uid == _OWNER)
+    if resume:
+        statement = statement.where(tuple_(table.c.updated_at, id_column) > tuple_(_AFTER_POS, _AFTER_ID))
+    return statement.order_by(table.c.updated_at, id_column).limit(_LIMIT + 1)
+
+
+@functools.cache
+def _delta_statement(documents: DeltaDocuments, resume: bool) -> Select[Any]:
+    """Built once per shape; owner, cursor and limit are bind parameters."""
+    # The plan flag (Pro gates saveWhy) is a scalar subquery: an InitPlan, evaluated once.
+    is_pro = select(user_streams.c.is_pro).where(user_streams.c.owner_uid == _OWNER).scalar_subquery()
+    merged = union_all(
+        _branch(bookmarks, resume, documents.bookmark(bookmarks, is_pro), documents.bookmark_tombstone(bookmarks)),
+        _branch(collections, resume, documents.collection(collections),
+                documents.collection_tombstone(collections)),
+    ).subquery("stream")
+    # One record past the page tells whether more follow; it is counted but not rendered.
+    order = (merged.c.pos, merged.c.rid)
+    page = select(merged, func.row_number().over(order_by=order).label("n")).order_by(*order).limit(_LIMIT + 1)
+    rows = page.subquery("page")
+    in_page = rows.c.n <= _LIMIT
+    last = rows.c.n == _LIMIT
+
+    def joined(kind: Table, deleted: bool) -> ColumnElement[Any]:
+        chosen = and_(in_page, rows.c.kind == kind.name, rows.c.deleted.is_(deleted))
+        text = func.string_agg(rows.c.doc, aggregate_order_by(literal(",", Text()), rows.c.n)).filter(chosen)
+        return func.convert_to(func.coalesce(text, ""), "UTF8")
+
+    return select(
+        joined(bookmarks, False), joined(bookmarks, True), joined(collections, False), joined(collections, True),
+        func.count().filter(in_page), func.count() > _LIMIT,
+        func.max(rows.c.pos).filter(last), func.max(rows.c.rid).filter(last),
+    )
 
 
 async def delta_page(
-    session: AsyncSession, owner: uuid.UUID, after: StreamPosition | None, limit: int
-) -> tuple[list[StreamRecord], bool]:
-    """Up to ``limit`` records strictly after ``after`` in stream order, and the owner's Pro flag."""
-    merged = union_all(
-        _branch(bookmarks, bookmarks.c.client_bookmark_id, owner, after, limit),
-        _branch(collections, collections.c.collection_id, owner, after, limit),
-    ).subquery("stream")
-    # The plan flag rides along as a scalar subquery (an InitPlan, evaluated once).
-    is_pro = select(user_streams.c.is_pro).where(user_streams.c.owner_uid == owner).scalar_subquery()
-    statement = select(merged, is_pro.label("owner_is_pro")).order_by(merged.c.pos, merged.c.rid).limit(limit)
-    rows: Sequence[Any] = (await session.execute(statement)).mappings().all()
-    records: list[StreamRecord] = [
-        Bookmark.from_row(r, _B) if r["kind"] == bookmarks.name else Collection.from_row(r, _C) for r in rows
-    ]
-    return records, bool(rows[0]["owner_is_pro"]) if rows else False
+    session: AsyncSession, owner: uuid.UUID, after: StreamPosition | None, limit: int, documents: DeltaDocuments
+) -> DeltaSlice:
+    """Up to ``limit`` records strictly after ``after`` in stream order, rendered by ``documents``: one
+    statement, one row back, whatever the page's size."""
+    parameters: dict[str, Any] = {"owner": owner, "limit": limit}
+    if after is not None:
+        parameters |= {"after_pos": after.updated_at, "after_id": after.record_id}
+    row = (await session.execute(_delta_statement(documents, after is not None), parameters)).one()
+    upserts, tombstones, folders, folder_tombstones, count, more, last_pos, last_id = row
+    last = StreamPosition(last_pos, last_id) if last_pos is not None else None
+    return DeltaSlice(upserts, tombstones, folders, folder_tombstones, count=count, more=more, last=last)
 
 
 async def is_pro(session: AsyncSession, owner: uuid.UUID) -> bool:
