@@ -14,7 +14,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 
 from common.asgi import EdgeMiddleware
 from common.handlers import install_error_handlers
@@ -62,7 +64,29 @@ def create_service_app(
     app.include_router(operational_router())
     for router in routers:
         app.include_router(router)
+    blocking = threadpool_callables(app.routes)
+    if blocking:
+        raise TypeError(f"plain-def endpoints or dependencies (run in a thread per request): {blocking}")
     return app
+
+
+def threadpool_callables(routes: Sequence[Any]) -> list[str]:
+    """Endpoints and dependencies FastAPI would run in its threadpool: a plain ``def`` costs a thread hop
+    and a GIL hand-over on every request (two of them were 3 % of the bookmarks write path), so every
+    one must be ``async def`` (they only read ``app.state``; none blocks)."""
+    found: list[str] = []
+
+    def walk(dependant: Dependant) -> None:
+        call = dependant.call
+        if call is not None and not asyncio.iscoroutinefunction(call):
+            found.append(getattr(call, "__qualname__", repr(call)))
+        for sub in dependant.dependencies:
+            walk(sub)
+
+    for route in routes:
+        if isinstance(route, APIRoute):
+            walk(route.dependant)
+    return sorted(set(found))
 
 
 def operational_router() -> APIRouter:

@@ -202,3 +202,22 @@ async def test_outage_failures_never_count_towards_parking(engine: AsyncEngine, 
 async def _scalar_text(engine: AsyncEngine, sql: str) -> str:
     async with engine.connect() as conn:
         return str((await conn.execute(text(sql))).scalar_one())
+
+
+async def test_pooled_connections_a_database_restart_closed_never_reach_a_caller(
+    own_postgres: EmbeddedPostgres, engine: AsyncEngine
+) -> None:
+    """Without a ping per checkout, the pool must still hand out only live connections after a restart."""
+
+    async def query() -> int:
+        async with engine.connect() as conn:
+            await asyncio.sleep(0.05)  # hold it, so the concurrent calls use different connections
+            return int((await conn.execute(text("SELECT 1"))).scalar_one())
+
+    assert await asyncio.gather(*(query() for _ in range(4))) == [1] * 4
+    assert engine.pool.checkedin() == 4  # type: ignore[attr-defined]
+    await asyncio.to_thread(own_postgres.stop)
+    await asyncio.to_thread(own_postgres.start)
+    await asyncio.sleep(0.2)  # the pooled connections' sockets have been closed by the old server
+    # Every pooled connection is stale; each call gets a fresh one instead of an error.
+    assert await asyncio.gather(*(query() for _ in range(4))) == [1] * 4

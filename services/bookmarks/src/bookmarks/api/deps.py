@@ -11,12 +11,12 @@ from common.auth import Principal, current_principal
 from common.db import SessionFactory
 
 
-def _sessions(request: Request) -> SessionFactory:
+async def _sessions(request: Request) -> SessionFactory:
     sessions: SessionFactory = request.app.state.sessions
     return sessions
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 

@@ -14,22 +14,22 @@ from enrichment.entitlements import EntitlementsClient
 from enrichment.settings import Settings
 
 
-def _sessions(request: Request) -> SessionFactory:
+async def _sessions(request: Request) -> SessionFactory:
     sessions: SessionFactory = request.app.state.sessions
     return sessions
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def _clock(request: Request) -> Clock:
+async def _clock(request: Request) -> Clock:
     clock: Clock = request.app.state.clock
     return clock
 
 
-def _entitlements(request: Request) -> EntitlementsClient:
+async def _entitlements(request: Request) -> EntitlementsClient:
     client: EntitlementsClient = request.app.state.entitlements
     return client
 
