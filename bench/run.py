@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import platform
@@ -169,7 +170,9 @@ async def write_round(api: Api, op: str, users: list[dict[str, str]], per_worker
     event loop while the first requests of the other workers waited (the c64 p99 measured that). Each
     client also makes one untimed request first (a one-record delta page): its connection, the gateway's
     upstream connection and the service's database connection are then open, as in a running system,
-    and the percentiles measure writes, not the pools growing."""
+    and the percentiles measure writes, not the pools growing. The load generator's own heap is frozen
+    before the clock starts, as the services freeze theirs (``common.server.freeze_startup_heap``): its
+    full collections took 28-40 ms during a round, and every request in flight waited for them."""
     latencies: list[float] = []
     errors: list[str] = []
 
@@ -192,6 +195,8 @@ async def write_round(api: Api, op: str, users: list[dict[str, str]], per_worker
                    for _ in users]
         await asyncio.gather(*(c.get("/v1/bookmarks/delta", params={"limit": 1}, headers=h)
                                for c, h in zip(clients, users, strict=True)))
+        gc.collect()
+        gc.freeze()
         cpu_before = stack_cpu_seconds()
         started = time.perf_counter()
         await asyncio.gather(*(worker(client, i, h) for i, (client, h) in enumerate(zip(clients, users, strict=True))))

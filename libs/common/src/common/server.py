@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import sys
 from dataclasses import dataclass
@@ -204,6 +205,7 @@ class QuietServer(uvicorn.Server):
     _loop: asyncio.AbstractEventLoop | None = None
 
     async def main_loop(self) -> None:
+        freeze_startup_heap()
         self._loop = asyncio.get_running_loop()
         self._stop_requested = asyncio.Event()
         # on_tick refreshes the Date header when its counter is a multiple of 10: 0 makes every tick do it.
@@ -217,6 +219,19 @@ class QuietServer(uvicorn.Server):
         super().handle_exit(sig, frame)
         if self._loop is not None and self._stop_requested is not None:
             self._loop.call_soon_threadsafe(self._stop_requested.set)
+
+
+def freeze_startup_heap() -> None:
+    """Move everything start-up loaded out of the garbage collector's generations (issue 15).
+
+    Modules, models, table metadata and warmed caches live as long as the process. Left in the oldest
+    generation, every full collection walked all of them: under 16 concurrent writes the bookmarks process
+    ran one every ~2 s taking 60-75 ms (the gateway ~55 ms every ~4 s), and every request in flight waited,
+    which made the write bench's p99 clusters. Frozen, a full collection takes ~4 ms. Called once the
+    application has started (its lifespan has run), after a collection so no garbage is frozen.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def serve(app: Any, *, settings: CommonSettings, host: str, port: int, metrics_port: int, **options: Any) -> None:

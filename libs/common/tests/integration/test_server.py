@@ -133,3 +133,23 @@ async def test_the_server_ticks_once_a_second_keeps_the_date_header_and_stops_at
     server.handle_exit(signal.SIGTERM, None)
     await asyncio.wait_for(task, timeout=10)
     assert server.ticks - ticks_at_start <= 5  # the signal ended the wait: no tick in between
+
+
+async def test_a_started_server_has_frozen_its_start_up_heap() -> None:
+    """Full collections must not walk what start-up loaded (common.server.freeze_startup_heap)."""
+    import gc
+
+    gc.unfreeze()
+    app = Starlette(routes=[Route("/echo", echo, methods=["GET", "POST"])])
+    server = QuietServer(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_config=None, access_log=False))
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)  # the main loop has begun
+        assert gc.get_freeze_count() > 0
+    finally:
+        server.handle_exit(signal.SIGTERM, None)
+        await asyncio.wait_for(task, timeout=10)
+        gc.unfreeze()  # the test process's heap goes back to the collector
