@@ -168,9 +168,11 @@ async def write_round(api: Api, op: str, users: list[dict[str, str]], per_worker
     connection and waiting request on each one), a core of the two this machine has. The clients are
     made before the clock starts: making one loads the CA bundle (about 25 ms of CPU), which blocked the
     event loop while the first requests of the other workers waited (the c64 p99 measured that). Each
-    client also makes one untimed request first (a one-record delta page): its connection, the gateway's
-    upstream connection and the service's database connection are then open, as in a running system,
-    and the percentiles measure writes, not the pools growing. The load generator's own heap is frozen
+    client also makes one untimed write first (a bookmark of its own): its connection, the gateway's
+    upstream connection and the service's database connections are then open and have prepared the write
+    statements, and the user's stream exists, as in a running system; the percentiles measure writes,
+    not pools growing (without it, the first writes of 16 new users at once took ~100 ms, half of the
+    slowest 1 %). The load generator's own heap is frozen
     before the clock starts, as the services freeze theirs (``common.server.freeze_startup_heap``): its
     full collections took 28-40 ms during a round, and every request in flight waited for them."""
     latencies: list[float] = []
@@ -193,8 +195,8 @@ async def write_round(api: Api, op: str, users: list[dict[str, str]], per_worker
     async with contextlib.AsyncExitStack() as stack:
         clients = [await stack.enter_async_context(httpx.AsyncClient(base_url=api.base_url, timeout=30))
                    for _ in users]
-        await asyncio.gather(*(c.get("/v1/bookmarks/delta", params={"limit": 1}, headers=h)
-                               for c, h in zip(clients, users, strict=True)))
+        await asyncio.gather(*(_request(c, "create", f"/v1/bookmarks/{tag}-{op}-warm-{i}", 0, h)()
+                               for i, (c, h) in enumerate(zip(clients, users, strict=True))))
         gc.collect()
         gc.freeze()
         cpu_before = stack_cpu_seconds()
