@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from common.app import watch_broker
-from common.consumer import ConsumerRunner, EventFilter, Handler
+from common.consumer import BatchHandler, ConsumerRunner, EventFilter, Handler
 from common.db import SessionFactory, create_engine, create_session_factory, database_ready
 from common.outbox import OutboxRelay
 from common.settings import CommonSettings
@@ -39,6 +39,7 @@ async def service_backbone(
     handlers: Mapping[str, Handler] | None = None,
     consumer_group: str | None = None,
     event_filters: Mapping[str, EventFilter] | None = None,
+    batch_handlers: Mapping[str, BatchHandler] | None = None,
 ) -> AsyncIterator[Backbone]:
     """Start the process's database and event plumbing; ``app.state`` gets sessions, relay, consumer."""
     engine = create_engine(database_url, pool_size=settings.db_pool_size)
@@ -56,6 +57,7 @@ async def service_backbone(
             handlers=handlers,
             group_id=consumer_group,
             filters=event_filters,
+            batch_handlers=batch_handlers,
         )
     app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
     # The broker is not a readiness dependency (issue 16): its state is the kafka_broker_reachable metric.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import plumbing_support as support
@@ -261,6 +261,41 @@ async def test_events_a_filter_declines_are_skipped_without_a_transaction(
         async with engine.connect() as conn:
             recorded = (await conn.execute(text("SELECT count(*) FROM processed_events"))).scalar_one()
         assert recorded == 3
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_batch_handler_gets_a_batch_s_new_events_at_once_in_order_and_falls_back_to_one_by_one(
+    scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
+) -> None:
+    """``batch_handlers``: one call with the batch's new events (a redelivered one left out), in the batch's
+    transaction; if it fails, the events go one by one through the event handler (a poisoned one parks)."""
+    _, engine = scratch_db
+    user = uuid.uuid4()
+    events: list[BookmarkSaved | bytes] = [saved(user, seq) for seq in range(30)]
+    await _send_all(own_broker.bootstrap, [*events, events[3], saved(user, "boom"), saved(user, 30)],
+                    key=str(user).encode())
+    sizes: list[int] = []
+
+    async def record_many(session: AsyncSession, batch: Sequence[BookmarkSaved]) -> None:
+        sizes.append(len(batch))
+        for event in batch:
+            await record_effect(session, event)
+
+    consumer = ConsumerRunner(
+        service=f"plumbing-{uuid.uuid4().hex[:6]}", bootstrap=own_broker.bootstrap,
+        sessions=create_session_factory(engine), handlers={"bookmark.saved": record_effect},
+        batch_handlers={"bookmark.saved": record_many}, max_attempts=2, retry_base_seconds=0.05,
+    )
+    task = asyncio.create_task(consumer.run())
+    try:
+        applied = await eventually(lambda: _has(engine, user, 31), timeout=60)
+        assert [seq for _, seq in applied] == list(range(31))
+        assert sizes and max(sizes) > 1  # the batch handler did get several events at once
+        async with engine.connect() as conn:
+            parked = (await conn.execute(text("SELECT count(*) FROM dead_letters"))).scalar_one()
+        assert parked == 1  # "boom", alone
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

@@ -15,7 +15,7 @@ from common.tracing import setup_tracing
 from enrichment.api.routes import router
 from enrichment.domain.model import Clock, SystemClock
 from enrichment.entitlements import EntitlementsClient
-from enrichment.events.consumers import EVENT_FILTERS, HANDLERS
+from enrichment.events.consumers import BATCH_HANDLERS, EVENT_FILTERS, HANDLERS
 from enrichment.settings import Settings
 
 SERVICE = "enrichment"
@@ -50,6 +50,7 @@ def create_app(
                 handlers=HANDLERS,
                 consumer_group=consumer_group,
                 event_filters=EVENT_FILTERS,
+                batch_handlers=BATCH_HANDLERS,
             ):
                 yield
         finally:

@@ -481,6 +481,28 @@ async def housekeeping(*, sessions: SessionFactory, job_retention_seconds: int) 
 # --- events from other services (called inside the consumer's transaction) ---------------------------
 
 
+async def apply_bookmarks_saved(session: AsyncSession, events: Sequence[BookmarkSaved]) -> None:
+    """:func:`apply_bookmark_saved` for a batch, in two statements: one reads which users are deleted,
+    one executemany applies the projection (its position guard makes the order of one bookmark's
+    changes irrelevant). A batch with a bookmark an import created goes event by event: that path
+    reads and writes more than the projection, in event order."""
+    if any(event.source == "import" and event.created for event in events):
+        for event in events:
+            await apply_bookmark_saved(session, event)
+        return
+    await _project(session, [
+        repository.bookmark_url_row(event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl,
+                                    deleted=False, position=event.updatedAt)
+        for event in events
+    ])
+
+
+async def _project(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Apply projection rows (``repository.bookmark_url_row``) except those of deleted users."""
+    deleted = await queries.deleted_users(session, {row["u"] for row in rows})
+    await repository.upsert_bookmark_urls(session, [row for row in rows if row["u"] not in deleted])
+
+
 async def apply_bookmark_saved(session: AsyncSession, event: BookmarkSaved) -> None:
     if await queries.is_user_deleted(session, event.userId):
         return
@@ -528,6 +550,15 @@ async def _bulk_job(session: AsyncSession, target: _Target, url: str) -> None:
         return
     await target.record(job_id=job["id"], status=PENDING)
     JOB_TRANSITIONS.labels(PENDING).inc()
+
+
+async def apply_bookmarks_deleted(session: AsyncSession, events: Sequence[BookmarkDeleted]) -> None:
+    """:func:`apply_bookmark_deleted` for a batch, in two statements (see :func:`apply_bookmarks_saved`)."""
+    await _project(session, [
+        repository.bookmark_url_row(event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl or "",
+                                    deleted=True, position=event.deletedAt)
+        for event in events
+    ])
 
 
 async def apply_bookmark_deleted(session: AsyncSession, event: BookmarkDeleted) -> None:

@@ -6,11 +6,11 @@ event is skipped and a half-applied one cannot exist.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from common.consumer import EventFilter, Handler
+from common.consumer import BatchHandler, EventFilter, Handler
 from common.events import (
     TOPIC_BOOKMARK_DELETED,
     TOPIC_BOOKMARK_SAVED,
@@ -28,6 +28,14 @@ from enrichment import service
 
 async def on_bookmark_saved(session: AsyncSession, event: BookmarkSaved) -> None:
     await service.apply_bookmark_saved(session, event)
+
+
+async def on_bookmarks_saved(session: AsyncSession, events: Sequence[BookmarkSaved]) -> None:
+    await service.apply_bookmarks_saved(session, events)
+
+
+async def on_bookmarks_deleted(session: AsyncSession, events: Sequence[BookmarkDeleted]) -> None:
+    await service.apply_bookmarks_deleted(session, events)
 
 
 async def on_bookmark_deleted(session: AsyncSession, event: BookmarkDeleted) -> None:
@@ -52,6 +60,12 @@ HANDLERS: Mapping[str, Handler] = {
     TOPIC_USER_UPDATED: on_user_updated,
     TOPIC_USER_DELETED: on_user_deleted,
     TOPIC_USER_MERGED: on_user_merged,
+}
+
+# Creates arrive in bursts (imports, a busy user): one statement pair per fetched batch, not per event.
+BATCH_HANDLERS: Mapping[str, BatchHandler] = {
+    TOPIC_BOOKMARK_SAVED: on_bookmarks_saved,
+    TOPIC_BOOKMARK_DELETED: on_bookmarks_deleted,
 }
 
 # The projection (bookmark → normalized URL, deleted) only changes when a bookmark is created, gets another

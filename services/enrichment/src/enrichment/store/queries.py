@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,14 @@ _IN_FLIGHT = "('pending', 'processing', 'retrying')"
 async def user_projection(session: AsyncSession, user_id: uuid.UUID) -> RowMapping | None:
     result = await session.execute(text("SELECT * FROM users WHERE user_id = :u"), {"u": user_id})
     return result.mappings().first()
+
+
+async def deleted_users(session: AsyncSession, user_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of ``user_ids`` are deleted (one statement for a batch of events)."""
+    result = await session.execute(
+        text("SELECT user_id FROM users WHERE user_id = ANY(:ids) AND deleted"), {"ids": list(user_ids)}
+    )
+    return set(result.scalars())
 
 
 async def is_user_deleted(session: AsyncSession, user_id: uuid.UUID) -> bool:

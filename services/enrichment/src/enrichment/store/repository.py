@@ -401,6 +401,27 @@ async def upsert_user(
     )
 
 
+# A bookmark change applies unless a later one (by the bookmark's own stream position) was applied, so
+# changes of one bookmark may be applied in any order, and several in one executemany.
+_UPSERT_BOOKMARK_URL = text(
+    """
+    INSERT INTO bookmark_urls AS b (user_id, client_bookmark_id, normalized_url, deleted, position)
+    VALUES (:u, :b, :n, :d, :p)
+    ON CONFLICT (user_id, client_bookmark_id) DO UPDATE
+      SET normalized_url = CASE WHEN EXCLUDED.normalized_url = '' THEN b.normalized_url
+                                ELSE EXCLUDED.normalized_url END,
+          deleted = EXCLUDED.deleted, position = EXCLUDED.position
+      WHERE b.position < EXCLUDED.position
+    """
+)
+
+
+def bookmark_url_row(
+    user_id: uuid.UUID, client_bookmark_id: str, *, normalized_url: str, deleted: bool, position: datetime
+) -> dict[str, Any]:
+    return {"u": user_id, "b": client_bookmark_id, "n": normalized_url, "d": deleted, "p": position}
+
+
 async def upsert_bookmark_url(
     session: AsyncSession,
     user_id: uuid.UUID,
@@ -411,20 +432,15 @@ async def upsert_bookmark_url(
     position: datetime,
 ) -> None:
     """Apply a bookmark change unless a later one (by the bookmark's own stream position) was applied."""
-    await session.execute(
-        text(
-            """
-            INSERT INTO bookmark_urls AS b (user_id, client_bookmark_id, normalized_url, deleted, position)
-            VALUES (:u, :b, :n, :d, :p)
-            ON CONFLICT (user_id, client_bookmark_id) DO UPDATE
-              SET normalized_url = CASE WHEN EXCLUDED.normalized_url = '' THEN b.normalized_url
-                                        ELSE EXCLUDED.normalized_url END,
-                  deleted = EXCLUDED.deleted, position = EXCLUDED.position
-              WHERE b.position < EXCLUDED.position
-            """
-        ),
-        {"u": user_id, "b": client_bookmark_id, "n": normalized_url, "d": deleted, "p": position},
-    )
+    row = bookmark_url_row(user_id, client_bookmark_id, normalized_url=normalized_url, deleted=deleted,
+                           position=position)
+    await session.execute(_UPSERT_BOOKMARK_URL, row)
+
+
+async def upsert_bookmark_urls(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """:func:`upsert_bookmark_url` for many changes in one executemany (rows from :func:`bookmark_url_row`)."""
+    if rows:
+        await session.execute(_UPSERT_BOOKMARK_URL, list(rows))
 
 
 async def lock_jobs_of_user(session: AsyncSession, user_id: uuid.UUID) -> list[uuid.UUID]:
