@@ -103,6 +103,18 @@ async def _projection(stack: Stack, user_id: str) -> set[str]:
     return {r["client_bookmark_id"] for r in rows}
 
 
+async def _consumer_state(stack: Stack) -> str:
+    """Enrichment's processed events by topic and its dead letters, for a failure message."""
+    conn = await asyncpg.connect(plain_dsn(stack.dsn("enrichment")))
+    try:
+        processed = await conn.fetch("SELECT topic, count(*) AS n FROM processed_events GROUP BY topic")
+        parked = await conn.fetch("SELECT topic, error FROM dead_letters")
+    finally:
+        await conn.close()
+    counts = {r["topic"]: r["n"] for r in processed}
+    return f"processed {counts}; parked {[tuple(r) for r in parked]}"
+
+
 async def _nudged(stack: Stack, device: Device, bookmark_id: str) -> bool:
     with contextlib.suppress(Exception):
         async with nudge_socket(stack.gateway_url, device.token) as socket:
@@ -143,7 +155,10 @@ async def test_every_child_killed_in_turn_heals_without_losing_acknowledged_writ
             missing.update(acknowledged - await _projection(stack, device.user_id))
             return not missing
 
-        await wait_for(projection_has_all, timeout=300, what=f"enrichment's projection complete (missing {missing})")
+        try:
+            await wait_for(projection_has_all, timeout=300, what="enrichment's projection complete")
+        except AssertionError as exc:  # say what is missing and what the consumer recorded, to diagnose
+            raise AssertionError(f"{exc}; missing {sorted(missing)}; {await _consumer_state(stack)}") from exc
         await wait_for(lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120,
                        what="a nudge for a new write")
     assert stack.healer is not None
