@@ -172,9 +172,9 @@ async def write_round(api: Api, op: str, users: list[dict[str, str]], per_worker
     upstream connection and the service's database connections are then open and have prepared the write
     statements, and the user's stream exists, as in a running system; the percentiles measure writes,
     not pools growing (without it, the first writes of 16 new users at once took ~100 ms, half of the
-    slowest 1 %). The load generator's own heap is frozen
-    before the clock starts, as the services freeze theirs (``common.server.freeze_startup_heap``): its
-    full collections took 28-40 ms during a round, and every request in flight waited for them."""
+    slowest 1 %). The load generator's own heap is frozen before the clock starts, as the services freeze
+    theirs (``common.server.freeze_startup_heap``): its full collections took 28-40 ms during a round, and
+    every request in flight waited for them."""
     latencies: list[float] = []
     errors: list[str] = []
 

@@ -227,7 +227,7 @@ def freeze_startup_heap() -> None:
     Modules, models, table metadata and warmed caches live as long as the process. Left in the oldest
     generation, every full collection walked all of them: under 16 concurrent writes the bookmarks process
     ran one every ~2 s taking 60-75 ms (the gateway ~55 ms every ~4 s), and every request in flight waited,
-    which made the write bench's p99 clusters. Frozen, a full collection takes ~4 ms. Called once the
+    which made the write bench's p99 clusters. Frozen, a full collection takes ~5 ms. Called once the
     application has started (its lifespan has run), after a collection so no garbage is frozen.
     """
     gc.collect()

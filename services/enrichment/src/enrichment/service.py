@@ -490,26 +490,32 @@ async def apply_bookmarks_saved(session: AsyncSession, events: Sequence[Bookmark
         for event in events:
             await apply_bookmark_saved(session, event)
         return
-    await _project(session, [
-        repository.bookmark_url_row(event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl,
-                                    deleted=False, position=event.updatedAt)
-        for event in events
-    ])
+    await _project(session, [_saved_row(event) for event in events])
 
 
-async def _project(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
-    """Apply projection rows (``repository.bookmark_url_row``) except those of deleted users."""
+def _saved_row(event: BookmarkSaved) -> dict[str, Any]:
+    return repository.bookmark_url_row(event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl,
+                                       deleted=False, position=event.updatedAt)
+
+
+def _deleted_row(event: BookmarkDeleted) -> dict[str, Any]:
+    return repository.bookmark_url_row(event.userId, event.clientBookmarkId,
+                                       normalized_url=event.normalizedUrl or "", deleted=True,
+                                       position=event.deletedAt)
+
+
+async def _project(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
+    """Apply projection rows (``repository.bookmark_url_row``) except those of deleted users (late events
+    must not resurrect them); how many were applied."""
     deleted = await queries.deleted_users(session, {row["u"] for row in rows})
-    await repository.upsert_bookmark_urls(session, [row for row in rows if row["u"] not in deleted])
+    live = [row for row in rows if row["u"] not in deleted]
+    await repository.upsert_bookmark_urls(session, live)
+    return len(live)
 
 
 async def apply_bookmark_saved(session: AsyncSession, event: BookmarkSaved) -> None:
-    if await queries.is_user_deleted(session, event.userId):
-        return
-    await repository.upsert_bookmark_url(
-        session, event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl, deleted=False,
-        position=event.updatedAt,
-    )
+    if not await _project(session, [_saved_row(event)]):
+        return  # the user is deleted
     if event.source == "import" and event.created:
         await enrich_imported(session, event)
 
@@ -554,20 +560,11 @@ async def _bulk_job(session: AsyncSession, target: _Target, url: str) -> None:
 
 async def apply_bookmarks_deleted(session: AsyncSession, events: Sequence[BookmarkDeleted]) -> None:
     """:func:`apply_bookmark_deleted` for a batch, in two statements (see :func:`apply_bookmarks_saved`)."""
-    await _project(session, [
-        repository.bookmark_url_row(event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl or "",
-                                    deleted=True, position=event.deletedAt)
-        for event in events
-    ])
+    await _project(session, [_deleted_row(event) for event in events])
 
 
 async def apply_bookmark_deleted(session: AsyncSession, event: BookmarkDeleted) -> None:
-    if await queries.is_user_deleted(session, event.userId):
-        return
-    await repository.upsert_bookmark_url(
-        session, event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl or "", deleted=True,
-        position=event.deletedAt,
-    )
+    await _project(session, [_deleted_row(event)])
 
 
 async def apply_user_updated(session: AsyncSession, event: UserUpdated) -> None:

@@ -422,23 +422,8 @@ def bookmark_url_row(
     return {"u": user_id, "b": client_bookmark_id, "n": normalized_url, "d": deleted, "p": position}
 
 
-async def upsert_bookmark_url(
-    session: AsyncSession,
-    user_id: uuid.UUID,
-    client_bookmark_id: str,
-    *,
-    normalized_url: str,
-    deleted: bool,
-    position: datetime,
-) -> None:
-    """Apply a bookmark change unless a later one (by the bookmark's own stream position) was applied."""
-    row = bookmark_url_row(user_id, client_bookmark_id, normalized_url=normalized_url, deleted=deleted,
-                           position=position)
-    await session.execute(_UPSERT_BOOKMARK_URL, row)
-
-
 async def upsert_bookmark_urls(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
-    """:func:`upsert_bookmark_url` for many changes in one executemany (rows from :func:`bookmark_url_row`)."""
+    """Apply bookmark changes (rows from :func:`bookmark_url_row`) in one executemany."""
     if rows:
         await session.execute(_UPSERT_BOOKMARK_URL, list(rows))
 

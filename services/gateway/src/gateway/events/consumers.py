@@ -42,8 +42,8 @@ RecordHandler = Callable[[Record], None]
 # 250 ms). The embedded broker holds each fetch for its full wait even when data arrives, so the wait is
 # both the delivery delay (uniform in 0..wait) and the poll rate (1000 / wait fetches per second, each
 # costing CPU in the broker and here). So the nudge tail polls fast only while this replica holds a
-# socket (a nudge can reach someone); with none it polls once a second and skips nothing (positions
-# still advance), and the first nudge after the first socket connects waits at most that second.
+# socket (a nudge can reach someone); with none it polls every 2 s and skips nothing (positions still
+# advance), and the first nudge after the first socket connects waits at most those 2 s.
 # Real Kafka answers a waiting fetch when data arrives, so there the wait only bounds idle polling.
 NUDGE_FETCH_MAX_WAIT_MS = 25
 NUDGE_IDLE_FETCH_MAX_WAIT_MS = 2_000
