@@ -43,7 +43,7 @@ async def service_backbone(
 ) -> AsyncIterator[Backbone]:
     """Start the process's database and event plumbing; ``app.state`` gets sessions, relay, consumer."""
     engine = create_engine(database_url, pool_size=settings.db_pool_size)
-    sessions = create_session_factory(engine)
+    sessions = create_session_factory(engine, concurrency=settings.db_concurrency)
     tasks = BackgroundTasks()
     relay = OutboxRelay(
         service=service, engine=engine, database_url=database_url, bootstrap=settings.kafka_bootstrap_servers

@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
         engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
-        sessions = create_session_factory(engine)
+        sessions = create_session_factory(engine, concurrency=settings.db_concurrency)
         providers = IdentityProviders.from_settings(settings)
         tasks = BackgroundTasks()
         try:

@@ -46,7 +46,9 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
         engine = create_engine(
             settings.database_url, pool_size=max(settings.db_pool_size, settings.worker_concurrency + 2)
         )
-        sessions = create_session_factory(engine)
+        sessions = create_session_factory(
+            engine, concurrency=max(settings.db_concurrency, settings.worker_concurrency + 2)
+        )
         fetcher = SafeFetcher(
             timeout_seconds=settings.fetch_timeout_seconds,
             user_agent=settings.user_agent,
