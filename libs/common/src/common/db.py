@@ -52,13 +52,12 @@ class _GatedSession(AsyncSession):
     A session opened while one is already held (nested, or in a task started from one) takes no second
     permit, so nesting cannot deadlock."""
 
-    gate: ClassVar[asyncio.Semaphore | None] = None
+    gate: ClassVar[asyncio.Semaphore]  # set per factory by create_session_factory
     _gated: bool = False
 
     async def __aenter__(self) -> Self:
-        gate = type(self).gate
-        if gate is not None and not _HOLDING.get():
-            await gate.acquire()
+        if not _HOLDING.get():
+            await self.gate.acquire()
             self._gated, self._token = True, _HOLDING.set(True)
         return await super().__aenter__()
 
@@ -71,9 +70,7 @@ class _GatedSession(AsyncSession):
             if self._gated:
                 self._gated = False
                 _HOLDING.reset(self._token)
-                gate = type(self).gate
-                assert gate is not None
-                gate.release()
+                self.gate.release()
 
 
 def create_session_factory(engine: AsyncEngine, *, concurrency: int = DEFAULT_DB_CONCURRENCY) -> SessionFactory:

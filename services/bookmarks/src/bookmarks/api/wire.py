@@ -101,13 +101,13 @@ def _sql_value(column: ColumnElement[Any], kind: Kind) -> ColumnElement[Any]:
     return func.coalesce(rendered, literal("null", Text()))
 
 
-def _sql_object(pairs: Iterable[tuple[str, ColumnElement[Any]]]) -> ColumnElement[Any]:
-    """``{"name":value,…}`` concatenated from each value's JSON text: 30 % cheaper for PostgreSQL than
-    ``json_build_object``, which looks up the type of every argument again on every row."""
+def _sql_object(values: Iterable[tuple[str, ColumnElement[Any], Kind]]) -> ColumnElement[Any]:
+    """``{"name":value,…}`` concatenated from each value's JSON text (:func:`_sql_value`): 30 % cheaper
+    for PostgreSQL than ``json_build_object``, which looks up the type of every argument on every row."""
     document: ColumnElement[Any] | None = None
-    for name, value in pairs:
+    for name, value, kind in values:
         key = literal(("{" if document is None else ",") + json.dumps(name) + ":", Text())
-        part = key.op("||")(value)
+        part = key.op("||")(_sql_value(value, kind))
         document = part if document is None else document.op("||")(part)
     assert document is not None, "a wire model has at least one field"
     return document.op("||")(literal("}", Text()))
@@ -117,9 +117,7 @@ def _sql_plan(
     fields: tuple[Field, ...], table: Table, override: Mapping[str, ColumnElement[Any]] | None = None
 ) -> ColumnElement[Any]:
     override = override or {}
-    return _sql_object(
-        (name, override.get(name, _sql_value(table.c[attr], kind))) for name, attr, kind in fields
-    )
+    return _sql_object((name, override.get(name, table.c[attr]), kind) for name, attr, kind in fields)
 
 
 _BOOKMARK_FIELDS = _fields(schemas.Bookmark, Bookmark)
@@ -159,12 +157,12 @@ def collection_tombstone(record: Collection) -> dict[str, Any]:
 def _sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
     """:func:`bookmark` in SQL; ``saveWhy`` gated on the owner's plan read in the same statement."""
     gated = case((is_pro, table.c.save_why), else_=null())
-    return _sql_plan(_BOOKMARK_FIELDS, table, {"saveWhy": _sql_value(gated, "plain")})
+    return _sql_plan(_BOOKMARK_FIELDS, table, {"saveWhy": gated})
 
 
 def _sql_bookmark_tombstone(table: Table) -> ColumnElement[Any]:
-    return _sql_object([("clientBookmarkId", _sql_value(table.c.client_bookmark_id, "plain")),
-                        ("deletedAt", _sql_value(table.c.deleted_at, "iso"))])
+    return _sql_object([("clientBookmarkId", table.c.client_bookmark_id, "plain"),
+                        ("deletedAt", table.c.deleted_at, "iso")])
 
 
 def _sql_collection(table: Table) -> ColumnElement[Any]:
@@ -172,8 +170,7 @@ def _sql_collection(table: Table) -> ColumnElement[Any]:
 
 
 def _sql_collection_tombstone(table: Table) -> ColumnElement[Any]:
-    return _sql_object([("id", _sql_value(table.c.collection_id, "plain")),
-                        ("deletedAt", _sql_value(table.c.deleted_at, "iso"))])
+    return _sql_object([("id", table.c.collection_id, "plain"), ("deletedAt", table.c.deleted_at, "iso")])
 
 
 DELTA_DOCUMENTS = DeltaDocuments(

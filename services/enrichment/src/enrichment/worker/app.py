@@ -43,12 +43,9 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
             timeout_seconds=settings.fetch_timeout_seconds * 2,
             max_concurrency=settings.worker_concurrency,
         )
-        engine = create_engine(
-            settings.database_url, pool_size=max(settings.db_pool_size, settings.worker_concurrency + 2)
-        )
-        sessions = create_session_factory(
-            engine, concurrency=max(settings.db_concurrency, settings.worker_concurrency + 2)
-        )
+        jobs_and_two = settings.worker_concurrency + 2  # a session per job, and two to spare
+        engine = create_engine(settings.database_url, pool_size=max(settings.db_pool_size, jobs_and_two))
+        sessions = create_session_factory(engine, concurrency=max(settings.db_concurrency, jobs_and_two))
         fetcher = SafeFetcher(
             timeout_seconds=settings.fetch_timeout_seconds,
             user_agent=settings.user_agent,
