@@ -303,8 +303,14 @@ SELECT $1, 'seed-' || lpad(g::text, 7, '0'), 'https://site' || (g % 997) || '.ex
        'completed', 'ready'
 FROM generate_series(1, $3) AS g
 """
+# The baseline reads every column a page's rows hold, as ``SELECT *`` did before the stored wire document
+# (migration 0006) was added: that column is what the API page reads, so the raw page leaves it out.
 RAW_PAGE_SQL = """
-SELECT * FROM bookmarks WHERE owner_uid = $1 AND (updated_at, client_bookmark_id) > ($2, $3)
+SELECT owner_uid, client_bookmark_id, url, normalized_url, domain, title, description, thumbnail_url, summary,
+       save_why, tags, enrichment_status, snapshot_status, last_error_code, is_favorite, collection_ids, user_tags,
+       is_archived, notes, client_saved_at, last_opened_at, created_at, updated_at, enriched_at, deleted_at,
+       search_vector, search_head, search_config, search_tags, search_page_text, search_page_vector
+FROM bookmarks WHERE owner_uid = $1 AND (updated_at, client_bookmark_id) > ($2, $3)
 ORDER BY updated_at, client_bookmark_id LIMIT $4
 """
 

@@ -1,8 +1,10 @@
-"""Migrations upgrade databases as earlier releases left them: 0002 (library model), 0005 (search configs)."""
+"""Migrations upgrade databases as earlier releases left them: 0002 (library model), 0005 (search configs),
+0006 (stored wire documents)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -54,6 +56,14 @@ async def _database_at_head(infra: Any) -> AsyncIterator[str]:
                        autocommit=True)
 
 
+# What 0006 adds, taken away again to go back to an earlier release.
+_BEFORE_0006 = (
+    "DROP TRIGGER bookmarks_wire_document ON bookmarks",
+    "DROP FUNCTION bookmark_wire_document()",
+    "ALTER TABLE bookmarks DROP COLUMN wire_document",
+)
+
+
 def _bookmark(owner: uuid.UUID, bookmark_id: str, extra_columns: str = "", extra_values: str = "") -> str:
     return (
         f"INSERT INTO bookmarks (owner_uid, client_bookmark_id, url, normalized_url, domain, created_at, "
@@ -68,6 +78,7 @@ async def test_0002_adds_the_library_model_to_a_0001_database(infra: Any) -> Non
         owner = uuid.uuid4()
         await _execute(
             url,
+            *_BEFORE_0006,
             "ALTER TABLE bookmarks DROP COLUMN user_tags, DROP COLUMN is_archived",
             "DROP TABLE collections",
             "UPDATE alembic_version SET version_num = '0001'",
@@ -89,6 +100,7 @@ async def test_0005_gives_each_user_the_page_languages_of_their_bookmarks(infra:
         german, plain = uuid.uuid4(), uuid.uuid4()
         await _execute(
             url,
+            *_BEFORE_0006,
             "ALTER TABLE user_streams DROP COLUMN search_configs",
             "UPDATE alembic_version SET version_num = '0004'",
             f"INSERT INTO user_streams (owner_uid, last_position) VALUES ('{german}', now()), ('{plain}', now())",
@@ -100,3 +112,28 @@ async def test_0005_gives_each_user_the_page_languages_of_their_bookmarks(infra:
         await asyncio.to_thread(upgrade_head, migrations_dir=MIGRATIONS_DIR, url=url)
         (rows,) = await _execute(url, "SELECT owner_uid, search_configs FROM user_streams")
         assert {owner: sorted(configs) for owner, configs in rows} == {german: ["french", "german"], plain: []}
+
+
+async def test_0006_renders_the_stored_document_of_every_bookmark_and_of_every_later_write(infra: Any) -> None:
+    async with _database_at_head(infra) as url:
+        owner = uuid.uuid4()
+        await _execute(
+            url,
+            *_BEFORE_0006,
+            "UPDATE alembic_version SET version_num = '0005'",
+            _bookmark(owner, "old", ", title, tags", ", 'Old \"quoted\" title', '{a,b}'"),
+        )
+        await asyncio.to_thread(upgrade_head, migrations_dir=MIGRATIONS_DIR, url=url)
+        before, nullable, _, after = await _execute(
+            url,
+            "SELECT wire_document || '}' FROM bookmarks",
+            "SELECT is_nullable FROM information_schema.columns "
+            "WHERE table_name = 'bookmarks' AND column_name = 'wire_document'",
+            "UPDATE bookmarks SET title = 'New', is_favorite = true",
+            "SELECT wire_document || '}' FROM bookmarks",
+        )
+        document = json.loads(before[0][0])
+        assert document["ownerUid"] == str(owner) and document["clientBookmarkId"] == "old"
+        assert document["title"] == 'Old "quoted" title' and document["tags"] == ["a", "b"]
+        assert "saveWhy" not in document and nullable == [("NO",)]
+        assert json.loads(after[0][0]) == document | {"title": "New", "isFavorite": True}

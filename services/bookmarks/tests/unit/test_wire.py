@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 from pydantic.alias_generators import to_snake
 
@@ -53,3 +54,23 @@ def test_the_upsert_body_writes_exactly_the_client_fields_of_the_record() -> Non
     stored = {f.name for f in dataclasses.fields(Bookmark)}
     shown = {to_snake(name) for name in schemas.Bookmark.model_fields}
     assert shown == stored - {"deleted_at"}  # every stored field is on the wire, the tombstone mark aside
+
+
+MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations" / "versions"
+
+
+def test_the_stored_document_trigger_is_the_wire_plan_as_frozen_in_the_latest_migration() -> None:
+    """Delta pages join documents a trigger rendered at write time (api/wire.py): when the Bookmark wire
+    model changes, the trigger must be installed again by a new migration, or pages would serve the old
+    shape. This says so."""
+    latest = sorted(MIGRATIONS.glob("*_wire_document.sql"))[-1]
+    assert latest.read_text(encoding="utf-8") == wire.document_function_sql() + "\n", (
+        f"the Bookmark wire model no longer matches {latest.name}: write a migration that installs "
+        "wire.document_function_sql() from a new NNNN_wire_document.sql and re-renders the rows (see 0006)"
+    )
+
+
+def test_the_stored_document_holds_every_wire_field_but_the_pro_gated_one() -> None:
+    function = wire.document_function_sql()
+    keys = {name for name in schemas.Bookmark.model_fields if f'"{name}":' in function}
+    assert keys == set(schemas.Bookmark.model_fields) - {"saveWhy"}

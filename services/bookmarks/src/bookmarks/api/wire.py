@@ -4,16 +4,19 @@ Each wire model's fields are the domain object's attributes in camelCase, so a n
 wire by adding it to the wire model (``api/schemas.py``); values are formatted here by type.
 
 One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
-in Python for a single record (:func:`bookmark`, :func:`collection`), and compiled to a SQL expression
-for delta pages (:data:`DELTA_DOCUMENTS`), where PostgreSQL renders each record's JSON in the page's
-own statement, so a 1,000-record page builds no Python object per record (docs/decisions-made.md,
-"Delta pages rendered by PostgreSQL"). Both come from the same plan, and an integration test holds
-them equal field by field for every wire field.
+in Python for a single record (:func:`bookmark`, :func:`collection`), and compiled to SQL for delta
+pages (:data:`DELTA_DOCUMENTS`), so a 1,000-record page builds no Python object per record
+(docs/decisions-made.md, "Delta pages rendered by PostgreSQL"). A bookmark's document is rendered
+once per write, by a trigger whose body is this plan compiled against the new row
+(:func:`document_function_sql`, frozen in a migration; a unit test says when the plan drifts from it),
+and stored without ``saveWhy``, which a page appends under the Pro gate. Collections and tombstones are
+rendered by the page's own statement. An integration test holds SQL and Python equal field by field.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -24,11 +27,13 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_snake
 from pydantic_core import to_json
 from sqlalchemy import ColumnElement, Table, Text, case, cast, func, literal, null
+from sqlalchemy.dialects.postgresql import asyncpg
 
 from bookmarks.api import schemas
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.store.queries import DeltaDocuments, DeltaSlice
+from bookmarks.store.tables import bookmarks
 
 # Wire name -> domain attribute, for the names that are not plain camelCase of the attribute.
 _RENAMED = {"id": "collection_id"}
@@ -101,29 +106,54 @@ def _sql_value(column: ColumnElement[Any], kind: Kind) -> ColumnElement[Any]:
     return func.coalesce(rendered, literal("null", Text()))
 
 
-def _sql_object(values: Iterable[tuple[str, ColumnElement[Any], Kind]]) -> ColumnElement[Any]:
-    """``{"name":value,…}`` concatenated from each value's JSON text (:func:`_sql_value`): 30 % cheaper
-    for PostgreSQL than ``json_build_object``, which looks up the type of every argument on every row."""
-    document: ColumnElement[Any] | None = None
-    for name, value, kind in values:
-        key = literal(("{" if document is None else ",") + json.dumps(name) + ":", Text())
-        part = key.op("||")(_sql_value(value, kind))
-        document = part if document is None else document.op("||")(part)
-    assert document is not None, "a wire model has at least one field"
-    return document.op("||")(literal("}", Text()))
+Member = tuple[str, ColumnElement[Any], Kind]  # wire name, SQL value, how it is written
 
 
-def _sql_plan(
-    fields: tuple[Field, ...], table: Table, override: Mapping[str, ColumnElement[Any]] | None = None
-) -> ColumnElement[Any]:
-    override = override or {}
-    return _sql_object((name, override.get(name, table.c[attr]), kind) for name, attr, kind in fields)
+def _sql_members(values: Iterable[Member], first: bool = True) -> list[ColumnElement[Any]]:
+    """``"name":value`` of each value (its JSON text, :func:`_sql_value`), each but the first preceded by
+    a comma, and the first by the opening brace when ``first``."""
+    members: list[ColumnElement[Any]] = []
+    for i, (name, value, kind) in enumerate(values):
+        key = literal(("{" if first and i == 0 else ",") + json.dumps(name) + ":", Text())
+        members.append(key.op("||")(_sql_value(value, kind)))
+    assert members, "a wire model has at least one field"
+    return members
+
+
+def _concat(parts: Iterable[ColumnElement[Any]]) -> ColumnElement[Any]:
+    return functools.reduce(lambda left, right: left.op("||")(right), parts)
+
+
+def _sql_object(values: Iterable[Member]) -> ColumnElement[Any]:
+    """``{"name":value,…}`` concatenated from each value's JSON text: 30 % cheaper for PostgreSQL than
+    ``json_build_object``, which looks up the type of every argument on every row."""
+    return _concat([*_sql_members(values), literal("}", Text())])
+
+
+def _sql_plan(fields: tuple[Field, ...], table: Any) -> ColumnElement[Any]:
+    return _sql_object((name, table.c[attr], kind) for name, attr, kind in fields)
 
 
 _BOOKMARK_FIELDS = _fields(schemas.Bookmark, Bookmark)
 _COLLECTION_FIELDS = _fields(schemas.Collection, Collection)
 _BOOKMARK = _plan(_BOOKMARK_FIELDS)
 _COLLECTION = _plan(_COLLECTION_FIELDS)
+_GATED = "saveWhy"  # Pro-gated: never stored, appended by each page for the reader's plan
+_STORED_FIELDS = tuple(field for field in _BOOKMARK_FIELDS if field[0] != _GATED)
+
+
+def document_function_sql() -> str:
+    """The trigger function that renders a bookmark's stored document on every insert and update: the
+    document of :func:`bookmark` without ``saveWhy`` and the closing brace. Frozen in the latest
+    ``migrations/versions/*_wire_document.sql``; a new wire field is a migration that installs this
+    function again and re-renders the rows (as 0006 does)."""
+    new = bookmarks.alias("new")
+    members = _sql_members((name, new.c[attr], kind) for name, attr, kind in _STORED_FIELDS)
+    dialect = asyncpg.dialect()  # type: ignore[no-untyped-call]
+    lines = "\n    || ".join(str(m.compile(dialect=dialect, compile_kwargs={"literal_binds": True})) for m in members)
+    return ("CREATE OR REPLACE FUNCTION bookmark_wire_document() RETURNS trigger\n"
+            "LANGUAGE plpgsql AS $wire$\nBEGIN\n  NEW.wire_document := " + lines + ";\n"
+            "  RETURN NEW;\nEND\n$wire$")
 
 
 def dumps(payload: Any) -> bytes:
@@ -155,9 +185,11 @@ def collection_tombstone(record: Collection) -> dict[str, Any]:
 
 
 def _sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
-    """:func:`bookmark` in SQL; ``saveWhy`` gated on the owner's plan read in the same statement."""
+    """:func:`bookmark` in SQL: the stored document (:func:`document_function_sql`) closed by ``saveWhy``,
+    gated on the owner's plan read in the same statement."""
     gated = case((is_pro, table.c.save_why), else_=null())
-    return _sql_plan(_BOOKMARK_FIELDS, table, {"saveWhy": gated})
+    save_why = _sql_members([(_GATED, gated, "plain")], first=False)
+    return _concat([table.c.wire_document, *save_why, literal("}", Text())])
 
 
 def _sql_bookmark_tombstone(table: Table) -> ColumnElement[Any]:

@@ -95,15 +95,18 @@ def _delta_statement(documents: DeltaDocuments, resume: bool) -> Select[Any]:
                 documents.collection_tombstone(collections)),
     ).subquery("stream")
     # One record past the page tells whether more follow; it is counted but not rendered.
-    order = (merged.c.pos, merged.c.rid)
-    page = select(merged, func.row_number().over(order_by=order).label("n")).order_by(*order).limit(_LIMIT + 1)
-    rows = page.subquery("page")
+    stream_order = (merged.c.pos, merged.c.rid)
+    page = select(merged, func.row_number().over(order_by=stream_order).label("n"))
+    rows = page.order_by(*stream_order).limit(_LIMIT + 1).subquery("page")
+    # Each group joined in stream order, the order the rows arrive in: PostgreSQL (16+) sees it and sorts
+    # nothing (ordering by n instead cost a sort of the whole page).
+    page_order = (rows.c.pos, rows.c.rid)
     in_page = rows.c.n <= _LIMIT
     last = rows.c.n == _LIMIT
 
     def joined(kind: Table, deleted: bool) -> ColumnElement[Any]:
         chosen = and_(in_page, rows.c.kind == kind.name, rows.c.deleted.is_(deleted))
-        text = func.string_agg(rows.c.doc, aggregate_order_by(literal(",", Text()), rows.c.n)).filter(chosen)
+        text = func.string_agg(rows.c.doc, aggregate_order_by(literal(",", Text()), *page_order)).filter(chosen)
         return func.convert_to(func.coalesce(text, ""), "UTF8")
 
     return select(

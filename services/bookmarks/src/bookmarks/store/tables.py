@@ -72,6 +72,10 @@ class BookmarkRow(SQLModel, table=True):
     search_page_vector: Any = Field(
         default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''"))
     )
+    # The record's wire document (api/wire.py) without saveWhy and the closing brace, which each delta page
+    # appends for the reader's plan: rendered on every insert and update by the trigger of migration 0006,
+    # so a page only joins stored text. Never written by the code, never read back into the record.
+    wire_document: str | None = Field(default=None, sa_column=Column(Text, nullable=False))
 
 
 class CollectionRow(SQLModel, table=True):
@@ -130,8 +134,11 @@ class PendingEnrichmentRow(SQLModel, table=True):
 
 bookmarks = BookmarkRow.__table__  # type: ignore[attr-defined]
 SEARCH_COLUMN_PREFIX = "search_"
-# The bookmark's own columns: what reads select (the search index stays in the database).
-BOOKMARK_COLUMNS = tuple(c for c in bookmarks.columns if not c.name.startswith(SEARCH_COLUMN_PREFIX))
+WIRE_DOCUMENT_COLUMN = "wire_document"
+# The bookmark's own columns: what reads select (the search index and the wire document stay in the database).
+BOOKMARK_COLUMNS = tuple(
+    c for c in bookmarks.columns if not c.name.startswith(SEARCH_COLUMN_PREFIX) and c.name != WIRE_DOCUMENT_COLUMN
+)
 collections = CollectionRow.__table__  # type: ignore[attr-defined]
 user_streams = UserStreamRow.__table__  # type: ignore[attr-defined]
 deleted_users = DeletedUserRow.__table__  # type: ignore[attr-defined]
