@@ -130,7 +130,7 @@ def _sql_object(values: Iterable[Member]) -> ColumnElement[Any]:
     return _concat([*_sql_members(values), literal("}", Text())])
 
 
-def _sql_plan(fields: tuple[Field, ...], table: Any) -> ColumnElement[Any]:
+def _sql_plan(fields: tuple[Field, ...], table: Table) -> ColumnElement[Any]:
     return _sql_object((name, table.c[attr], kind) for name, attr, kind in fields)
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.tables import bookmarks, collections
+from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, collections
 
 
 async def live_collections(session: AsyncSession, owner: uuid.UUID) -> list[Collection]:
@@ -28,7 +28,7 @@ async def live_collections(session: AsyncSession, owner: uuid.UUID) -> list[Coll
 def bookmarks_statement(owner: uuid.UUID, folder_ids: list[str] | None) -> Select[Any]:
     """Live bookmarks, oldest first; with ``folder_ids`` (collection ids in pre-order) grouped by the
     pre-order rank of each bookmark's first collection among them (none: first)."""
-    statement = select(bookmarks).where(bookmarks.c.owner_uid == owner, bookmarks.c.deleted_at.is_(None))
+    statement = select(*BOOKMARK_COLUMNS).where(bookmarks.c.owner_uid == owner, bookmarks.c.deleted_at.is_(None))
     oldest_first = (bookmarks.c.created_at, bookmarks.c.client_bookmark_id)
     if folder_ids is None:
         return statement.order_by(*oldest_first)

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.store.import_tables import import_chunks, import_report, imports
-from bookmarks.store.tables import bookmarks, collections
+from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, collections
 
 CHUNK_BYTES = 1024 * 1024
 ACTIVE = ("queued", "running")
@@ -125,7 +125,7 @@ async def live_by_normalized_url(
 ) -> dict[str, Bookmark]:
     """The user's live bookmarks with these normalized URLs, locked (oldest first wins a duplicate)."""
     statement = (
-        select(bookmarks)
+        select(*BOOKMARK_COLUMNS)
         .where(
             and_(bookmarks.c.owner_uid == owner, bookmarks.c.deleted_at.is_(None)),
             bookmarks.c.normalized_url.in_(list(set(normalized_urls))),
