@@ -53,7 +53,10 @@ async def test_writes_are_published_through_the_outbox(http: httpx.AsyncClient, 
             return len(mine) >= 2
 
         await eventually(collect)
-        saved, deleted = mine
+        # Two topics: ordered within each, not across them, so pick each by its type.
+        [saved] = [e for e in mine if e.type == "bookmark.saved"]
+        [deleted] = [e for e in mine if e.type == "bookmark.deleted"]
+        assert deleted.deletedAt >= saved.updatedAt
         assert saved.type == "bookmark.saved" and saved.normalizedUrl == "https://e1.example/x" and saved.created
         assert deleted.type == "bookmark.deleted" and deleted.clientBookmarkId == "e1"
     finally:
