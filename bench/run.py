@@ -539,6 +539,10 @@ STEPS = ("idle", "nudge", "delta", "gateway", "enrichment", "header_flood", "wri
 
 def print_table(results: dict[str, Any]) -> None:
     print(f"\n[{results['config']}] {results['config_env'] or 'make run defaults'}")
+    speed = results.get("machine", {}).get("python_loop_cpu_s")
+    if speed:
+        print(f"machine speed: {CALIBRATION_STEPS:,}-step Python loop took {speed['start']} s of CPU at the start, "
+              f"{speed['end']} s at the end (lower is faster)")
     print(f"{'benchmark':<52} {'value':>12}  target")
     print("-" * 80)
     for section, values in results["benchmarks"].items():
@@ -567,6 +571,7 @@ def _flatten(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 
 async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str, bookmarks_dsn: str) -> dict[str, Any]:
     quick = not args.full
+    speed_at_start = python_loop_cpu_s()
     api = Api(gateway_url)
     benchmarks: dict[str, Any] = {}
     c16_writes = int(os.environ.get("BENCH_WRITES", "3008" if quick else "6000"))
@@ -598,13 +603,28 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
         "mode": "quick" if quick else "full",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": _cpus(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_avg_1m_at_end": round(os.getloadavg()[0], 2)},
+                    "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
+                    "python_loop_cpu_s": {"start": speed_at_start, "end": python_loop_cpu_s()}},
         "benchmarks": benchmarks,
     }
 
 
 def _cpus() -> int:
     return os.cpu_count() or 0
+
+
+CALIBRATION_STEPS = 5_000_000
+
+
+def python_loop_cpu_s() -> float:
+    """CPU seconds of a fixed pure-Python loop in this process: the machine's speed at this moment, so
+    figures from different machines or hours can be told apart (a shared VM's speed varies). Lower is
+    faster."""
+    started = time.process_time()
+    total = 0
+    for i in range(CALIBRATION_STEPS):
+        total += i
+    return round(time.process_time() - started, 3)
 
 
 def run_config(args: argparse.Namespace, name: str) -> dict[str, Any]:
