@@ -20,7 +20,7 @@ from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.store import queries, repository
 from bookmarks.store.queries import DeltaDocuments, DeltaSlice
 from bookmarks.store.search_index import PageText
-from common.db import SessionFactory
+from common.db import DriverConnection, SessionFactory, driver_transaction
 from common.events import (
     BookmarkDeleted,
     BookmarkSaved,
@@ -108,9 +108,19 @@ async def _guard_user(session: AsyncSession, owner: uuid.UUID) -> None:
         raise UserGone()
 
 
-async def _open(session: AsyncSession, owner: uuid.UUID, pending_for: str | None = None) -> repository.StreamSlot:
+async def _open(session: AsyncSession, owner: uuid.UUID) -> repository.StreamSlot:
     """Refuse a deleted user and take the write's stream position: one round trip."""
-    slot = await repository.open_stream(session, owner, pending_for)
+    return _live(await repository.open_stream(session, owner))
+
+
+async def _open_on(
+    driver: DriverConnection, owner: uuid.UUID, pending_for: str | None = None
+) -> repository.StreamSlot:
+    """:func:`_open` in a driver transaction, with ``pending_for``'s early enrichment result."""
+    return _live(await repository.open_stream_on(driver, owner, pending_for))
+
+
+def _live(slot: repository.StreamSlot | None) -> repository.StreamSlot:
     if slot is None:
         raise UserGone()
     return slot
@@ -129,12 +139,12 @@ async def upsert_bookmark(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
 ) -> BookmarkView:
     """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived).
-    Three statements: open the stream (user check, position, pending enrichment), read the row under
-    lock, store it together with its outbox row."""
-    async with sessions() as session, session.begin():
-        slot = await _open(session, owner, pending_for=client_bookmark_id)
+    Three prepared statements in a driver transaction: open the stream (user check, position, pending
+    enrichment), read the row under lock, store it together with its outbox row."""
+    async with driver_transaction(sessions) as driver:
+        slot = await _open_on(driver, owner, pending_for=client_bookmark_id)
         position, is_pro = slot.position, slot.is_pro
-        existing = await repository.get_for_update(session, owner, client_bookmark_id)
+        existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
         page: PageText | None = None
         if existing is None:
             record = rules.new_bookmark(owner, client_bookmark_id, write, position)
@@ -153,34 +163,34 @@ async def upsert_bookmark(
             event = _saved_event(
                 record, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted
             )
-        await repository.put_bookmark_with_event(session, record, event, page)
+        await repository.put_bookmark_with_event(driver, record, event, page)
         return BookmarkView(record, is_pro)
 
 
 async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str) -> None:
     """Soft-delete; an unknown id still records a tombstone so offline create+delete replays converge."""
-    async with sessions() as session, session.begin():
-        position = (await _open(session, owner)).position
-        existing = await repository.get_for_update(session, owner, client_bookmark_id)
+    async with driver_transaction(sessions) as driver:
+        position = (await _open_on(driver, owner)).position
+        existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
         record = rules.tombstone(existing, owner, client_bookmark_id, position)
         if record is None:
             return
-        await repository.put_bookmark_with_event(session, record, _deleted_event(record))
+        await repository.put_bookmark_with_event(driver, record, _deleted_event(record))
 
 
 async def replace_collections(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, collection_ids: list[str]
 ) -> None:
     """Replace the bookmark's collection memberships with exactly ``collection_ids``."""
-    async with sessions() as session, session.begin():
-        position = (await _open(session, owner)).position
-        existing = await repository.get_for_update(session, owner, client_bookmark_id)
+    async with driver_transaction(sessions) as driver:
+        position = (await _open_on(driver, owner)).position
+        existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
         if existing is None or existing.is_deleted:
             raise BookmarkNotFound()
         record = rules.with_collections(existing, collection_ids, position)
         if record is None:
             return
-        await repository.put_bookmark_with_event(session, record, _saved_event(record))
+        await repository.put_bookmark_with_event(driver, record, _saved_event(record))
 
 
 # --- collections --------------------------------------------------------------------------------------

@@ -22,13 +22,19 @@ outbox = OutboxRow.__table__  # type: ignore[attr-defined]
 
 
 class Counted:
+    """Every statement the engine's connections send to PostgreSQL, whether through a session or on the
+    asyncpg connection itself (a driver transaction), transaction control (BEGIN, COMMIT) apart."""
+
     def __init__(self, engine: AsyncEngine) -> None:
         self.statements: list[str] = []
-        event.listen(engine.sync_engine, "before_cursor_execute", self._seen)
+        event.listen(engine.sync_engine, "connect", self._watch)
 
-    def _seen(self, *args: Any) -> None:
-        statement: str = args[2]
-        if statement.strip().upper() != "SELECT 1":  # the pool's pre-ping
+    def _watch(self, connection: Any, _: Any) -> None:
+        connection.driver_connection.add_query_logger(self._seen)
+
+    def _seen(self, logged: Any) -> None:
+        statement: str = logged.query
+        if statement.strip().rstrip(";").upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
             self.statements.append(statement)
 
     def take(self) -> list[str]:

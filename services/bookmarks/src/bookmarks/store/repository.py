@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -47,6 +47,7 @@ from bookmarks.store.tables import (
     pending_enrichments,
     user_streams,
 )
+from common.db import DriverConnection, Prepared
 from common.events import Event
 from common.outbox import forget_published_events
 from common.tables import OutboxRow
@@ -147,11 +148,30 @@ async def open_stream(session: AsyncSession, owner: uuid.UUID, pending_for: str 
     The pending row is read only after the position is taken (it refers to the ``alloc`` CTE), so the
     stream-row lock always comes first, as in every other write of the user.
     """
-    parameters = {"owner": owner, "pending_for": pending_for or "", "want_pending": pending_for is not None}
-    row = (await session.execute(_open_stream_statement(), parameters)).first()
-    if row is None:
-        return None
-    return StreamSlot(row.last_position, bool(row.is_pro), dict(row.pending) if row.pending else None)
+    row = (await session.execute(_open_stream_statement(), _open_stream_parameters(owner, pending_for))).first()
+    return _slot(row._mapping) if row is not None else None
+
+
+@functools.cache
+def _open_stream_prepared() -> Prepared:
+    return Prepared.of(_open_stream_statement())
+
+
+async def open_stream_on(
+    driver: DriverConnection, owner: uuid.UUID, pending_for: str | None = None
+) -> StreamSlot | None:
+    """:func:`open_stream` in a driver transaction (the API's bookmark writes)."""
+    rows = await _open_stream_prepared().rows(driver, _open_stream_parameters(owner, pending_for))
+    return _slot(rows[0]) if rows else None
+
+
+def _open_stream_parameters(owner: uuid.UUID, pending_for: str | None) -> dict[str, Any]:
+    return {"owner": owner, "pending_for": pending_for or "", "want_pending": pending_for is not None}
+
+
+def _slot(row: Mapping[str, Any]) -> StreamSlot:
+    pending = row["pending"]
+    return StreamSlot(row["last_position"], bool(row["is_pro"]), dict(pending) if pending else None)
 
 
 def _upsert_statement(table: Table, values: dict[str, Any]) -> Insert:
@@ -183,20 +203,22 @@ def _event_parameters(event: Event) -> dict[str, Any]:
 
 
 @functools.cache
-def _put_bookmark_with_event_statement(tombstone: bool) -> Insert:
-    return _with_event(put_statement(tombstone), bookmarks)
+def _put_bookmark_with_event_prepared(tombstone: bool) -> Prepared:
+    return Prepared.of(_with_event(put_statement(tombstone), bookmarks))
 
 
 async def put_bookmark_with_event(
-    session: AsyncSession, bookmark: Bookmark, event: Event, page: PageText | None = None
+    driver: DriverConnection, bookmark: Bookmark, event: Event, page: PageText | None = None
 ) -> None:
-    """The bookmark with its search index (and page text when enrichment brought one) and its event.
-    Without page text (every PUT and DELETE) the statement is the one built once."""
+    """The bookmark with its search index (and page text when enrichment brought one) and its event, in a
+    driver transaction. Without page text (every PUT and DELETE) the statement is the one prepared once;
+    with it (an enrichment result that arrived before the bookmark) it carries the page's values."""
     if page is None:
-        statement = _put_bookmark_with_event_statement(bookmark.deleted_at is not None)
-        await session.execute(statement, put_parameters(bookmark) | _event_parameters(event))
+        prepared = _put_bookmark_with_event_prepared(bookmark.deleted_at is not None)
+        await prepared.rows(driver, put_parameters(bookmark) | _event_parameters(event))
     else:
-        await session.execute(_with_event(upsert_statement(bookmark, page), bookmarks), _event_parameters(event))
+        prepared = Prepared.of(_with_event(upsert_statement(bookmark, page), bookmarks))
+        await prepared.rows(driver, _event_parameters(event))
 
 
 async def put_collection_with_event(session: AsyncSession, collection: Collection, event: Event) -> None:
@@ -223,10 +245,20 @@ _GET_FOR_UPDATE = (
 )
 
 
+_GET_FOR_UPDATE_PREPARED = Prepared.of(_GET_FOR_UPDATE)
+
+
 async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
     parameters = {"owner": owner, "client_bookmark_id": client_bookmark_id}
     row = (await session.execute(_GET_FOR_UPDATE, parameters)).mappings().first()
     return Bookmark.from_row(row) if row is not None else None
+
+
+async def get_for_update_on(driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
+    """:func:`get_for_update` in a driver transaction (the API's bookmark writes)."""
+    parameters = {"owner": owner, "client_bookmark_id": client_bookmark_id}
+    rows = await _GET_FOR_UPDATE_PREPARED.rows(driver, parameters)
+    return Bookmark.from_row(rows[0]) if rows else None
 
 
 async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText | None = None) -> None:
