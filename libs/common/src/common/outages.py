@@ -11,7 +11,8 @@ An outage is, anywhere in the exception's cause/context chain:
   exceptions" ``OSError`` when every address of the host refused. File-system errors (``FileNotFoundError``
   and the other ``OSError`` subclasses) are bugs, not outages;
 * SQLAlchemy's pool timeout (every connection busy for ``pool_timeout``) or a connection SQLAlchemy
-  itself declared invalidated (it broke mid-statement);
+  itself declared invalidated (it broke mid-statement); outside SQLAlchemy (a driver transaction,
+  ``common.db.driver_transaction``), asyncpg's "connection is closed", the same test SQLAlchemy applies;
 * a PostgreSQL error whose SQLSTATE says so: class 08 (connection exception), 57P01-57P03 (admin or
   crash shutdown, "the database system is starting up / in recovery"), 53300 (too many connections).
 """
@@ -22,6 +23,7 @@ import errno
 import socket
 from collections.abc import Iterator
 
+import asyncpg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
@@ -73,6 +75,8 @@ def _is_outage_link(exc: BaseException) -> bool:
     if isinstance(exc, PoolTimeoutError):
         return True
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if isinstance(exc, asyncpg.InterfaceError) and "connection is closed" in str(exc):
         return True
     state = _sqlstate(exc)
     return state is not None and (state.startswith(_CONNECTION_EXCEPTION_CLASS) or state in OUTAGE_SQLSTATES)

@@ -42,6 +42,10 @@ def _wrapped(orig: BaseException, *, invalidated: bool = False) -> DBAPIError:
         _wrapped(asyncpg.AdminShutdownError("terminating connection due to administrator command")),
         _wrapped(asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation")),
         _wrapped(RuntimeError("whatever the driver said"), invalidated=True),
+        # Raised as they are in a driver transaction (common.db.driver_transaction), not wrapped:
+        asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation"),
+        asyncpg.AdminShutdownError("terminating connection due to administrator command"),
+        asyncpg.InterfaceError("connection is closed"),
     ],
     ids=lambda e: type(e).__name__,
 )
@@ -59,6 +63,8 @@ def test_outages_are_recognised(exc: BaseException) -> None:
         IntegrityError("INSERT", None, Exception("duplicate key")),
         _wrapped(asyncpg.UniqueViolationError("duplicate key value")),
         _wrapped(asyncpg.UndefinedTableError('relation "nope" does not exist')),
+        asyncpg.UniqueViolationError("duplicate key value"),
+        asyncpg.InterfaceError("cannot perform operation: another operation is in progress"),
     ],
     ids=lambda e: type(e).__name__,
 )
