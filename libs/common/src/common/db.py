@@ -11,12 +11,13 @@ from types import TracebackType
 from typing import Any, ClassVar, Self, TypeAlias
 
 import asyncpg
-from sqlalchemy import ClauseElement, Select, event, text
+from sqlalchemy import ClauseElement, event, text
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.selectable import ReturnsRows
 
 from common.settings import DEFAULT_DB_CONCURRENCY
 
@@ -121,7 +122,7 @@ class Prepared:
     names: tuple[str, ...]  # bound parameter names, in placeholder ($1, $2, …) order
     fixed: dict[str, Any]  # values compiled into the statement (literals)
     binds: dict[str, Callable[[Any], Any]]
-    results: tuple[tuple[str, Callable[[Any], Any] | None], ...]  # selected columns, in order
+    results: tuple[tuple[str, Callable[[Any], Any] | None], ...]  # selected or returned columns, in order
 
     @classmethod
     def of(cls, statement: ClauseElement) -> Prepared:
@@ -131,7 +132,7 @@ class Prepared:
         params = {name: compiled.binds[name] for name in names}  # by rendered name (param_1, not its key)
         if any(p.expanding for p in params.values()):
             raise ValueError("expanding (IN list) parameters cannot be prepared once")
-        columns = statement.selected_columns if isinstance(statement, Select) else ()
+        columns = statement.exported_columns if isinstance(statement, ReturnsRows) else ()  # SELECT or RETURNING
         return cls(
             sql=str(compiled),
             names=names,

@@ -54,3 +54,8 @@ def test_in_lists_cannot_be_prepared_once() -> None:
 def test_a_statement_without_columns_returns_none() -> None:
     prepared = Prepared.of(things.insert().values(id=bindparam("id"), name=func.lower(bindparam("name"))))
     assert prepared.results == () and prepared.names == ("id", "name")
+
+
+def test_returned_columns_are_the_rows_of_a_write() -> None:
+    prepared = Prepared.of(things.insert().values(id=bindparam("id")).returning(things.c.id, things.c.live))
+    assert [name for name, _ in prepared.results] == ["id", "live"]
