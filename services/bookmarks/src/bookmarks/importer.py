@@ -272,7 +272,7 @@ async def claim(sessions: SessionFactory, config: JobConfig) -> RowMapping | Non
 
 
 async def run_import_worker(
-    sessions: SessionFactory, config: JobConfig, wakeup: asyncio.Event, poll_seconds: float = 2.0
+    sessions: SessionFactory, config: JobConfig, wakeup: asyncio.Event, poll_seconds: float = 5.0
 ) -> None:
     """The background loop: claim, run, repeat; sleep until woken (a new upload) or ``poll_seconds``."""
     while True:

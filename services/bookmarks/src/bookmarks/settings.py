@@ -19,7 +19,7 @@ class Settings(CommonSettings):
     app_env: str = Field("development", validation_alias="APP_ENV")
     import_batch_size: int = Field(2500, ge=1, le=5000, validation_alias="IMPORT_BATCH_SIZE")
     import_lease_seconds: float = Field(60.0, gt=0, validation_alias="IMPORT_LEASE_SECONDS")
-    import_poll_seconds: float = Field(2.0, gt=0, validation_alias="IMPORT_POLL_SECONDS")
+    import_poll_seconds: float = Field(5.0, gt=0, validation_alias="IMPORT_POLL_SECONDS")
 
     def production_problems(self) -> list[str]:
         """Why this configuration must not serve production traffic (checked at start, not by migrations)."""

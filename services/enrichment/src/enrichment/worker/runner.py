@@ -84,6 +84,7 @@ class JobWorker:
         self.stats_interval_seconds = stats_interval_seconds
         self.housekeeping_interval_seconds = housekeeping_interval_seconds
         self._wake = _WakeUp()
+        self._poller_idle = False  # one idle slot polls for due work, see _wait_idle
         self.busy = 0
 
     # --- loops ---------------------------------------------------------------------------------------
@@ -99,6 +100,7 @@ class JobWorker:
 
     async def _slot(self) -> None:
         delay = 0.5
+        polled = False
         while True:
             idle = self._wake.current()
             try:
@@ -117,13 +119,32 @@ class JobWorker:
                 delay = min(delay * 2, 10.0)
                 continue
             if job is None:
-                await wait_for_event(idle, self.poll_seconds)
+                polled = await self._wait_idle(idle)
                 continue
+            if polled:  # the poll found work (due retries come in groups): let the other slots look too
+                self._wake.notify()
+                polled = False
             self.busy += 1
             try:
                 await self.process(job)
             finally:
                 self.busy -= 1
+
+    async def _wait_idle(self, idle: asyncio.Event) -> bool:
+        """Wait for a new job's notification; True when this slot woke to poll instead.
+
+        Due retries and expired leases send no notification, so they are found by polling. One idle slot
+        at a time polls, every ``poll_seconds``; the others would only find the same nothing (issue 15:
+        four idle slots were four queries every poll). A poll that finds a job wakes the other slots.
+        """
+        if self._poller_idle:
+            await idle.wait()
+            return False
+        self._poller_idle = True
+        try:
+            return not await wait_for_event(idle, self.poll_seconds)
+        finally:
+            self._poller_idle = False
 
     async def _listen(self) -> None:
         """LISTEN for new jobs (a latency optimisation only: slots poll anyway)."""
