@@ -85,21 +85,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         app.state.gateway = gateway
 
-        def deny(user_id: uuid.UUID, occurred_at: float, reason: str) -> None:
+        def deny_user(user_id: uuid.UUID, occurred_at: float, reason: str) -> None:
             gateway.deny(user_id, since=occurred_at, reason=reason)
 
-        deny_tail = TopicTail(
-            name="deny-list",
+        deny = deny_handler(deny_user)
+        nudge = nudge_handler(hub.notify)
+        tail = TopicTail(
+            name="events",
             bootstrap=settings.kafka_bootstrap_servers,
-            topics=(TOPIC_USER_DELETED, TOPIC_USER_MERGED),
-            handler=deny_handler(deny),
-            lookback_seconds=settings.deny_retention_seconds,
-        )
-        nudge_tail = TopicTail(
-            name="nudges",
-            bootstrap=settings.kafka_bootstrap_servers,
-            topics=(TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED),
-            handler=nudge_handler(hub.notify),
+            handlers={
+                TOPIC_USER_DELETED: deny, TOPIC_USER_MERGED: deny,
+                TOPIC_BOOKMARK_SAVED: nudge, TOPIC_BOOKMARK_DELETED: nudge, TOPIC_COLLECTION_CHANGED: nudge,
+            },
+            lookback_seconds=dict.fromkeys((TOPIC_USER_DELETED, TOPIC_USER_MERGED), settings.deny_retention_seconds),
             fetch_max_wait_ms=NUDGE_IDLE_FETCH_MAX_WAIT_MS,
             fast_fetch=hub.has_sockets,
             fast_fetch_max_wait_ms=NUDGE_FETCH_MAX_WAIT_MS,
@@ -113,19 +111,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
         async def events_ready() -> None:
             # Serving before the deny-list is rebuilt would let a deleted user's token through again.
-            if not deny_tail.caught_up.is_set():
+            if not tail.caught_up.is_set():
                 raise RuntimeError("deny-list not loaded yet")
-            if not nudge_tail.positioned.is_set():
-                raise RuntimeError("bookmark event tail not positioned yet")
 
         app.state.readiness_checks = [
             ("jwks", jwks_reachable),
             ("events", events_ready),
         ]
-        app.state.deny_tail, app.state.nudge_tail = deny_tail, nudge_tail
+        app.state.event_tail = tail
         tasks = BackgroundTasks()
-        tasks.start("deny-list-tail", deny_tail.run())
-        tasks.start("nudge-tail", nudge_tail.run())
+        tasks.start("event-tail", tail.run())
         tasks.start("broker-probe", watch_broker(SERVICE, settings.kafka_bootstrap_servers))
         tasks.start("openapi-catalog", gateway.catalog.run())
         try:

@@ -142,7 +142,7 @@ async def test_a_burst_is_coalesced_and_its_last_event_is_followed_by_a_nudge(
     gateway: Any, tokens: Any, publish: Any
 ) -> None:
     user = uuid.uuid4()
-    tail = gateway.app.state.nudge_tail
+    tail = gateway.app.state.event_tail
     async with socket(gateway, tokens.mint(user)) as ws:
         before = sent_total()
         results = await asyncio.gather(*(publish(saved(user, f"b{i}")) for i in range(50)))
@@ -271,8 +271,8 @@ async def test_the_nudge_tail_polls_fast_only_while_someone_could_be_nudged(infr
     from gateway.events.consumers import TopicTail
 
     sockets: list[object] = []
-    tail = TopicTail(name="nudges", bootstrap=infra.kafka_bootstrap, topics=("bookmark.saved",),
-                     handler=lambda _: None, fetch_max_wait_ms=1000, fast_fetch=lambda: bool(sockets),
+    tail = TopicTail(name="nudges", bootstrap=infra.kafka_bootstrap, handlers={"bookmark.saved": lambda _: None},
+                     fetch_max_wait_ms=1000, fast_fetch=lambda: bool(sockets),
                      fast_fetch_max_wait_ms=25)
     consumer = await start_with_retry(tail._new_consumer, "test tail")
     try:

@@ -1,17 +1,20 @@
-"""Kafka tails: every replica reads whole topics itself (no consumer group, nothing committed).
+"""The Kafka tail: every replica reads whole topics itself (no consumer group, nothing committed).
 
 A consumer group would split partitions between replicas, but each replica needs every event: its
-nudges go to the sockets it holds, and its deny-list must know every deleted user. So each
-:class:`TopicTail` assigns all partitions of its topics to itself and keeps positions in memory.
+nudges go to the sockets it holds, and its deny-list must know every deleted user. So the
+:class:`TopicTail` assigns all partitions of its topics to itself and keeps positions in memory. One tail
+reads both the bookmark topics (nudges) and the account topics (deny-list), each with its own handler:
+every consumer's fetches cost the embedded broker CPU whether or not they find data (issue 15).
 
-Start positions: the nudge tail starts at the end offsets read at start-up (only changes after the
-gateway started matter to sockets that connect after it); the deny tail starts at the offsets for
-``now - lookback`` (``offsets_for_times``) so that deletions of still-valid tokens are known again
-after a restart. A broker that ignores the timestamp just replays more; entries older than the lookback
-are discarded by the deny-list itself. After a consumer error the tail resumes from the positions it
-had reached. A log that is no longer the one the tail was reading (a restarted in-memory broker, a
-re-created topic, retention past our position) is reread from its start, see :meth:`TopicTail._probe`:
-replaying is harmless (nudges coalesce, deny-list entries are idempotent).
+Start positions: a topic without a lookback (the nudge topics) starts at the end offsets read at
+start-up (only changes after the gateway started matter to sockets that connect after it); a topic with
+one (the deny-list's) starts at the offsets for ``now - lookback`` (``offsets_for_times``) so that
+deletions of still-valid tokens are known again after a restart. A broker that ignores the timestamp
+just replays more; entries older than the lookback are discarded by the deny-list itself. After a
+consumer error the tail resumes from the positions it had reached. A log that is no longer the one the
+tail was reading (a restarted in-memory broker, a re-created topic, retention past our position) is
+reread from its start, see :meth:`TopicTail._probe`: replaying is harmless (nudges coalesce, deny-list
+entries are idempotent).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
@@ -38,12 +41,13 @@ SERVICE = "gateway"
 Record: TypeAlias = ConsumerRecord[bytes, bytes]  # noqa: UP040 - aiokafka's generic is not PEP 695-ready
 RecordHandler = Callable[[Record], None]
 
-# The nudge tail is the one consumer that needs low latency (write → bookmarks_changed p50 ≤ 50 ms, p99 ≤
+# Nudges are the one delivery that needs low latency (write → bookmarks_changed p50 ≤ 50 ms, p99 ≤
 # 250 ms). The embedded broker holds each fetch for its full wait even when data arrives, so the wait is
 # both the delivery delay (uniform in 0..wait) and the poll rate (1000 / wait fetches per second, each
-# costing CPU in the broker and here). So the nudge tail polls fast only while this replica holds a
-# socket (a nudge can reach someone); with none it polls every 2 s and skips nothing (positions still
-# advance), and the first nudge after the first socket connects waits at most those 2 s.
+# costing CPU in the broker and here). So the tail polls fast only while this replica holds a socket (a
+# nudge can reach someone); with none it polls every 2 s and skips nothing (positions still advance), and
+# the first nudge after the first socket connects waits at most those 2 s. Deny-list events ride along:
+# the replica that answered ``DELETE /v1/account`` or a merging link denies the caller before the event.
 # Real Kafka answers a waiting fetch when data arrives, so there the wait only bounds idle polling.
 NUDGE_FETCH_MAX_WAIT_MS = 25
 NUDGE_IDLE_FETCH_MAX_WAIT_MS = 2_000
@@ -55,9 +59,8 @@ class TopicTail:
         *,
         name: str,
         bootstrap: str,
-        topics: Sequence[str],
-        handler: RecordHandler,
-        lookback_seconds: float | None = None,
+        handlers: Mapping[str, RecordHandler],
+        lookback_seconds: Mapping[str, float] | None = None,
         probe_seconds: float = 5.0,
         fetch_max_wait_ms: int = BACKGROUND_FETCH_MAX_WAIT_MS,
         fast_fetch: Callable[[], bool] | None = None,
@@ -65,9 +68,9 @@ class TopicTail:
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
-        self.topics = tuple(topics)
-        self.handler = handler
-        self.lookback_seconds = lookback_seconds
+        self.handlers = dict(handlers)  # topic -> what to do with each of its records
+        self.topics = tuple(self.handlers)
+        self.lookback_seconds = dict(lookback_seconds or {})  # topics that start at now - lookback
         self.positioned = asyncio.Event()  # every partition has a start position
         self.caught_up = asyncio.Event()  # everything present at start-up has been handled
         self.probe_seconds = probe_seconds
@@ -135,21 +138,22 @@ class TopicTail:
     ) -> dict[TopicPartition, int]:
         """Seek every partition; return the end offsets that mark "caught up with start-up"."""
         ends: dict[TopicPartition, int] = await consumer.end_offsets(partitions)
-        fresh = [tp for tp in partitions if tp not in self._positions]
         starts: dict[TopicPartition, int] = {tp: self._positions[tp] for tp in partitions if tp in self._positions}
-        lookback = self.lookback_seconds
-        if fresh and lookback is None:
-            # Explicit end offsets rather than seek_to_end(), which resolves lazily on the first fetch
-            # and could skip an event published in between.
-            starts.update({tp: ends[tp] for tp in fresh})
-        elif fresh and lookback is not None:
-            since_ms = int((time.time() - lookback) * 1000)
+        fresh = [tp for tp in partitions if tp not in self._positions]
+        # Explicit end offsets rather than seek_to_end(), which resolves lazily on the first fetch and
+        # could skip an event published in between.
+        starts.update({tp: ends[tp] for tp in fresh if tp.topic not in self.lookback_seconds})
+        since_ms = {
+            tp: int((time.time() - self.lookback_seconds[tp.topic]) * 1000)
+            for tp in fresh if tp.topic in self.lookback_seconds
+        }
+        if since_ms:
             try:
-                found = await consumer.offsets_for_times(dict.fromkeys(fresh, since_ms))
+                found = await consumer.offsets_for_times(since_ms)
                 starts.update({tp: (ends[tp] if hit is None else hit.offset) for tp, hit in found.items()})
             except Exception as exc:  # a broker without timestamp lookups: replay from the start
                 log.warning("%s tail cannot look up offsets by time (%s); replaying", self.name, exc)
-                starts.update((await consumer.beginning_offsets(fresh)).items())
+                starts.update((await consumer.beginning_offsets(list(since_ms))).items())
         for tp, offset in starts.items():
             consumer.seek(tp, offset)
             self._positions[tp] = offset
@@ -237,7 +241,7 @@ class TopicTail:
 
     def _handle(self, record: Record) -> None:
         try:
-            self.handler(record)
+            self.handlers[record.topic](record)
             outcome = "applied"
         except Exception:  # one bad event must not stop nudges or deny-list updates for everyone else
             log.exception("gateway %s tail failed to handle an event", self.name, extra={"topic": record.topic})
