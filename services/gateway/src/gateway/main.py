@@ -102,6 +102,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             fast_fetch=hub.has_sockets,
             fast_fetch_max_wait_ms=NUDGE_FETCH_MAX_WAIT_MS,
         )
+        hub.on_first_socket = tail.refresh_fetch_wait
 
         async def jwks_reachable() -> None:
             response = await proxy.client.get(settings.gateway_jwks_url, timeout=1.5)

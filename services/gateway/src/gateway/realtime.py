@@ -128,9 +128,12 @@ class Hub:
         self._sockets: dict[uuid.UUID, set[Connection]] = {}
         self._pending: dict[uuid.UUID, float] = {}
         self._timers: dict[uuid.UUID, asyncio.TimerHandle] = {}
+        # Called when this replica goes from no socket to one (the event tail starts polling fast).
+        self.on_first_socket: Callable[[], None] | None = None
 
     def register(self, connection: Connection) -> bool:
         """Add ``connection`` unless its user is at the cap (synchronous: no await can interleave)."""
+        first = not self._sockets
         sockets = self._sockets.setdefault(connection.user_id, set())
         if len(sockets) >= self.max_per_user:
             if not sockets:
@@ -138,6 +141,8 @@ class Hub:
             return False
         sockets.add(connection)
         WS_CONNECTIONS.inc()
+        if first and self.on_first_socket is not None:
+            self.on_first_socket()
         return True
 
     def unregister(self, connection: Connection) -> None:

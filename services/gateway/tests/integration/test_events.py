@@ -264,6 +264,21 @@ async def test_nudges_and_denials_resume_after_the_broker_restarts(
                 await asyncio.sleep(0.05)
 
 
+async def test_the_first_socket_shortens_the_tails_wait_at_once(gateway: Any, tokens: Any) -> None:
+    """The tail does not wake to look for sockets (issue 15: it woke four times a second); the hub tells it."""
+    tail = gateway.app.state.event_tail
+
+    def wait_ms() -> int | None:
+        consumer = tail._consumer
+        return None if consumer is None else int(consumer._fetcher._fetch_max_wait_ms)
+
+    await until(lambda: wait_ms() == 2000)  # no socket (an earlier test's ones are gone within a wait)
+    async with socket(gateway, tokens.mint(uuid.uuid4())):
+        async with asyncio.timeout(0.25):  # the tail's own loop wakes once per 2 s wait, not in time
+            while wait_ms() != 25:
+                await asyncio.sleep(0.005)
+
+
 async def test_the_nudge_tail_polls_fast_only_while_someone_could_be_nudged(infra: Any) -> None:
     """Issue 15: the embedded broker holds a fetch for its whole wait, so the wait is both the nudge delay
     and the idle poll rate; the tail shortens it only while the replica holds a socket."""

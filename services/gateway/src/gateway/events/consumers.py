@@ -80,6 +80,7 @@ class TopicTail:
         self._positions: dict[TopicPartition, int] = {}
         self._last: dict[TopicPartition, tuple[int, int, bytes | None]] = {}  # (offset, timestamp, key)
         self._probing: set[TopicPartition] = set()
+        self._consumer: AIOKafkaConsumer | None = None
 
     def position(self, topic: str, partition: int) -> int | None:
         """The next offset this tail will handle on a partition (None before it was positioned)."""
@@ -89,6 +90,7 @@ class TopicTail:
         delay = 0.5
         while True:
             consumer = await start_with_retry(self._new_consumer, f"gateway {self.name} tail")
+            self._consumer = consumer
             try:
                 partitions = await self._assign(consumer)
                 targets = await self._position(consumer, partitions)
@@ -101,8 +103,14 @@ class TopicTail:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
             finally:
+                self._consumer = None
                 with contextlib.suppress(Exception):
                     await consumer.stop()
+
+    def refresh_fetch_wait(self) -> None:
+        """Apply ``fast_fetch()`` now rather than when the current wait ends (a socket just connected)."""
+        if self._consumer is not None:
+            self._fetch_wait(self._consumer)
 
     def _new_consumer(self) -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
@@ -164,9 +172,10 @@ class TopicTail:
         loop = asyncio.get_running_loop()
         next_probe = loop.time() + self.probe_seconds
         while True:
+            # A socket that connects meanwhile shortens the wait through refresh_fetch_wait, so this loop
+            # only wakes for records or once per wait (it woke every 250 ms to look; issue 15).
             wait_ms = self._fetch_wait(consumer)
-            batches = await consumer.getmany(timeout_ms=min(wait_ms + 1000, 250 if self.fast_fetch else 3000),
-                                             max_records=500)
+            batches = await consumer.getmany(timeout_ms=wait_ms + 1000, max_records=500)
             for tp, records in batches.items():
                 await self._apply(consumer, tp, records)
             if not self.caught_up.is_set():
