@@ -171,22 +171,31 @@ class Hub:
         return all(connection.idle for connection in self._sockets.get(user_id, ()))
 
     def notify(self, user_id: uuid.UUID, occurred_at: float) -> None:
-        """The user's delta stream changed at ``occurred_at`` (epoch seconds): nudge their sockets soon."""
+        """The user's delta stream changed at ``occurred_at`` (epoch seconds): nudge their sockets.
+
+        The first change nudges at once and opens a coalescing window; changes within the window are sent
+        as one nudge when it ends, which opens the next window. So an isolated write costs no waiting
+        (issue 15: the trailing window was half of the nudge latency) and a burst at most one nudge per
+        window, never dropping the last change.
+        """
         if user_id not in self._sockets:
             return  # nobody to tell on this replica; a later connect starts with a delta sync anyway
-        previous = self._pending.get(user_id)
-        self._pending[user_id] = occurred_at if previous is None else min(previous, occurred_at)
-        if user_id not in self._timers:
-            loop = asyncio.get_running_loop()
-            self._timers[user_id] = loop.call_later(self.coalesce_seconds, self._flush, user_id)
+        if user_id in self._timers:
+            previous = self._pending.get(user_id)
+            self._pending[user_id] = occurred_at if previous is None else min(previous, occurred_at)
+            return
+        self._send(user_id, occurred_at)
+
+    def _send(self, user_id: uuid.UUID, occurred_at: float) -> None:
+        for connection in self._sockets.get(user_id, ()):
+            connection.nudge(occurred_at)
+        self._timers[user_id] = asyncio.get_running_loop().call_later(self.coalesce_seconds, self._flush, user_id)
 
     def _flush(self, user_id: uuid.UUID) -> None:
         self._timers.pop(user_id, None)
         occurred_at = self._pending.pop(user_id, None)
-        if occurred_at is None:
-            return
-        for connection in self._sockets.get(user_id, ()):
-            connection.nudge(occurred_at)
+        if occurred_at is not None:
+            self._send(user_id, occurred_at)
 
     def close_user(self, user_id: uuid.UUID, code: int, reason: str) -> int:
         sockets = list(self._sockets.get(user_id, ()))

@@ -102,6 +102,25 @@ async def test_a_burst_is_coalesced_and_a_change_during_a_send_is_sent_again(har
     assert socket.sent[-1] == NUDGE
 
 
+async def test_an_isolated_change_is_nudged_at_once_and_changes_within_the_window_once_at_its_end() -> None:
+    harness = Harness(Hub(max_per_user=3, coalesce_seconds=0.3))
+    user = uuid.uuid4()
+    socket, _ = harness.connect(user)
+    try:
+        harness.hub.notify(user, time.time())
+        await until(lambda: len(socket.sent) == 1, timeout=0.15)  # not after the 0.3 s window
+        harness.hub.notify(user, time.time())
+        harness.hub.notify(user, time.time())
+        await asyncio.sleep(0.1)
+        assert len(socket.sent) == 1  # within the window: held
+        await until(lambda: len(socket.sent) == 2, timeout=1.0)  # one nudge for both, when it ends
+        await until(lambda: user not in harness.hub._timers, timeout=1.0)  # a quiet window closes
+        harness.hub.notify(user, time.time())
+        await until(lambda: len(socket.sent) == 3, timeout=0.15)  # the next change is at once again
+    finally:
+        await harness.stop()
+
+
 async def test_users_without_sockets_cost_nothing(harness: Harness) -> None:
     user = uuid.uuid4()
     harness.hub.notify(user, time.time())
