@@ -103,8 +103,9 @@ async def test_result_arriving_before_the_bookmark_is_applied_on_create(
     http: httpx.AsyncClient, user: Any, publish: Any, bookmarks_app: Any
 ) -> None:
     url = "https://early.example/"
+    page = "Die Häuser an der Straße werden im Frühling gestrichen."
     await publish(EnrichmentCompleted(userId=user.id, clientBookmarkId="early", normalizedUrl=url,
-                                      result=result_for(url, title="Early title")))
+                                      result=result_for(url, title="Early title", text=page, language="de")))
 
     async def parked() -> bool:
         async with bookmarks_app.state.sessions() as session:
@@ -115,6 +116,13 @@ async def test_result_arriving_before_the_bookmark_is_applied_on_create(
     await eventually(parked)
     data = (await http.put("/v1/bookmarks/early", json={"url": url}, headers=user.headers)).json()["data"]
     assert data["enrichmentStatus"] == "completed" and data["title"] == "Early title"
+    # The page's language joins the user's search languages, so its words are found by their stems.
+    async with bookmarks_app.state.sessions() as session:
+        configs = (await session.execute(text("SELECT search_configs FROM user_streams WHERE owner_uid = :o"),
+                                         {"o": user.id})).scalar_one()
+    assert configs == ["german"]
+    found = await http.get("/v1/bookmarks/search", params={"q": "haus"}, headers=user.headers)
+    assert [r["bookmark"]["clientBookmarkId"] for r in found.json()["data"]["results"]] == ["early"]
 
 
 async def test_failures_set_status_and_error_code(http: httpx.AsyncClient, user: Any, publish: Any,

@@ -219,6 +219,9 @@ async def put_bookmark_with_event(
     else:
         prepared = Prepared.of(_with_event(upsert_statement(bookmark, page), bookmarks))
         await prepared.rows(driver, _event_parameters(event))
+        config = config_for_language(page.language)
+        if config != SIMPLE:  # as remember_search_config: the page's language joins the user's
+            await _ADD_SEARCH_CONFIG_PREPARED.rows(driver, {"owner": bookmark.owner_uid, "config": config})
 
 
 async def put_collection_with_event(session: AsyncSession, collection: Collection, event: Event) -> None:
@@ -278,6 +281,9 @@ _ADD_SEARCH_CONFIG = (
     .where(user_streams.c.owner_uid == _OWNER, ~user_streams.c.search_configs.any(_CONFIG))
     .values(search_configs=func.array_append(user_streams.c.search_configs, _CONFIG))
 )
+
+
+_ADD_SEARCH_CONFIG_PREPARED = Prepared.of(_ADD_SEARCH_CONFIG)
 
 
 async def remember_search_config(session: AsyncSession, owner: uuid.UUID, config: str) -> None:
