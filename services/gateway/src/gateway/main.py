@@ -22,7 +22,7 @@ from common.events import (
 from common.jwt import JwksClient
 from common.tasks import BackgroundTasks
 from common.tracing import setup_tracing
-from gateway.api.routes import build_router
+from gateway.api.routes import build_router, install_proxy_fast_path
 from gateway.denylist import DenyList
 from gateway.edge import EdgeAuth
 from gateway.events.consumers import (
@@ -134,6 +134,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = create_service_app(
         service=SERVICE, title="Gateway", lifespan=lifespan, routers=[build_router()], settings=settings
     )
+    install_proxy_fast_path(app.router.routes)
 
     def combined_openapi() -> dict[str, Any]:
         gateway: Gateway = app.state.gateway
