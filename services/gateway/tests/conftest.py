@@ -4,7 +4,7 @@
   ``GATEWAY_JWKS_URL`` points at it), so tests control ``sub``, ``exp`` and ``jti``.
 - ``stand_in``: a tiny upstream used only for proxy mechanics (echo, streaming, slow, hop-by-hop).
 - ``start_gateway(**settings)``: a gateway app served on a real port against the broker of ``infra``,
-  returned once ``/readyz`` says ready (deny-list loaded, event tail positioned).
+  returned once ``/readyz`` says ready (event tail caught up, deny-list loaded).
 - ``publish(event)``: an event produced to the real broker, keyed by user like the outbox relay does.
 """
 

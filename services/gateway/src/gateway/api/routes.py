@@ -198,11 +198,13 @@ class ProxyFastPath(BaseRoute):
     matches) is left to the routes behind it, so 404 and 405 answers do not change.
     """
 
-    def __init__(self, routes: Iterable[APIRoute], *, reserved_sections: Iterable[str]) -> None:
-        reserved = set(reserved_sections)
+    def __init__(self, routes: Iterable[Any]) -> None:
+        """``routes``: the app's routes in matching order (included routers opened, see ``_flatten``)."""
+        routes = list(routes)
+        reserved = {_section(r.path) for r in routes if _spec_of(r) is None and hasattr(r, "path")}
         self._by_section: dict[str, list[tuple[APIRoute, RouteSpec]]] = {}
         for route in routes:
-            spec: RouteSpec | None = getattr(route.endpoint, "route_spec", None)
+            spec = _spec_of(route)
             if spec is not None and _section(spec.template) not in reserved:
                 self._by_section.setdefault(_section(spec.template), []).append((route, spec))
 
@@ -237,10 +239,13 @@ def _section(path: str) -> str:
 
 def install_proxy_fast_path(routes: list[Any]) -> None:
     """Put :class:`ProxyFastPath` in front of ``routes`` (the app's), for the proxy routes among them."""
-    proxy_routes = [r for r in _flatten(routes) if isinstance(r, APIRoute)]
-    reserved = [_section(r.path) for r in _flatten(routes)
-                if getattr(getattr(r, "endpoint", None), "route_spec", None) is None and hasattr(r, "path")]
-    routes.insert(0, ProxyFastPath(proxy_routes, reserved_sections=reserved))
+    routes.insert(0, ProxyFastPath(_flatten(routes)))
+
+
+def _spec_of(route: Any) -> RouteSpec | None:
+    """The table entry a proxy route serves (set by ``_proxy_endpoint``); None for any other route."""
+    spec: RouteSpec | None = getattr(getattr(route, "endpoint", None), "route_spec", None)
+    return spec
 
 
 def _flatten(routes: Iterable[Any]) -> list[Any]:

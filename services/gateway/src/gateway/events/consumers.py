@@ -71,7 +71,6 @@ class TopicTail:
         self.handlers = dict(handlers)  # topic -> what to do with each of its records
         self.topics = tuple(self.handlers)
         self.lookback_seconds = dict(lookback_seconds or {})  # topics that start at now - lookback
-        self.positioned = asyncio.Event()  # every partition has a start position
         self.caught_up = asyncio.Event()  # everything present at start-up has been handled
         self.probe_seconds = probe_seconds
         self.fetch_max_wait_ms = fetch_max_wait_ms
@@ -165,7 +164,6 @@ class TopicTail:
         for tp, offset in starts.items():
             consumer.seek(tp, offset)
             self._positions[tp] = offset
-        self.positioned.set()
         return ends
 
     async def _consume(self, consumer: AIOKafkaConsumer, targets: dict[TopicPartition, int]) -> None:
