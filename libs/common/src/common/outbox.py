@@ -9,6 +9,12 @@ takes over. It is woken by ``NOTIFY outbox`` (a trigger on insert) and polls eve
 retrying while the broker is down, and marks rows published only after the broker acknowledged them.
 When the broker turns out to have lost acknowledged records (:mod:`common.broker_log`), the relay
 re-publishes its retained window.
+
+The relay's own commits (marking rows published, the retention cleanup) are asynchronous
+(``synchronous_commit = off`` on its connection): a crash of PostgreSQL can forget the last marks, and the
+relay then publishes those rows again, which idempotent consumers (ARCHITECTURE rule 2) already absorb.
+The events themselves are written by the state change's own, synchronous commit. A drain whose batch held
+every pending row takes two statements (read, mark) and no WAL flush of its own (issue 15).
 """
 
 from __future__ import annotations
@@ -49,6 +55,20 @@ _INSERT = text(
     "INSERT INTO outbox (topic, key, payload, headers) "
     "VALUES (:topic, :key, CAST(:payload AS jsonb), CAST(:headers AS jsonb))"
 )
+
+# The relay's statements (on its own asyncpg connection, not a session).
+_PENDING = (
+    "SELECT id, topic, key, payload::text AS payload, headers::text AS headers, "
+    "EXTRACT(EPOCH FROM created_at)::float8 AS created, "
+    "GREATEST(EXTRACT(EPOCH FROM clock_timestamp() - created_at), 0)::float8 AS age "
+    "FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1"
+)
+_PENDING_STATS = (
+    "SELECT count(*) AS pending, "
+    "COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0) AS age "
+    "FROM outbox WHERE published_at IS NULL"
+)
+_MARK_PUBLISHED = "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])"
 
 
 async def add_event(session: AsyncSession, event: Event) -> None:
@@ -158,8 +178,13 @@ class OutboxRelay:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
 
+    async def connect(self) -> asyncpg.Connection:
+        """The relay's connection: its commits only mark rows published, so they need not wait for a WAL
+        flush (see the module doc)."""
+        return await asyncpg.connect(self.dsn, server_settings={"synchronous_commit": "off"})
+
     async def _lead(self) -> None:
-        conn: asyncpg.Connection = await asyncpg.connect(self.dsn)
+        conn = await self.connect()
         producer: AIOKafkaProducer | None = None
         checker: AIOKafkaConsumer | None = None
         try:
@@ -221,33 +246,27 @@ class OutboxRelay:
             EVENTS_SOURCE_NEWEST.labels(self.service, row["topic"]).set(row["newest"])
 
     async def _drain(self, conn: asyncpg.Connection, producer: AIOKafkaProducer) -> None:
+        """Publish pending rows in id order until none is left. A batch shorter than ``batch_size`` held
+        every row pending when it was read; one committed since has sent a ``NOTIFY`` that sets the wake-up
+        again, so the drain stops without reading an empty batch."""
         backoff = 0.2
         while True:
-            rows = await conn.fetch(
-                "SELECT id, topic, key, payload::text AS payload, headers::text AS headers, "
-                "EXTRACT(EPOCH FROM created_at)::float8 AS created "
-                "FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1",
-                self.batch_size,
-            )
+            rows = await conn.fetch(_PENDING, self.batch_size)
+            await self._update_gauges(conn, rows)
             if not rows:
-                # Nothing pending: the gauges are known without asking (one query less per wake-up).
-                OUTBOX_PENDING.labels(self.service).set(0)
-                OUTBOX_OLDEST_AGE.labels(self.service).set(0.0)
                 return
-            await self._update_gauges(conn)
             acks = await self._publish(producer, rows)
             delivered = len(acks)
             if delivered:
-                await conn.execute(
-                    "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])",
-                    [r["id"] for r in rows[:delivered]],
-                )
+                await conn.execute(_MARK_PUBLISHED, [r["id"] for r in rows[:delivered]])
                 self._mark_source(rows[:delivered])
                 if not self._log.record(acks):
                     await self._republish(conn, "the broker acknowledged an offset it had acknowledged before")
             if delivered < len(rows):
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
+            elif len(rows) < self.batch_size:
+                return
             else:
                 backoff = 0.2
 
@@ -281,12 +300,19 @@ class OutboxRelay:
             acks.append(result)
         return acks
 
-    async def _update_gauges(self, conn: asyncpg.Connection) -> None:
-        stats = await conn.fetchrow(
-            "SELECT count(*) AS pending, "
-            "COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0) AS age "
-            "FROM outbox WHERE published_at IS NULL"
-        )
-        if stats is not None:
-            OUTBOX_PENDING.labels(self.service).set(stats["pending"])
-            OUTBOX_OLDEST_AGE.labels(self.service).set(float(stats["age"]))
+    async def _update_gauges(self, conn: asyncpg.Connection, batch: list[asyncpg.Record]) -> None:
+        known = gauges_of_batch([r["age"] for r in batch], self.batch_size)
+        if known is None:
+            stats = await conn.fetchrow(_PENDING_STATS)
+            known = (stats["pending"], float(stats["age"])) if stats is not None else (0, 0.0)
+        OUTBOX_PENDING.labels(self.service).set(known[0])
+        OUTBOX_OLDEST_AGE.labels(self.service).set(known[1])
+
+
+def gauges_of_batch(ages: list[float], batch_size: int) -> tuple[int, float] | None:
+    """The pending count and the oldest pending row's age when a batch of rows with these ages, read with
+    ``LIMIT batch_size``, held every pending row (it is shorter than the limit); None when it may not
+    have, and the database must be asked (one query less per drain in the common case)."""
+    if len(ages) >= batch_size:
+        return None
+    return len(ages), max(ages, default=0.0)

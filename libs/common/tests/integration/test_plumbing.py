@@ -143,6 +143,57 @@ async def test_events_of_one_key_arrive_in_order(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+async def test_events_committed_while_the_relay_publishes_are_not_left_behind(
+    scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
+) -> None:
+    """A drain stops after a batch shorter than its limit without reading again (issue 15): rows committed
+    meanwhile must be published on the wake-up their NOTIFY sets. Four writers commit one event at a time
+    while the relay runs, so commits keep landing during its reads and publishes."""
+    url, engine = scratch_db
+    users = [uuid.uuid4() for _ in range(4)]
+    relay = OutboxRelay(service="plumbing", engine=engine, database_url=url, bootstrap=own_broker.bootstrap)
+    consumer = runner(own_broker.bootstrap, engine)
+    tasks = [asyncio.create_task(relay.run()), asyncio.create_task(consumer.run())]
+
+    async def writer(user: uuid.UUID) -> None:
+        for seq in range(40):
+            await write_outbox(engine, [saved(user, seq)])
+
+    try:
+        await eventually(lambda: _is_leader(relay))
+        await asyncio.gather(*(writer(u) for u in users))
+        for user in users:
+            applied = await eventually(lambda u=user: _has(engine, u, 40), timeout=60)
+            assert [seq for _, seq in applied] == list(range(40))
+        async with engine.connect() as conn:
+            left = await conn.scalar(text("SELECT count(*) FROM outbox WHERE published_at IS NULL"))
+        assert left == 0
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_the_relay_commits_its_marks_without_waiting_for_a_wal_flush(
+    scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
+) -> None:
+    url, engine = scratch_db
+    # The test server runs without durability; this database gets production's default back, so the
+    # relay's own setting is what the assertion sees.
+    async with engine.connect() as conn:
+        await conn.execute(text(f"ALTER DATABASE {engine.url.database} SET synchronous_commit = on"))
+        await conn.commit()
+    relay = OutboxRelay(service="plumbing", engine=engine, database_url=url, bootstrap=own_broker.bootstrap)
+    relay_conn = await relay.connect()
+    try:
+        assert await relay_conn.fetchval("SHOW synchronous_commit") == "off"
+    finally:
+        await relay_conn.close()
+    await engine.dispose()  # new pooled connections read the database's setting
+    async with engine.connect() as conn:  # the services' own writes keep the durable default
+        assert await conn.scalar(text("SHOW synchronous_commit")) == "on"
+
+
 async def test_poison_events_are_parked_and_the_partition_moves_on(
     scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
 ) -> None:
