@@ -50,6 +50,12 @@ log = logging.getLogger("common.outbox")
 NOTIFY_CHANNEL = "outbox"
 # Arbitrary constant: one advisory-lock id for "the outbox relay of this database".
 RELAY_LOCK_ID = 7_311_500_001
+# A wake-up that comes less than BUSY_WITHIN seconds after the previous drain began means writes are
+# arriving faster than one at a time: the relay waits LINGER seconds so the next drain takes the rows
+# of several writes at once (issue 15: under 16 concurrent writers, about half the drains per write and
+# 8% less CPU per write across the stack). A quiet stack publishes at once.
+BUSY_WITHIN = 0.05
+LINGER = 0.005
 
 _INSERT = text(
     "INSERT INTO outbox (topic, key, payload, headers) "
@@ -205,6 +211,7 @@ class OutboxRelay:
                         lost_names = ", ".join(f"{tp.topic}[{tp.partition}]" for tp in lost)
                         await self._republish(conn, f"the broker no longer has what it acknowledged on {lost_names}")
                     last_check = loop.time()
+                drained_at = loop.time()
                 await self._drain(conn, producer)
                 if loop.time() - last_cleanup > 60:
                     await conn.execute(
@@ -213,6 +220,8 @@ class OutboxRelay:
                     )
                     last_cleanup = loop.time()
                 await wait_for_event(self._wake, self.poll_interval)
+                if linger := linger_after_wake(loop.time() - drained_at):
+                    await asyncio.sleep(linger)
         finally:
             self.is_leader = False
             self._log.forget()
@@ -307,6 +316,11 @@ class OutboxRelay:
             known = (stats["pending"], float(stats["age"])) if stats is not None else (0, 0.0)
         OUTBOX_PENDING.labels(self.service).set(known[0])
         OUTBOX_OLDEST_AGE.labels(self.service).set(known[1])
+
+
+def linger_after_wake(since_drain: float) -> float:
+    """How long the relay waits after a wake-up, ``since_drain`` seconds after its previous drain began."""
+    return LINGER if since_drain < BUSY_WITHIN else 0.0
 
 
 def gauges_of_batch(ages: list[float], batch_size: int) -> tuple[int, float] | None:
