@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
@@ -24,6 +25,9 @@ from bookmarks.domain.collections import KEEP_PARENT, CollectionWrite
 from bookmarks.metrics import DELTA_PAGE_RECORDS
 from common.errors import InvalidUrl
 from common.urls import InvalidUrlError, validate_http_url
+
+# The body's (camelCase) field names as domain names: a handful of names, converted once each.
+_snake = functools.cache(to_snake)
 
 router = APIRouter(prefix="/v1/bookmarks", tags=["bookmarks"], responses=ERROR_RESPONSES)
 collections_router = APIRouter(prefix="/v1/collections", tags=["collections"], responses=ERROR_RESPONSES)
@@ -90,7 +94,7 @@ async def put_bookmark(
         sessions=sessions,
         owner=user.user_id,
         client_bookmark_id=clientBookmarkId,
-        write=service.client_write({to_snake(k): v for k, v in sent.items()}),
+        write=service.client_write({_snake(k): v for k, v in sent.items()}),
     )
     return _json({"data": wire.bookmark(view.record, is_pro=view.is_pro)})
 
