@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import urlsplit
@@ -68,6 +68,16 @@ def create_service_app(
     if blocking:
         raise TypeError(f"plain-def endpoints or dependencies (run in a thread per request): {blocking}")
     return app
+
+
+def flat_routes(routes: Iterable[Any]) -> list[Any]:
+    """The routes in matching order, included routers opened (FastAPI keeps them as one entry each): what
+    a fast path placed in front of them checks itself against."""
+    flat: list[Any] = []
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        flat.extend(flat_routes(included.routes) if included is not None else [route])
+    return flat
 
 
 def threadpool_callables(routes: Sequence[Any]) -> list[str]:

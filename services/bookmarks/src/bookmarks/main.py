@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from bookmarks.api.export_routes import router as exports_router
+from bookmarks.api.fast_path import install_write_fast_path
 from bookmarks.api.import_routes import router as imports_router
 from bookmarks.api.routes import collections_router, router
 from bookmarks.events.consumers import HANDLERS
@@ -57,10 +58,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await jwks.aclose()
 
-    return create_service_app(
+    app = create_service_app(
         service=SERVICE,
         title="Bookmarks service",
         lifespan=lifespan,
         routers=[router, collections_router, imports_router, exports_router],
         settings=settings,
     )
+    install_write_fast_path(app.router.routes)
+    return app

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from starlette.routing import Match
 
-from gateway.api.routes import ProxyFastPath, _flatten
+from common.app import flat_routes
+from gateway.api.routes import ProxyFastPath
 from gateway.main import create_app
 from gateway.routing import ROUTES
 
@@ -46,7 +47,7 @@ def _scope(method: str, path: str) -> dict[str, Any]:
 
 
 def _fastapi_choice(routes: list[Any], scope: dict[str, Any]) -> Any:
-    for route in _flatten(routes):
+    for route in flat_routes(routes):
         match, _ = route.matches(dict(scope))
         if match == Match.FULL:
             return route

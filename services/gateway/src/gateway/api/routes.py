@@ -14,6 +14,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import BaseRoute, Match
 from starlette.types import Receive, Scope, Send
 
+from common.app import flat_routes
 from common.auth import Principal
 from common.context import user_id_var
 from common.errors import AppError, InvalidRequest, NotFound, RateLimited, Unauthorized
@@ -199,7 +200,7 @@ class ProxyFastPath(BaseRoute):
     """
 
     def __init__(self, routes: Iterable[Any]) -> None:
-        """``routes``: the app's routes in matching order (included routers opened, see ``_flatten``)."""
+        """``routes``: the app's routes in matching order (included routers opened, see ``common.app.flat_routes``)."""
         routes = list(routes)
         reserved = {_section(r.path) for r in routes if _spec_of(r) is None and hasattr(r, "path")}
         self._by_section: dict[str, list[tuple[APIRoute, RouteSpec]]] = {}
@@ -239,22 +240,13 @@ def _section(path: str) -> str:
 
 def install_proxy_fast_path(routes: list[Any]) -> None:
     """Put :class:`ProxyFastPath` in front of ``routes`` (the app's), for the proxy routes among them."""
-    routes.insert(0, ProxyFastPath(_flatten(routes)))
+    routes.insert(0, ProxyFastPath(flat_routes(routes)))
 
 
 def _spec_of(route: Any) -> RouteSpec | None:
     """The table entry a proxy route serves (set by ``_proxy_endpoint``); None for any other route."""
     spec: RouteSpec | None = getattr(getattr(route, "endpoint", None), "route_spec", None)
     return spec
-
-
-def _flatten(routes: Iterable[Any]) -> list[Any]:
-    """The routes in matching order, included routers opened (FastAPI keeps them as one entry each)."""
-    flat: list[Any] = []
-    for route in routes:
-        included = getattr(route, "original_router", None)
-        flat.extend(_flatten(included.routes) if included is not None else [route])
-    return flat
 
 
 def build_router() -> APIRouter:
