@@ -1,5 +1,9 @@
+import random
+from typing import Any
+
 import pytest
 
+from common import urls
 from common.urls import InvalidUrlError, NormalizedUrl, normalize_url, validate_http_url
 
 # (input, normalized url, domain)
@@ -159,3 +163,38 @@ def test_length_limit_is_inclusive() -> None:
 
 def test_validate_accepts_valid_url() -> None:
     validate_http_url("https://example.com/?utm_source=x")
+
+
+# --- the plain-host shortcut of _to_ascii (issue 15) ------------------------------------------------------
+
+
+def _outcome(convert: Any, host: str) -> str:
+    try:
+        return str(convert(host))
+    except InvalidUrlError:
+        return "InvalidUrlError"
+
+
+PLAIN_EDGES = [
+    "example.com", "EXAMPLE.Com", "s12.example", "1.2.3.4", "a", "a-b.c", "a--b.com", "ab--c.com",
+    "xn--bcher-kva.example", "XN--BCHER-KVA.example", "xn--zz.example", "ab-.com", "-ab.com", "a_b.com",
+    "a..b", ".", "a." + "b" * 63, "a." + "b" * 64, ".".join(["a" * 63] * 4), ".".join(["a" * 63] * 5),
+    "www.example.com", "-", "a-", "0-0.0", "x" * 64,
+]
+
+
+@pytest.mark.parametrize("host", PLAIN_EDGES)
+def test_the_plain_host_shortcut_agrees_with_idna_on_edge_cases(host: str) -> None:
+    assert _outcome(urls._to_ascii, host) == _outcome(urls._idna_to_ascii, host)
+
+
+def test_the_plain_host_shortcut_agrees_with_idna_on_random_ascii_hosts() -> None:
+    rng = random.Random(15)
+    alphabet = "abcxyzABZ0189-._"
+    taken = 0
+    for _ in range(20_000):
+        lengths = [rng.choice([1, 2, 3, 4, 5, 8, 63, 64]) for _ in range(rng.randint(1, 4))]
+        host = ".".join("".join(rng.choices(alphabet, k=n)) for n in lengths)
+        taken += urls._PLAIN_HOST.fullmatch(host.lower()) is not None
+        assert _outcome(urls._to_ascii, host) == _outcome(urls._idna_to_ascii, host), host
+    assert taken > 2_000  # the shortcut is exercised, not only the fallback

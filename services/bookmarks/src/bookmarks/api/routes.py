@@ -24,7 +24,7 @@ from bookmarks.api.schemas import (
 from bookmarks.domain.collections import KEEP_PARENT, CollectionWrite
 from bookmarks.metrics import DELTA_PAGE_RECORDS
 from common.errors import InvalidUrl
-from common.urls import InvalidUrlError, validate_http_url
+from common.urls import InvalidUrlError
 
 # The body's (camelCase) field names as domain names: a handful of names, converted once each.
 _snake = functools.cache(to_snake)
@@ -85,16 +85,13 @@ async def put_bookmark(
     sessions: Sessions,
 ) -> Response:
     """Create or update (merge) a bookmark; idempotent."""
-    try:
-        validate_http_url(body.url)
+    sent = body.model_dump(include=body.model_fields_set)
+    try:  # the URL is checked and normalized once, here
+        write = service.client_write({_snake(k): v for k, v in sent.items()})
     except InvalidUrlError as exc:
         raise InvalidUrl(str(exc)) from exc
-    sent = body.model_dump(include=body.model_fields_set)
     view = await service.upsert_bookmark(
-        sessions=sessions,
-        owner=user.user_id,
-        client_bookmark_id=clientBookmarkId,
-        write=service.client_write({_snake(k): v for k, v in sent.items()}),
+        sessions=sessions, owner=user.user_id, client_bookmark_id=clientBookmarkId, write=write
     )
     return _json({"data": wire.bookmark(view.record, is_pro=view.is_pro)})
 
