@@ -114,10 +114,20 @@ async def _open(session: AsyncSession, owner: uuid.UUID) -> repository.StreamSlo
 
 
 async def _open_on(
-    driver: DriverConnection, owner: uuid.UUID, pending_for: str | None = None
+    driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str, *, take_pending: bool = False
 ) -> repository.StreamSlot:
-    """:func:`_open` in a driver transaction, with ``pending_for``'s early enrichment result."""
-    return _live(await repository.open_stream_on(driver, owner, pending_for))
+    """:func:`_open` in a driver transaction, reading the bookmark under lock in the same round trip (and
+    with ``take_pending`` its early enrichment result)."""
+    return _live(await repository.open_bookmark_on(driver, owner, client_bookmark_id, take_pending=take_pending))
+
+
+async def _read_again(driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark:
+    """The bookmark a write's opening statement did not see because another write of the user created it
+    while this one waited for the stream (see ``repository.open_bookmark_on``): read by a new statement."""
+    found = await repository.get_for_update_on(driver, owner, client_bookmark_id)
+    if found is None:  # removed for good since the create met it: only an account purge or merge does that
+        raise UserGone()
+    return found
 
 
 def _live(slot: repository.StreamSlot | None) -> repository.StreamSlot:
@@ -139,43 +149,55 @@ async def upsert_bookmark(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
 ) -> BookmarkView:
     """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived).
-    Three prepared statements in a driver transaction: open the stream (user check, position, pending
-    enrichment), read the row under lock, store it together with its outbox row."""
+    Two prepared statements in a driver transaction: open the stream (user check, position, pending
+    enrichment) reading the row under lock, then store the record together with its outbox row. A create
+    that meets a row created meanwhile (``repository.open_bookmark_on``) reads it and merges instead."""
     async with driver_transaction(sessions) as driver:
-        slot = await _open_on(driver, owner, pending_for=client_bookmark_id)
-        position, is_pro = slot.position, slot.is_pro
-        existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
-        page: PageText | None = None
-        if existing is None:
-            record = rules.new_bookmark(owner, client_bookmark_id, write, position)
-            if slot.pending is not None:
-                completed = EnrichmentCompleted.model_validate(slot.pending)
-                if rules.enrichment_applies(record, completed.normalizedUrl):
-                    record = rules.apply_enrichment(record, completed.result, completed.enrichedAt, position)
-                    page = _page_of(completed)
-            event = _saved_event(record, created=True)
+        slot = await _open_on(driver, owner, client_bookmark_id, take_pending=True)
+        if slot.bookmark is None:
+            record, event, page = _created(slot, owner, client_bookmark_id, write)
+            if await repository.put_bookmark_with_event(driver, record, event, page, create=True):
+                return BookmarkView(record, slot.is_pro)
+            existing = await _read_again(driver, owner, client_bookmark_id)
         else:
-            merged = rules.merge_write(existing, write, position)
-            if merged is None:
-                # A retried or redundant write: same state, no new position, nothing to sync.
-                return BookmarkView(existing, is_pro)
-            record = merged
-            event = _saved_event(
-                record, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted
-            )
-        await repository.put_bookmark_with_event(driver, record, event, page)
-        return BookmarkView(record, is_pro)
+            existing = slot.bookmark
+        merged = rules.merge_write(existing, write, slot.position)
+        if merged is None:
+            # A retried or redundant write: same state, no new position, nothing to sync.
+            return BookmarkView(existing, slot.is_pro)
+        event = _saved_event(merged, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted)
+        await repository.put_bookmark_with_event(driver, merged, event, create=False)
+        return BookmarkView(merged, slot.is_pro)
+
+
+def _created(
+    slot: repository.StreamSlot, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
+) -> tuple[Bookmark, BookmarkSaved, PageText | None]:
+    """A new bookmark from ``write``, with the enrichment result that arrived before it if it applies."""
+    record = rules.new_bookmark(owner, client_bookmark_id, write, slot.position)
+    page: PageText | None = None
+    if slot.pending is not None:
+        completed = EnrichmentCompleted.model_validate(slot.pending)
+        if rules.enrichment_applies(record, completed.normalizedUrl):
+            record = rules.apply_enrichment(record, completed.result, completed.enrichedAt, slot.position)
+            page = _page_of(completed)
+    return record, _saved_event(record, created=True), page
 
 
 async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str) -> None:
     """Soft-delete; an unknown id still records a tombstone so offline create+delete replays converge."""
     async with driver_transaction(sessions) as driver:
-        position = (await _open_on(driver, owner)).position
-        existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
-        record = rules.tombstone(existing, owner, client_bookmark_id, position)
+        slot = await _open_on(driver, owner, client_bookmark_id)
+        existing = slot.bookmark
+        record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is None:
             return
-        await repository.put_bookmark_with_event(driver, record, _deleted_event(record))
+        if await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=existing is None):
+            return
+        existing = await _read_again(driver, owner, client_bookmark_id)
+        record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
+        if record is not None:
+            await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=False)
 
 
 async def replace_collections(
@@ -183,14 +205,16 @@ async def replace_collections(
 ) -> None:
     """Replace the bookmark's collection memberships with exactly ``collection_ids``."""
     async with driver_transaction(sessions) as driver:
-        position = (await _open_on(driver, owner)).position
-        existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
+        slot = await _open_on(driver, owner, client_bookmark_id)
+        existing = slot.bookmark
+        if existing is None:  # or created while this write waited for the stream
+            existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
         if existing is None or existing.is_deleted:
             raise BookmarkNotFound()
-        record = rules.with_collections(existing, collection_ids, position)
+        record = rules.with_collections(existing, collection_ids, slot.position)
         if record is None:
             return
-        await repository.put_bookmark_with_event(driver, record, _saved_event(record))
+        await repository.put_bookmark_with_event(driver, record, _saved_event(record), create=False)
 
 
 # --- collections --------------------------------------------------------------------------------------

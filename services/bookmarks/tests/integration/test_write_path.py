@@ -1,22 +1,27 @@
-"""The lean write path (issue 15): every bookmark write is three statements in one transaction (open the
-stream, read the row under lock, store it with its outbox row), and nothing of the guarantees goes."""
+"""The lean write path (issue 15): every bookmark write is two statements in one transaction (open the
+stream reading the row under lock, store it with its outbox row), and nothing of the guarantees goes."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import event, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bookmarks import service
+from bookmarks.domain import model as rules
 from bookmarks.domain.errors import UserGone
+from bookmarks.store import repository
 from bookmarks.store.tables import bookmarks, deleted_users, pending_enrichments, user_streams
-from common.db import SessionFactory, create_engine, create_session_factory
+from common.db import SessionFactory, asyncpg_dsn, create_engine, create_session_factory
 from common.events import EnrichmentCompleted
 from common.tables import OutboxRow
+from devstack.testing import eventually
 
 outbox = OutboxRow.__table__  # type: ignore[attr-defined]
 
@@ -64,17 +69,17 @@ async def _outbox_rows(engine: AsyncEngine, owner: uuid.UUID) -> int:
         return int((await conn.execute(select(func.count()).where(outbox.c.key == str(owner)))).scalar_one())
 
 
-async def test_create_update_and_delete_are_three_statements_each(engine: AsyncEngine) -> None:
+async def test_create_update_and_delete_are_two_statements_each(engine: AsyncEngine) -> None:
     sessions, owner = create_session_factory(engine), uuid.uuid4()
     counted = Counted(engine)
     await _put(sessions, owner, "b1", title="first")
-    assert len(counted.take()) == 3
-    await _put(sessions, owner, "b1", title="second")
-    assert len(counted.take()) == 3
-    await _put(sessions, owner, "b1", title="second")  # a retry: nothing to store
     assert len(counted.take()) == 2
+    await _put(sessions, owner, "b1", title="second")
+    assert len(counted.take()) == 2
+    await _put(sessions, owner, "b1", title="second")  # a retry: nothing to store
+    assert len(counted.take()) == 1
     await service.delete_bookmark(sessions=sessions, owner=owner, client_bookmark_id="b1")
-    assert len(counted.take()) == 3
+    assert len(counted.take()) == 2
     assert await _outbox_rows(engine, owner) == 3  # created, updated, deleted: one event each
 
 
@@ -112,3 +117,63 @@ async def test_a_pending_enrichment_is_taken_by_the_create_only(engine: AsyncEng
     async with engine.connect() as conn:
         left = await conn.execute(select(pending_enrichments).where(pending_enrichments.c.owner_uid == owner))
         assert left.first() is None
+
+
+async def _hold_a_create(dsn: str, owner: uuid.UUID, bid: str, **fields: Any) -> tuple[Any, Any]:
+    """Another device's create of ``bid``, stored but not committed yet: its transaction holds the user's
+    stream row. Returns the connection and its open transaction."""
+    conn = await asyncpg.connect(dsn)
+    tx = conn.transaction()
+    await tx.start()
+    slot = await repository.open_bookmark_on(conn, owner, bid, take_pending=True)
+    assert slot is not None and slot.bookmark is None
+    record = rules.new_bookmark(owner, bid, _write("https://example.com/a", **fields), slot.position)
+    created = service._saved_event(record, created=True)
+    assert await repository.put_bookmark_with_event(conn, record, created, create=True)
+    return conn, tx
+
+
+async def _waiting_for_a_lock(dsn: str) -> bool:
+    conn = await asyncpg.connect(dsn)
+    try:
+        waiting = await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+    finally:
+        await conn.close()
+    return bool(waiting)
+
+
+@pytest.mark.parametrize("second", ["put", "delete"])
+async def test_a_write_that_waited_for_a_create_of_the_same_bookmark_sees_it(
+    engine: AsyncEngine, bookmarks_settings: Any, second: str
+) -> None:
+    """Two devices write the same new bookmark at once. The second write's opening statement waits for the
+    stream row the first holds, and its snapshot is older than the first's commit, so it does not see the
+    new row. Its store must not replace that row: it reads it again and merges (a PUT keeps the fields it
+    does not send) or deletes it (a DELETE)."""
+    sessions, owner = create_session_factory(engine), uuid.uuid4()
+    dsn = asyncpg_dsn(bookmarks_settings.database_url)
+    await _put(sessions, owner, "other")  # the user's stream exists
+    holder, tx = await _hold_a_create(dsn, owner, "b1", title="first", notes="kept")
+    try:
+        if second == "put":
+            task = asyncio.create_task(_put(sessions, owner, "b1", title="second"))
+        else:
+            task = asyncio.create_task(service.delete_bookmark(sessions=sessions, owner=owner, client_bookmark_id="b1"))
+        await eventually(lambda: _waiting_for_a_lock(dsn), timeout=10)
+        await tx.commit()
+    finally:
+        await holder.close()
+    await task
+    async with engine.connect() as conn:
+        row = (await conn.execute(select(bookmarks).where(bookmarks.c.owner_uid == owner,
+                                                          bookmarks.c.client_bookmark_id == "b1"))).one()  # fmt: skip
+        events = (await conn.execute(select(outbox.c.payload).where(outbox.c.key == str(owner))
+                                     .order_by(outbox.c.id))).scalars().all()  # fmt: skip
+    if second == "put":
+        assert (row.title, row.notes, row.deleted_at) == ("second", "kept", None)
+        assert [e.get("created") for e in events[-2:]] == [True, False]  # one create, then a merge
+    else:
+        assert row.deleted_at is not None and row.notes == "kept"
+        assert events[-1]["clientBookmarkId"] == "b1" and "deletedAt" in events[-1]

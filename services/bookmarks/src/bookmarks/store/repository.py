@@ -10,11 +10,12 @@ import functools
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    CTE,
     Boolean,
     Select,
     Table,
@@ -27,6 +28,7 @@ from sqlalchemy import (
     func,
     literal,
     select,
+    true,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID, Insert, insert
@@ -96,9 +98,11 @@ class StreamSlot:
     position: datetime
     is_pro: bool
     pending: dict[str, Any] | None
+    bookmark: Bookmark | None = None  # the bookmark a write opened with (open_bookmark_on), under lock
 
 
 _OWNER = bindparam("owner", type_=UUID(as_uuid=True))
+_PENDING_FOR = bindparam("pending_for", type_=Text())
 
 
 def _position_upsert() -> ReturningInsert[Any]:
@@ -118,26 +122,57 @@ def _position_upsert() -> ReturningInsert[Any]:
     )
 
 
-@functools.cache
-def _open_stream_statement() -> Select[Any]:
-    """:func:`open_stream`'s statement, built once (bound: ``owner``, ``pending_for``, ``want_pending``)."""
+def _stream_ctes() -> tuple[CTE, CTE]:
+    """The ``alloc`` CTE (user check and position, :func:`_position_upsert`) and the ``pending`` CTE that
+    takes ``pending_for``'s early enrichment result when ``want_pending`` and the bookmark does not exist."""
     alloc = _position_upsert().cte("alloc")
-    pending_for = bindparam("pending_for", type_=Text())
     pending = (
         delete(pending_enrichments)
         .where(
             pending_enrichments.c.owner_uid == _OWNER,
-            pending_enrichments.c.client_bookmark_id == pending_for,
+            pending_enrichments.c.client_bookmark_id == _PENDING_FOR,
             bindparam("want_pending", type_=Boolean()),
             exists(select(alloc.c.last_position)),
-            ~exists().where(bookmarks.c.owner_uid == _OWNER, bookmarks.c.client_bookmark_id == pending_for),
+            ~exists().where(bookmarks.c.owner_uid == _OWNER, bookmarks.c.client_bookmark_id == _PENDING_FOR),
         )
         .returning(pending_enrichments.c.event)
         .cte("pending")
     )
+    return alloc, pending
+
+
+@functools.cache
+def _open_stream_statement() -> Select[Any]:
+    """:func:`open_stream`'s statement, built once (bound: ``owner``, ``pending_for``, ``want_pending``)."""
+    alloc, pending = _stream_ctes()
     return select(
         alloc.c.last_position, alloc.c.is_pro, select(pending.c.event).scalar_subquery().label("pending")
     ).add_cte(pending)
+
+
+@functools.cache
+def _open_bookmark_prepared() -> Prepared:
+    """:func:`_open_stream_statement` that also reads the bookmark ``pending_for`` under lock. The row is
+    read only once the position is taken (it refers to ``alloc``), so the stream row is locked first, as
+    in every write of the user; a missing bookmark leaves its columns NULL."""
+    alloc, pending = _stream_ctes()
+    row = (
+        select(*BOOKMARK_COLUMNS)
+        .where(
+            bookmarks.c.owner_uid == _OWNER,
+            bookmarks.c.client_bookmark_id == _PENDING_FOR,
+            exists(select(alloc.c.last_position)),
+        )
+        .with_for_update()
+        .cte("existing")
+    )
+    pending_event = select(pending.c.event).scalar_subquery().label("pending")
+    statement = (
+        select(alloc.c.last_position, alloc.c.is_pro, pending_event, *row.c)
+        .select_from(alloc.outerjoin(row, true()))
+        .add_cte(pending)
+    )
+    return Prepared.of(statement)
 
 
 async def open_stream(session: AsyncSession, owner: uuid.UUID, pending_for: str | None = None) -> StreamSlot | None:
@@ -152,17 +187,26 @@ async def open_stream(session: AsyncSession, owner: uuid.UUID, pending_for: str 
     return _slot(row._mapping) if row is not None else None
 
 
-@functools.cache
-def _open_stream_prepared() -> Prepared:
-    return Prepared.of(_open_stream_statement())
-
-
-async def open_stream_on(
-    driver: DriverConnection, owner: uuid.UUID, pending_for: str | None = None
+async def open_bookmark_on(
+    driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str, *, take_pending: bool
 ) -> StreamSlot | None:
-    """:func:`open_stream` in a driver transaction (the API's bookmark writes)."""
-    rows = await _open_stream_prepared().rows(driver, _open_stream_parameters(owner, pending_for))
-    return _slot(rows[0]) if rows else None
+    """:func:`open_stream` in a driver transaction (the API's bookmark writes) that also reads the
+    bookmark under lock (``StreamSlot.bookmark``), in the same round trip; with ``take_pending`` (a PUT)
+    it takes the bookmark's early enrichment result as ``open_stream``'s ``pending_for`` does.
+
+    Every part of one statement reads the same snapshot, taken when it began (READ COMMITTED). A row that
+    exists then is read in its newest version (the lock waits for, and then reads, a concurrent update).
+    But a write that waited here for the stream row while another write of the user created this
+    bookmark does not see the new row: ``bookmark`` is None although it exists now. So a write that
+    found none stores with ``create=True`` (:func:`put_bookmark_with_event`), and if that meets a row it
+    reads it again (:func:`get_for_update_on`, a new statement with a new snapshot) and merges."""
+    parameters = {"owner": owner, "pending_for": client_bookmark_id, "want_pending": take_pending}
+    rows = await _open_bookmark_prepared().rows(driver, parameters)
+    if not rows:
+        return None
+    row = rows[0]
+    slot = _slot(row)
+    return replace(slot, bookmark=Bookmark.from_row(row)) if row["client_bookmark_id"] is not None else slot
 
 
 def _open_stream_parameters(owner: uuid.UUID, pending_for: str | None) -> dict[str, Any]:
@@ -182,10 +226,11 @@ def _upsert_statement(table: Table, values: dict[str, Any]) -> Insert:
     )
 
 
-def _with_event(upsert: Insert, table: Table) -> Insert:
+def _with_event(upsert: Insert, table: Table) -> ReturningInsert[Any]:
     """``upsert`` (one row of ``table``) and its outbox row in one statement (a data-modifying CTE): one
     round trip, same transaction. The event is bound: ``event_topic``, ``event_key``, ``event_payload``,
-    ``event_headers``."""
+    ``event_headers``. It returns the outbox row's id, or nothing when the upsert stored nothing (an
+    ``ON CONFLICT DO NOTHING`` that met a row), and then no event is written either."""
     saved = upsert.returning(table.c.owner_uid).cte("saved")
     row = select(
         bindparam("event_topic", type_=Text()),
@@ -194,7 +239,7 @@ def _with_event(upsert: Insert, table: Table) -> Insert:
         cast(bindparam("event_headers", type_=Text()), JSONB),
     ).select_from(saved)
     columns = [outbox.c.topic, outbox.c.key, outbox.c.payload, outbox.c.headers]
-    return insert(outbox).from_select(columns, row)
+    return insert(outbox).from_select(columns, row).returning(outbox.c.id)
 
 
 def _event_parameters(event: Event) -> dict[str, Any]:
@@ -203,25 +248,30 @@ def _event_parameters(event: Event) -> dict[str, Any]:
 
 
 @functools.cache
-def _put_bookmark_with_event_prepared(tombstone: bool) -> Prepared:
-    return Prepared.of(_with_event(put_statement(tombstone), bookmarks))
+def _put_bookmark_with_event_prepared(tombstone: bool, create: bool) -> Prepared:
+    return Prepared.of(_with_event(put_statement(tombstone, only_if_absent=create), bookmarks))
 
 
 async def put_bookmark_with_event(
-    driver: DriverConnection, bookmark: Bookmark, event: Event, page: PageText | None = None
-) -> None:
+    driver: DriverConnection, bookmark: Bookmark, event: Event, page: PageText | None = None, *, create: bool
+) -> bool:
     """The bookmark with its search index (and page text when enrichment brought one) and its event, in a
     driver transaction. Without page text (every PUT and DELETE) the statement is the one prepared once;
-    with it (an enrichment result that arrived before the bookmark) it carries the page's values."""
+    with it (an enrichment result that arrived before the bookmark) it carries the page's values.
+
+    ``create``: the write found no such bookmark, and stores one only if none exists. One committed since
+    the statement that found none began is not replaced: nothing is stored and the answer is False (see
+    :func:`open_bookmark_on`)."""
     if page is None:
-        prepared = _put_bookmark_with_event_prepared(bookmark.deleted_at is not None)
-        await prepared.rows(driver, put_parameters(bookmark) | _event_parameters(event))
+        prepared = _put_bookmark_with_event_prepared(bookmark.deleted_at is not None, create)
+        stored = await prepared.rows(driver, put_parameters(bookmark) | _event_parameters(event))
     else:
-        prepared = Prepared.of(_with_event(upsert_statement(bookmark, page), bookmarks))
-        await prepared.rows(driver, _event_parameters(event))
+        prepared = Prepared.of(_with_event(upsert_statement(bookmark, page, only_if_absent=create), bookmarks))
+        stored = await prepared.rows(driver, _event_parameters(event))
         config = config_for_language(page.language)
-        if config != SIMPLE:  # as remember_search_config: the page's language joins the user's
+        if stored and config != SIMPLE:  # as remember_search_config: the page's language joins the user's
             await _ADD_SEARCH_CONFIG_PREPARED.rows(driver, {"owner": bookmark.owner_uid, "config": config})
+    return bool(stored)
 
 
 async def put_collection_with_event(session: AsyncSession, collection: Collection, event: Event) -> None:
@@ -258,7 +308,8 @@ async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmar
 
 
 async def get_for_update_on(driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
-    """:func:`get_for_update` in a driver transaction (the API's bookmark writes)."""
+    """:func:`get_for_update` in a driver transaction: an API write reading again the bookmark its opening
+    statement could not see (:func:`open_bookmark_on`)."""
     parameters = {"owner": owner, "client_bookmark_id": client_bookmark_id}
     rows = await _GET_FOR_UPDATE_PREPARED.rows(driver, parameters)
     return Bookmark.from_row(rows[0]) if rows else None

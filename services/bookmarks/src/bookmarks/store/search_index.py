@@ -96,8 +96,9 @@ def index_updates(record: Bookmark, page: PageText | None, excluded: Any) -> dic
     }
 
 
-def upsert_statement(record: Bookmark, page: PageText | None) -> Any:
-    """``INSERT … ON CONFLICT DO UPDATE`` of ``record`` and its search columns: one statement.
+def upsert_statement(record: Bookmark, page: PageText | None, *, only_if_absent: bool = False) -> Any:
+    """``INSERT … ON CONFLICT DO UPDATE`` of ``record`` and its search columns: one statement
+    (``only_if_absent``: ``ON CONFLICT DO NOTHING``, a create that must not replace a row it did not see).
 
     With page text the INSERT selects from a one-row subquery computing the page's vector once (it goes
     into both ``search_page_vector`` and ``search_vector``).
@@ -114,6 +115,8 @@ def upsert_statement(record: Bookmark, page: PageText | None) -> Any:
             v if isinstance(v, ColumnElement) else sa.literal(v, bookmarks.c[k].type).label(k) for k, v in row.items()
         ]
         statement = insert(bookmarks).from_select(list(row), sa.select(*selected).select_from(page_row))
+    if only_if_absent:
+        return statement.on_conflict_do_nothing(index_elements=keys)
     updates = {k: statement.excluded[k] for k in values if k not in keys}
     return statement.on_conflict_do_update(
         index_elements=keys, set_=updates | index_updates(record, page, statement.excluded)
@@ -131,8 +134,9 @@ _TEXT_PARAMS = ("search_a", "search_b", "search_c")
 
 
 @functools.cache
-def put_statement(tombstone: bool) -> Any:
-    """``INSERT … ON CONFLICT DO UPDATE`` of a record without page text (``tombstone``: a deleted one)."""
+def put_statement(tombstone: bool, only_if_absent: bool = False) -> Any:
+    """``INSERT … ON CONFLICT DO UPDATE`` of a record without page text (``tombstone``: a deleted one;
+    ``only_if_absent``: ``ON CONFLICT DO NOTHING``, as in :func:`upsert_statement`)."""
     keys = {c.name for c in bookmarks.primary_key.columns}
     names = [f.name for f in dataclasses.fields(Bookmark)]
     values: dict[str, Any] = {name: sa.bindparam(name, type_=bookmarks.c[name].type) for name in names}
@@ -148,6 +152,8 @@ def put_statement(tombstone: bool) -> Any:
             "search_vector": full_vector(fields_vector_of(simple, a, b, c), _empty()),
         }
     statement = insert(bookmarks).values(values)
+    if only_if_absent:
+        return statement.on_conflict_do_nothing(index_elements=sorted(keys))
     excluded = statement.excluded
     updates: dict[str, Any] = {k: excluded[k] for k in values if k not in keys}
     if not tombstone:  # the stored page part and language stay
