@@ -134,13 +134,21 @@ async def test_events_of_one_key_arrive_in_order(
     consumer = runner(own_broker.bootstrap, engine)
     tasks = [asyncio.create_task(relay.run()), asyncio.create_task(consumer.run())]
     try:
-        for user in users:
-            applied = await eventually(lambda u=user: _has(engine, u, 60), timeout=60)
-            assert [seq for _, seq in applied] == list(range(60))
+        await _each_applied_in_order(engine, users, 60)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await _stop(tasks)
+
+
+async def _each_applied_in_order(engine: AsyncEngine, users: list[uuid.UUID], count: int) -> None:
+    for user in users:
+        applied = await eventually(lambda u=user: _has(engine, u, count), timeout=60)
+        assert [seq for _, seq in applied] == list(range(count))
+
+
+async def _stop(tasks: list[asyncio.Task[Any]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def test_events_committed_while_the_relay_publishes_are_not_left_behind(
@@ -162,16 +170,12 @@ async def test_events_committed_while_the_relay_publishes_are_not_left_behind(
     try:
         await eventually(lambda: _is_leader(relay))
         await asyncio.gather(*(writer(u) for u in users))
-        for user in users:
-            applied = await eventually(lambda u=user: _has(engine, u, 40), timeout=60)
-            assert [seq for _, seq in applied] == list(range(40))
+        await _each_applied_in_order(engine, users, 40)
         async with engine.connect() as conn:
             left = await conn.scalar(text("SELECT count(*) FROM outbox WHERE published_at IS NULL"))
         assert left == 0
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await _stop(tasks)
 
 
 async def test_the_relay_commits_its_marks_without_waiting_for_a_wal_flush(
