@@ -64,7 +64,7 @@ class BookmarkWriteFastPath(BaseRoute):
         else:
             raw = await request.body()
             body = accepted_upsert(request.headers.get("content-type"), raw)
-            if body is None:  # FastAPI refuses it, in its own words
+            if body is None:  # FastAPI answers it, as it would without the fast path (mostly a refusal)
                 await scope["route"].handle(scope, _replay(raw, receive), send)
                 return
             user = await current_principal(request)
