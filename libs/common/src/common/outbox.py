@@ -13,6 +13,7 @@ re-publishes its retained window.
 The relay's own commits (marking rows published, the retention cleanup) are asynchronous
 (``synchronous_commit = off`` on its connection): a crash of PostgreSQL can forget the last marks, and the
 relay then publishes those rows again, which idempotent consumers (ARCHITECTURE rule 2) already absorb.
+The one commit that un-marks rows (re-publishing after the broker lost records) stays synchronous.
 The events themselves are written by the state change's own, synchronous commit. A drain whose batch held
 every pending row takes two statements (read, mark) and no WAL flush of its own (issue 15).
 """
@@ -238,8 +239,13 @@ class OutboxRelay:
 
     async def _republish(self, conn: asyncpg.Connection, why: str) -> None:
         """Mark the whole retained window for sending again, in id order (consumers are idempotent), and
-        raise :class:`BrokerLogLost`: a new producer sends it."""
-        status = await conn.execute("UPDATE outbox SET published_at = NULL WHERE published_at IS NOT NULL")
+        raise :class:`BrokerLogLost`: a new producer sends it.
+
+        Unlike the relay's other commits, this one waits for its WAL flush: forgetting it in a crash would
+        leave rows marked published that the broker no longer has, and nothing would send them again."""
+        async with conn.transaction():
+            await conn.execute("SET LOCAL synchronous_commit = on")
+            status = await conn.execute("UPDATE outbox SET published_at = NULL WHERE published_at IS NOT NULL")
         count = int(status.rsplit(" ", 1)[-1])
         self._log.forget()
         OUTBOX_REPUBLISHED.labels(self.service).inc(count)
