@@ -53,8 +53,9 @@ NOTIFY_CHANNEL = "outbox"
 RELAY_LOCK_ID = 7_311_500_001
 # A wake-up that comes less than BUSY_WITHIN seconds after the previous drain began means writes are
 # arriving faster than one at a time: the relay waits LINGER seconds so the next drain takes the rows
-# of several writes at once (issue 15: under 16 concurrent writers, about half the drains per write and
-# 8% less CPU per write across the stack). A quiet stack publishes at once.
+# of several writes at once (issue 15: under 16 concurrent writers, bookmarks-database transactions per
+# write 2.35 -> 2.27, and 8-11% less CPU per create across the stack in interleaved rounds). A quiet stack
+# publishes at once.
 BUSY_WITHIN = 0.05
 LINGER = 0.005
 
