@@ -89,7 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             gateway.deny(user_id, since=occurred_at, reason=reason)
 
         deny = deny_handler(deny_user)
-        nudge = nudge_handler(hub.notify)
+        nudge = nudge_handler(hub.notify, listening=hub.listening)
         tail = TopicTail(
             name="events",
             bootstrap=settings.kafka_bootstrap_servers,

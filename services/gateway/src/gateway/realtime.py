@@ -158,6 +158,10 @@ class Hub:
         """Whether this replica holds any socket (a nudge could reach someone)."""
         return bool(self._sockets)
 
+    def listening(self, user_id: uuid.UUID) -> bool:
+        """Whether ``user_id`` holds a socket on this replica (a nudge for them could reach someone)."""
+        return user_id in self._sockets
+
     def connections(self, user_id: uuid.UUID) -> int:
         return len(self._sockets.get(user_id, ()))
 
