@@ -19,6 +19,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.selectable import ReturnsRows
 
+from common.outages import is_outage
 from common.settings import DEFAULT_DB_CONCURRENCY
 
 SessionFactory = async_sessionmaker[AsyncSession]
@@ -164,16 +165,50 @@ class Prepared:
         ]  # fmt: skip
 
 
+# How many pooled connections a driver transaction tries to begin on before its outage is the caller's.
+BEGIN_ATTEMPTS = 3
+
+
 @asynccontextmanager
 async def driver_transaction(sessions: SessionFactory) -> AsyncIterator[DriverConnection]:
     """A transaction on a pooled connection's asyncpg connection, for :class:`Prepared` statements: the
     session's gate and pool as every unit of work, and BEGIN/COMMIT (ROLLBACK on an exception) sent by
     asyncpg. SQLAlchemy never starts a transaction of its own on this connection (it begins lazily, at its
-    first statement), so returning the connection to the pool costs no round trip."""
+    first statement), so returning the connection to the pool costs no round trip.
+
+    Nothing checks a pooled connection with a round trip at checkout (``_discard_if_closed``), so BEGIN
+    is that check: a connection that fails it with an outage (the server dropped it while it sat in the
+    pool) is invalidated and the unit begins on another one, up to ``BEGIN_ATTEMPTS`` connections. Nothing
+    of the unit has run yet, so beginning again repeats nothing."""
     async with sessions() as session:
-        connection = await session.connection()
-        driver = (await connection.get_raw_connection()).driver_connection
-        if driver is None:
-            raise RuntimeError("the pooled connection has no driver connection")
-        async with driver.transaction():
+        driver, transaction = await _begin(session)
+        try:
             yield driver
+        except BaseException:
+            if not driver.is_closed():  # a lost connection has nothing to undo; ROLLBACK would hide the error
+                await transaction.rollback()
+            raise
+        await transaction.commit()
+
+
+async def _begin(session: AsyncSession) -> tuple[DriverConnection, asyncpg.transaction.Transaction]:
+    attempt = 1
+    while True:
+        driver = await _driver_of(session)  # a failure to connect is the caller's at once
+        transaction = driver.transaction()
+        try:
+            await transaction.start()
+            return driver, transaction
+        except Exception as exc:
+            if attempt == BEGIN_ATTEMPTS or not is_outage(exc):
+                raise
+        attempt += 1
+        await session.invalidate()  # discards this connection; the session's next one is fresh
+
+
+async def _driver_of(session: AsyncSession) -> DriverConnection:
+    connection = await session.connection()
+    driver = (await connection.get_raw_connection()).driver_connection
+    if driver is None:
+        raise RuntimeError("the pooled connection has no driver connection")
+    return driver

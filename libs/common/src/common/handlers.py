@@ -96,6 +96,7 @@ _INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
     SQLAlchemyError,
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
+    asyncpg.InternalClientError,  # a connection the server is dropping (common.outages.is_server_dropping)
 )
 
 

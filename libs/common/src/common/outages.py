@@ -14,7 +14,8 @@ An outage is, anywhere in the exception's cause/context chain:
   itself declared invalidated (it broke mid-statement); outside SQLAlchemy (a driver transaction,
   ``common.db.driver_transaction``), asyncpg's "connection is closed", the same test SQLAlchemy applies;
 * a PostgreSQL error whose SQLSTATE says so: class 08 (connection exception), 57P01-57P03 (admin or
-  crash shutdown, "the database system is starting up / in recovery"), 53300 (too many connections).
+  crash shutdown, "the database system is starting up / in recovery"), 53300 (too many connections);
+* a connection the server is dropping (:func:`is_server_dropping`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import asyncpg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-__all__ = ["OUTAGE_SQLSTATES", "is_outage"]
+__all__ = ["OUTAGE_SQLSTATES", "is_outage", "is_server_dropping"]
 
 OUTAGE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
 _CONNECTION_EXCEPTION_CLASS = "08"
@@ -69,7 +70,27 @@ def _is_network_error(exc: OSError) -> bool:
     return exc.errno in _NETWORK_ERRNOS or (exc.errno is None and str(exc).startswith("Multiple exceptions"))
 
 
+# asyncpg's refusal to start an operation while its protocol still consumes an error (state 2,
+# PROTOCOL_ERROR_CONSUME; the states are asyncpg's coreproto.pxd).
+_STILL_CONSUMING_AN_ERROR = "another operation (2) is in progress"
+
+
+def is_server_dropping(exc: BaseException) -> bool:
+    """Whether ``exc`` is asyncpg refusing an operation on a connection the server is dropping.
+
+    A backend that is shut down, killed or orphaned by a crashed postmaster sends a FATAL error to its
+    idle connection, then closes the socket. asyncpg reads the error first, and its protocol waits for a
+    ready-for-query message that never comes; until the socket's end arrives, the connection still
+    reports itself open, and every operation fails with this ``InternalClientError`` (issue 16: a write
+    that checked out such a connection answered 500). Only an error the server sent on its own leaves an
+    idle connection in that state: an error answering our own statement ends with ready-for-query.
+    """
+    return isinstance(exc, asyncpg.InternalClientError) and _STILL_CONSUMING_AN_ERROR in str(exc)
+
+
 def _is_outage_link(exc: BaseException) -> bool:
+    if is_server_dropping(exc):
+        return True
     if isinstance(exc, OSError) and _is_network_error(exc):
         return True
     if isinstance(exc, PoolTimeoutError):

@@ -90,3 +90,53 @@ async def test_a_driver_transaction_holds_a_permit_of_the_gate(engine: AsyncEngi
     finally:
         await roomy.dispose()
     assert order == ["first done", "second in"]
+
+
+def _server_fatal(code: str = "57P01", message: str = "terminating connection due to administrator command") -> bytes:
+    """The ErrorResponse a backend sends on its own before closing the socket (shutdown, crash, kill)."""
+    fields = b"".join(tag + value.encode() + b"\0" for tag, value in
+                      ((b"S", "FATAL"), (b"V", "FATAL"), (b"C", code), (b"M", message))) + b"\0"
+    return b"E" + (len(fields) + 4).to_bytes(4, "big") + fields
+
+
+async def _pooled_driver(sessions: Any) -> Any:
+    """The asyncpg connection the pool (of one) hands out next, left idle in the pool."""
+    async with driver_transaction(sessions) as driver:
+        return driver
+
+
+async def test_a_connection_the_server_is_dropping_is_replaced_before_the_unit_begins(engine: AsyncEngine) -> None:
+    """Issue 16 (found by the self-healing e2e test): the server's FATAL reaches an idle pooled connection
+    a moment before its socket closes. In between, asyncpg still calls the connection open but refuses any
+    operation ("another operation is in progress"); a write that checked it out then failed with 500. The
+    unit must begin on a fresh connection instead, and the dropped one must not go back to the pool."""
+    sessions, key = create_session_factory(engine), uuid.uuid4()
+    dropped = await _pooled_driver(sessions)
+    dropped._protocol.data_received(_server_fatal())  # the server's message, its socket's end not yet seen
+    assert not dropped.is_closed()
+    async with driver_transaction(sessions) as driver:
+        assert driver is not dropped
+        await ADD.rows(driver, {"id": key, "tags": [], "body": {}})
+    assert dropped.is_closed()
+    async with sessions() as session:
+        assert (await session.execute(select(func.count()).select_from(notes))).scalar_one() == 1
+
+
+async def test_a_session_on_a_connection_the_server_is_dropping_fails_as_an_outage(engine: AsyncEngine) -> None:
+    """The same moment through a session: SQLAlchemy invalidates the connection, so the error is an
+    outage (503 with Retry-After, retried by consumers without limit), not a bug, and the pool's next
+    connection is fresh."""
+    from sqlalchemy.exc import DBAPIError
+
+    from common.outages import is_outage
+
+    sessions = create_session_factory(engine)
+    dropped = await _pooled_driver(sessions)
+    dropped._protocol.data_received(_server_fatal("57P02", "terminating connection due to unexpected postmaster exit"))
+    with pytest.raises(DBAPIError) as failure:
+        async with sessions() as session:
+            await session.execute(text("SELECT 1"))
+    assert is_outage(failure.value) and failure.value.connection_invalidated
+    assert dropped.is_closed()
+    async with sessions() as session:
+        assert (await session.execute(text("SELECT 1"))).scalar_one() == 1

@@ -46,6 +46,8 @@ def _wrapped(orig: BaseException, *, invalidated: bool = False) -> DBAPIError:
         asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation"),
         asyncpg.AdminShutdownError("terminating connection due to administrator command"),
         asyncpg.InterfaceError("connection is closed"),
+        # A connection whose server sent FATAL and has not closed the socket yet (is_server_dropping):
+        asyncpg.InternalClientError("cannot switch to state 15; another operation (2) is in progress"),
     ],
     ids=lambda e: type(e).__name__,
 )
@@ -65,6 +67,8 @@ def test_outages_are_recognised(exc: BaseException) -> None:
         _wrapped(asyncpg.UndefinedTableError('relation "nope" does not exist')),
         asyncpg.UniqueViolationError("duplicate key value"),
         asyncpg.InterfaceError("cannot perform operation: another operation is in progress"),
+        asyncpg.InternalClientError("cannot switch to state 12; another operation (11) is in progress"),
+        asyncpg.InternalClientError("unknown error in protocol implementation"),
     ],
     ids=lambda e: type(e).__name__,
 )
@@ -77,6 +81,7 @@ RAISED: dict[str, BaseException] = {
     "refused": ConnectionRefusedError(111, "Connect call failed"),
     "starting": _wrapped(asyncpg.CannotConnectNowError("the database system is starting up")),
     "pool": PoolTimeoutError("QueuePool limit reached"),
+    "dropping": asyncpg.InternalClientError("cannot switch to state 15; another operation (2) is in progress"),
     "bug": _wrapped(asyncpg.UndefinedTableError('relation "secret_table" does not exist')),
 }
 
@@ -99,7 +104,7 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-@pytest.mark.parametrize("name", ["refused", "starting", "pool"])
+@pytest.mark.parametrize("name", ["refused", "starting", "pool", "dropping"])
 async def test_outage_answers_503_with_retry_after(client: httpx.AsyncClient, name: str) -> None:
     r = await client.get(f"/raise/{name}")
     assert r.status_code == 503
