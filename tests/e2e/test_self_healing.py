@@ -104,7 +104,8 @@ async def _projection(stack: Stack, user_id: str) -> set[str]:
 
 
 async def _consumer_state(stack: Stack) -> str:
-    """Enrichment's processed events by topic and its dead letters, for a failure message."""
+    """Enrichment's processed events by topic, its dead letters and its consumer's own metrics (lag per
+    partition, outcomes), for a failure message: a consumer without lag figures never got an assignment."""
     conn = await asyncpg.connect(plain_dsn(stack.dsn("enrichment")))
     try:
         processed = await conn.fetch("SELECT topic, count(*) AS n FROM processed_events GROUP BY topic")
@@ -112,7 +113,13 @@ async def _consumer_state(stack: Stack) -> str:
     finally:
         await conn.close()
     counts = {r["topic"]: r["n"] for r in processed}
-    return f"processed {counts}; parked {[tuple(r) for r in parked]}"
+    metrics = "unreadable"
+    with contextlib.suppress(httpx.HTTPError):
+        async with httpx.AsyncClient(timeout=5.0, trust_env=False) as http:
+            text = (await http.get(stack.metrics_url("enrichment"))).text
+        metrics = "; ".join(line for line in text.splitlines()
+                            if line.startswith(("kafka_consumer_lag{", "events_processed_total{")))
+    return f"processed {counts}; parked {[tuple(r) for r in parked]}; metrics: {metrics or 'none'}"
 
 
 async def _nudged(stack: Stack, device: Device, bookmark_id: str) -> bool:
