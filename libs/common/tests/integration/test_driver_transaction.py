@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from sqlalchemy import ARRAY, Column, DateTime, MetaData, Table, Text, bindparam, func, insert, select, text
 from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from common.db import Prepared, create_engine, create_session_factory, driver_transaction
+from common.outages import is_outage
 
 metadata = MetaData()
 notes = Table(
@@ -126,10 +128,6 @@ async def test_a_session_on_a_connection_the_server_is_dropping_fails_as_an_outa
     """The same moment through a session: SQLAlchemy invalidates the connection, so the error is an
     outage (503 with Retry-After, retried by consumers without limit), not a bug, and the pool's next
     connection is fresh."""
-    from sqlalchemy.exc import DBAPIError
-
-    from common.outages import is_outage
-
     sessions = create_session_factory(engine)
     dropped = await _pooled_driver(sessions)
     dropped._protocol.data_received(_server_fatal("57P02", "terminating connection due to unexpected postmaster exit"))
