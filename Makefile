@@ -44,11 +44,12 @@ run: venv
 infra: venv
 	exec $(VENV_PY) -m devstack infra
 
-# ruff and every mypy run all report before the target fails.
+# ruff (lint and format) and every mypy run all report before the target fails.
 # One mypy run per src dir: checked together, same-named modules of different packages would clash.
 lint: venv
 	@rc=0; \
 	echo "ruff check ."; .venv/bin/ruff check . || rc=1; \
+	echo "ruff format --check ."; .venv/bin/ruff format --check . || rc=1; \
 	for dir in $(SRC_DIRS); do \
 		echo "mypy $$dir"; \
 		(cd $$dir && $(CURDIR)/.venv/bin/mypy --config-file $(CURDIR)/pyproject.toml \

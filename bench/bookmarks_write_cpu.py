@@ -118,6 +118,7 @@ async def bench_writes(base: str, pid: int, users: list[tuple[str, dict[str, str
             def call(w: int, i: int) -> Awaitable[httpx.Response]:
                 body = {"url": f"https://example.com/{w}/{i}", "title": f"{title} {i}", "tags": ["a", "b"]}
                 return http.put(f"/v1/bookmarks/b{i}", json=body, headers=users[w][1])
+
             return call
 
         def delete(w: int, i: int) -> Awaitable[httpx.Response]:

@@ -148,8 +148,13 @@ def main() -> int:
         with Stack(config) as stack:
             pid = stack.service_processes["bookmarks"].pid
             results = asyncio.run(run(stack.gateway_url, stack.dsn("bookmarks"), pid, args.count))
-    report = {"bookmarks": args.count, "cpus": psutil.cpu_count(), "load_avg": list(psutil.getloadavg()),
-              "at": datetime.now(UTC).isoformat(), "formats": results}
+    report = {
+        "bookmarks": args.count,
+        "cpus": psutil.cpu_count(),
+        "load_avg": list(psutil.getloadavg()),
+        "at": datetime.now(UTC).isoformat(),
+        "formats": results,
+    }
     RESULTS_DIR.mkdir(exist_ok=True)
     path = RESULTS_DIR / f"export-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps(report, indent=2))

@@ -39,8 +39,10 @@ def pocket_csv(count: int) -> bytes:
     rows = ["title,url,time_added,tags,status"]
     for i in range(count):
         status = "archive" if i % 3 == 0 else "unread"
-        rows.append(f'"Article {i}, a title",https://pocket.bench.example/{i}?utm_source=pocket,{1600000000 + i},'
-                    f"tag{i % 50}|reading,{status}")
+        rows.append(
+            f'"Article {i}, a title",https://pocket.bench.example/{i}?utm_source=pocket,{1600000000 + i},'
+            f"tag{i % 50}|reading,{status}"
+        )
     return ("\n".join(rows) + "\n").encode()
 
 
@@ -50,8 +52,10 @@ def netscape(count: int) -> bytes:
     for folder in range(0, count, per_folder):
         out.append(f"<DT><H3>Folder {folder // per_folder}</H3>\n<DL><p>")
         for i in range(folder, min(count, folder + per_folder)):
-            out.append(f'<DT><A HREF="https://netscape.bench.example/{i}" ADD_DATE="{1600000000 + i}" '
-                       f'TAGS="t{i % 20}">Page {i} &amp; more</A>\n<DD>Description {i}')
+            out.append(
+                f'<DT><A HREF="https://netscape.bench.example/{i}" ADD_DATE="{1600000000 + i}" '
+                f'TAGS="t{i % 20}">Page {i} &amp; more</A>\n<DD>Description {i}'
+            )
         out.append("</DL><p>")
     out.append("</DL><p>")
     return "\n".join(out).encode()
@@ -117,7 +121,11 @@ async def visible_in_delta(http: httpx.AsyncClient, headers: dict[str, str], pre
 
 
 async def one_import(
-    http: httpx.AsyncClient, name: str, content: bytes, prefix: str, count: int,
+    http: httpx.AsyncClient,
+    name: str,
+    content: bytes,
+    prefix: str,
+    count: int,
     headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     if headers is None:
@@ -139,9 +147,15 @@ async def one_import(
         visible = await delta
         in_delta = time.perf_counter() - started
     return {
-        "items": count, "bytes": len(content), "status": record["status"], "format": record["format"],
-        "created": record["created"], "visible_in_delta": visible, "upload_s": round(uploaded, 2),
-        "completed_s": round(completed, 2), "visible_in_delta_s": round(in_delta, 2),
+        "items": count,
+        "bytes": len(content),
+        "status": record["status"],
+        "format": record["format"],
+        "created": record["created"],
+        "visible_in_delta": visible,
+        "upload_s": round(uploaded, 2),
+        "completed_s": round(completed, 2),
+        "visible_in_delta_s": round(in_delta, 2),
         "bookmarks_peak_rss_mib": round(rss.peak / 2**20, 1),
     }
 
@@ -153,8 +167,9 @@ async def enrich_one(api: Api, headers: dict[str, str], bookmark_id: str, url: s
     body = {"clientBookmarkId": bookmark_id, "url": url, "clientSavedAt": "2026-11-23T00:00:00Z"}
     (await api.http.post("/v1/enrichment/enqueue", json=body, headers=headers)).raise_for_status()
     while time.perf_counter() - started < 300:
-        status = (await get_json(api.http, "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id},
-                                 headers=headers))["data"]["status"]
+        status = (
+            await get_json(api.http, "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id}, headers=headers)
+        )["data"]["status"]
         if status in ("completed", "failed"):
             return time.perf_counter() - started
         await asyncio.sleep(0.02)
@@ -167,8 +182,9 @@ async def interactive_during_import(api: Api, items: int, samples: int = 5) -> d
         _, headers = await api.new_user(pro=True, use_ai=True)
         run_id = uuid.uuid4().hex[:6]
         idle = [await enrich_one(api, headers, f"idle{i}", f"{site.url}/{run_id}/idle{i}") for i in range(samples)]
-        task = asyncio.create_task(one_import(api.http, "pocket.csv", pocket_csv(items),
-                                              "https://pocket.bench.example/", items, headers))
+        task = asyncio.create_task(
+            one_import(api.http, "pocket.csv", pocket_csv(items), "https://pocket.bench.example/", items, headers)
+        )
         await asyncio.sleep(3)  # the first batches are in and their bulk jobs queued
         busy = [await enrich_one(api, headers, f"busy{i}", f"{site.url}/{run_id}/busy{i}") for i in range(samples)]
         imported = await task
@@ -181,10 +197,12 @@ async def interactive_during_import(api: Api, items: int, samples: int = 5) -> d
 async def run(base_url: str, items: int) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=base_url, timeout=120) as http:
         results = {
-            "pocket_csv": await one_import(http, "pocket.csv", pocket_csv(items), "https://pocket.bench.example/",
-                                           items),
-            "netscape": await one_import(http, "bookmarks.html", netscape(items), "https://netscape.bench.example/",
-                                         items),
+            "pocket_csv": await one_import(
+                http, "pocket.csv", pocket_csv(items), "https://pocket.bench.example/", items
+            ),
+            "netscape": await one_import(
+                http, "bookmarks.html", netscape(items), "https://netscape.bench.example/", items
+            ),
         }
     api = Api(base_url)
     try:
@@ -207,17 +225,25 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="bench-imports-") as data_dir:
             config = StackConfig.for_tests(
                 Path(data_dir),
-                extra_env={"GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000", "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
-                           "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000", "LOG_LEVEL": "WARNING",
-                           "ADMIN_TOKEN": ADMIN_TOKEN, "ENRICHMENT_ALLOW_PRIVATE_NETWORKS": "true",
-                           "ENRICHMENT_BROWSER": "off"},
+                extra_env={
+                    "GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000",
+                    "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
+                    "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000",
+                    "LOG_LEVEL": "WARNING",
+                    "ADMIN_TOKEN": ADMIN_TOKEN,
+                    "ENRICHMENT_ALLOW_PRIVATE_NETWORKS": "true",
+                    "ENRICHMENT_BROWSER": "off",
+                },
                 output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
             )
             print("bench: starting the stack …", flush=True)
             with Stack(config) as stack:
                 results = asyncio.run(run(stack.gateway_url, args.items))
-    report = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
-              "imports": results}
+    report = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "imports": results,
+    }
     RESULTS_DIR.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for path in (RESULTS_DIR / f"imports-{stamp}.json", RESULTS_DIR / "imports-latest.json"):

@@ -141,13 +141,13 @@ LOAD_GENERATOR = "load-generator"
 
 def cpu_ms_per_op(before: dict[str, float], after: dict[str, float], operations: int) -> dict[str, Any]:
     """Per-process CPU ms per operation; the total is the stack's, the load generator apart."""
-    per = {
-        part: round((after[part] - before.get(part, 0.0)) * 1000 / max(1, operations), 2)
-        for part in sorted(after)
-    }
+    per = {part: round((after[part] - before.get(part, 0.0)) * 1000 / max(1, operations), 2) for part in sorted(after)}
     stack = {k: v for k, v in per.items() if k != LOAD_GENERATOR}
-    return {"cpu_ms_per_op": stack, "cpu_ms_per_op_total": round(sum(stack.values()), 2),
-            "load_generator_cpu_ms_per_op": per.get(LOAD_GENERATOR, 0.0)}
+    return {
+        "cpu_ms_per_op": stack,
+        "cpu_ms_per_op_total": round(sum(stack.values()), 2),
+        "load_generator_cpu_ms_per_op": per.get(LOAD_GENERATOR, 0.0),
+    }
 
 
 def _write(
@@ -156,9 +156,12 @@ def _write(
     """One write (its status once the whole answer is read): create, update or delete of ``path``."""
     if op == "delete":
         return lambda: _status(http.delete(path, headers=headers))
-    body = {"url": f"https://site{n % 50}.example/article/{path.rsplit('/', 1)[-1]}",
-            "title": f"Bookmark {n}" if op == "create" else f"Bookmark {n} (edited)",
-            "notes": "benchmark", "collectionIds": ["inbox"]}
+    body = {
+        "url": f"https://site{n % 50}.example/article/{path.rsplit('/', 1)[-1]}",
+        "title": f"Bookmark {n}" if op == "create" else f"Bookmark {n} (edited)",
+        "notes": "benchmark",
+        "collectionIds": ["inbox"],
+    }
     return lambda: _status(http.put(path, json=body, headers=headers))
 
 
@@ -218,14 +221,15 @@ async def write_round(api: Api, op: str, users: list[dict[str, str]], per_worker
     async with contextlib.AsyncExitStack() as stack:
         timeout = aiohttp.ClientTimeout(total=30)
         clients = [
-            await stack.enter_async_context(aiohttp.ClientSession(
-                base_url=api.base_url, timeout=timeout, connector=aiohttp.TCPConnector(limit=1)))
+            await stack.enter_async_context(
+                aiohttp.ClientSession(base_url=api.base_url, timeout=timeout, connector=aiohttp.TCPConnector(limit=1))
+            )
             for _ in users
         ]
         gc.collect()
         gc.freeze()
         await asyncio.gather(*(worker(client, i, h) for i, (client, h) in enumerate(zip(clients, users, strict=True))))
-    (clock_start, cpu_before), = clock
+    ((clock_start, cpu_before),) = clock
     counted = sum(1 for ended in ends if ended > clock_start)
     wall = max(ends) - clock_start
     await asyncio.sleep(1.5)  # let the events of these writes reach their consumers: counted too
@@ -250,8 +254,11 @@ async def bench_writes(api: Api, *, c16_writes: int, c64_writes: int, rounds: tu
     (errors, p99; as many as c16: over 1,000 the p99 is the 10th slowest write and moved by ±40 ms between
     runs)."""
     results: dict[str, Any] = {}
-    plan = [(1, max(50, c16_writes // 30), ("create",)), (16, c16_writes, ("create", "update", "delete")),
-            (64, c64_writes, ("create",))]
+    plan = [
+        (1, max(50, c16_writes // 30), ("create",)),
+        (16, c16_writes, ("create", "update", "delete")),
+        (64, c64_writes, ("create",)),
+    ]
     for concurrency, total, all_ops in plan:
         ops = tuple(op for op in all_ops if (f"c{concurrency}" if op == "create" else f"c{concurrency}_{op}") in rounds)
         if not ops:
@@ -380,10 +387,12 @@ async def bench_gateway(api: Api, *, bookmarks_url: str, samples: int) -> dict[s
         via_gw: list[float] = []
         via_direct: list[float] = []
         for _ in range(samples):
-            via_direct.append(await timed(lambda: direct.get("/v1/bookmarks/delta", params={"limit": 1},
-                                                             headers=headers)))
-            via_gw.append(await timed(lambda: api.http.get("/v1/bookmarks/delta", params={"limit": 1},
-                                                           headers=headers)))
+            via_direct.append(
+                await timed(lambda: direct.get("/v1/bookmarks/delta", params={"limit": 1}, headers=headers))
+            )
+            via_gw.append(
+                await timed(lambda: api.http.get("/v1/bookmarks/delta", params={"limit": 1}, headers=headers))
+            )
     return {
         "samples": samples,
         "direct_p50_ms": ms(pct(via_direct, 50)),
@@ -472,8 +481,9 @@ async def bench_enrichment(api: Api, *, jobs: int) -> dict[str, Any]:
         failed = 0
         while pending and time.perf_counter() - started < 600:
             for bid in list(pending):
-                status = (await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": bid},
-                                             headers=headers)).json()["data"]["status"]
+                status = (
+                    await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": bid}, headers=headers)
+                ).json()["data"]["status"]
                 if status in ("completed", "failed"):
                     pending.discard(bid)
                     failed += status == "failed"
@@ -483,8 +493,11 @@ async def bench_enrichment(api: Api, *, jobs: int) -> dict[str, Any]:
         _, other = await api.new_user(pro=True, use_ai=True)
         hits: list[float] = []
         for i in range(jobs):
-            body = {"clientBookmarkId": f"h{i}", "url": f"{site.url}/{run}/{i}",
-                    "clientSavedAt": "2026-11-22T00:00:00Z"}
+            body = {
+                "clientBookmarkId": f"h{i}",
+                "url": f"{site.url}/{run}/{i}",
+                "clientSavedAt": "2026-11-22T00:00:00Z",
+            }
             hits.append(await timed(lambda b=body: api.http.post("/v1/enrichment/enqueue", json=b, headers=other)))
     finally:
         site.close()
@@ -541,8 +554,10 @@ def print_table(results: dict[str, Any]) -> None:
     print(f"\n[{results['config']}] {results['config_env'] or 'make run defaults'}")
     speed = results.get("machine", {}).get("python_loop_cpu_s")
     if speed:
-        print(f"machine speed: {CALIBRATION_STEPS:,}-step Python loop took {speed['start']} s of CPU at the start, "
-              f"{speed['end']} s at the end (lower is faster)")
+        print(
+            f"machine speed: {CALIBRATION_STEPS:,}-step Python loop took {speed['start']} s of CPU at the start, "
+            f"{speed['end']} s at the end (lower is faster)"
+        )
     print(f"{'benchmark':<52} {'value':>12}  target")
     print("-" * 80)
     for section, values in results["benchmarks"].items():
@@ -602,9 +617,13 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
     return {
         "mode": "quick" if quick else "full",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": _cpus(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
-                    "python_loop_cpu_s": {"start": speed_at_start, "end": python_loop_cpu_s()}},
+        "machine": {
+            "cpus": _cpus(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
+            "python_loop_cpu_s": {"start": speed_at_start, "end": python_loop_cpu_s()},
+        },
         "benchmarks": benchmarks,
     }
 
@@ -666,8 +685,13 @@ def main() -> int:
     mode.add_argument("--full", action="store_true", help="the sizes of the targets (100k delta sync, …)")
     parser.add_argument("--only", nargs="*", choices=STEPS, help="run only these steps")
     parser.add_argument("--writes", nargs="*", choices=WRITE_ROUNDS, help="only these rounds of the writes step")
-    parser.add_argument("--also", nargs="*", default=[], choices=[c for c in CONFIGS if c != "default"],
-                        help="a second configuration measured beside the default one (quiet: LOG_LEVEL=WARNING)")
+    parser.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        choices=[c for c in CONFIGS if c != "default"],
+        help="a second configuration measured beside the default one (quiet: LOG_LEVEL=WARNING)",
+    )
     args = parser.parse_args()
 
     runs = [run_config(args, name) for name in ["default", *args.also]]

@@ -35,11 +35,15 @@ def log_files(stack: Any) -> list[Path]:
     return sorted(Path(directory).glob("*.log"))
 
 
-async def test_hostile_edge_traffic_and_no_secret_in_any_log(stack: Any, http: httpx.AsyncClient, idp_a: LocalJwksServer) -> None:
+async def test_hostile_edge_traffic_and_no_secret_in_any_log(
+    stack: Any, http: httpx.AsyncClient, idp_a: LocalJwksServer
+) -> None:
     gateway = stack.gateway_url
     admin_token = FULL_STACK_TEST_ENV["ADMIN_TOKEN"]
     id_token = identity_token(idp_a, f"edge-{uuid.uuid4().hex[:8]}")
-    signed_in = await http.post("/v1/auth/oauth/idp-a", json={"idToken": id_token}, headers={"Cookie": "sid=cookie-secret-1"})
+    signed_in = await http.post(
+        "/v1/auth/oauth/idp-a", json={"idToken": id_token}, headers={"Cookie": "sid=cookie-secret-1"}
+    )
     assert signed_in.status_code == 200, signed_in.text
     first = signed_in.json()
     refreshed = await http.post("/v1/auth/refresh", json={"refreshToken": first["refreshToken"]})
@@ -69,7 +73,11 @@ async def test_hostile_edge_traffic_and_no_secret_in_any_log(stack: Any, http: h
     admin = head(
         "PUT",
         f"/v1/admin/users/{user_id}/subscription",
-        [("X-Admin-Token", f"{admin_token} "), ("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
+        [
+            ("X-Admin-Token", f"{admin_token} "),
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(body))),
+        ],
         body,
     )
     assert (await raw_exchange(gateway, admin))[0] == 204

@@ -117,8 +117,9 @@ async def _consumer_state(stack: Stack) -> str:
     with contextlib.suppress(httpx.HTTPError):
         async with httpx.AsyncClient(timeout=5.0, trust_env=False) as http:
             text = (await http.get(stack.metrics_url("enrichment"))).text
-        metrics = "; ".join(line for line in text.splitlines()
-                            if line.startswith(("kafka_consumer_lag{", "events_processed_total{")))
+        metrics = "; ".join(
+            line for line in text.splitlines() if line.startswith(("kafka_consumer_lag{", "events_processed_total{"))
+        )
     return f"processed {counts}; parked {[tuple(r) for r in parked]}; metrics: {metrics or 'none'}"
 
 
@@ -143,8 +144,11 @@ async def test_every_child_killed_in_turn_heals_without_losing_acknowledged_writ
                 os.kill(old, signal.SIGKILL)
                 await wait_for(lambda v=victim, o=old: _restarted(stack, v, o), timeout=300, what=f"{victim} restarted")
                 before = len(writer.acknowledged)
-                await wait_for(lambda b=before: _acknowledged_more(writer, b + 3), timeout=300,
-                               what=f"writes acknowledged again after {victim} was killed")
+                await wait_for(
+                    lambda b=before: _acknowledged_more(writer, b + 3),
+                    timeout=300,
+                    what=f"writes acknowledged again after {victim} was killed",
+                )
         finally:
             writer.stop.set()
             await task
@@ -166,8 +170,9 @@ async def test_every_child_killed_in_turn_heals_without_losing_acknowledged_writ
             await wait_for(projection_has_all, timeout=300, what="enrichment's projection complete")
         except AssertionError as exc:  # say what is missing and what the consumer recorded, to diagnose
             raise AssertionError(f"{exc}; missing {sorted(missing)}; {await _consumer_state(stack)}") from exc
-        await wait_for(lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120,
-                       what="a nudge for a new write")
+        await wait_for(
+            lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120, what="a nudge for a new write"
+        )
     assert stack.healer is not None
     assert all(stack.healer.restarts(v) >= 1 for v in VICTIMS)
 
@@ -177,5 +182,3 @@ async def _restarted(stack: Stack, victim: str, old_pid: int) -> bool:
         return _pid(stack, victim) != old_pid
     except (KeyError, AssertionError):
         return False
-
-

@@ -321,7 +321,9 @@ def test_network_policies(default_docs: list[dict[str, Any]], production_docs: l
     gateway = next(p for p in _of(production_docs, "NetworkPolicy") if p["metadata"]["name"] == "bookmarks-gateway")
     client_rule, metrics_rule = gateway["spec"]["ingress"]
     assert client_rule["ports"] == [{"protocol": "TCP", "port": "http"}]
-    assert {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}} in client_rule["from"]
+    assert {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}} in client_rule[
+        "from"
+    ]
     # Prometheus reaches the metrics port only; the ingress controller never reaches it.
     monitoring = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
     assert monitoring not in client_rule["from"]

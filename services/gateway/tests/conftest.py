@@ -225,7 +225,10 @@ def start_gateway(gateway_settings: Callable[..., Settings]) -> StartGateway:
         settings = gateway_settings(**overrides)
         app = create_app(settings)
         # Served like production: the services' HTTP protocol with its head limits (common.server).
-        async with serve_app(app, **server_options(settings)) as url, httpx.AsyncClient(base_url=url, timeout=30) as client:
+        async with (
+            serve_app(app, **server_options(settings)) as url,
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
             await wait_ready(client)
             yield RunningGateway(url=url, app=app, client=client, settings=settings)
 

@@ -160,7 +160,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         command("collections", "show the collections as a tree (no ACTION), or change them"), add_globals
     )
 
-    search = command("search", "search your bookmarks on the server (words, \"phrases\", -word, tag:, is:, …)")
+    search = command("search", 'search your bookmarks on the server (words, "phrases", -word, tag:, is:, …)')
     search.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined by spaces)")
     search.add_argument("--limit", type=int, default=20, metavar="N", help="at most N results (1-100, default 20)")
     search.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -743,6 +743,7 @@ _COLLECTION_ACTIONS = {
     "rm": _collection_rm,
 }
 
+
 async def _export(client: BookmarkClient, args: argparse.Namespace) -> int:
     """Stream the export to stdout as it arrives (``> file``); progress and a byte count on stderr."""
     _require_user(client)
@@ -765,8 +766,13 @@ async def _copy(chunks: AsyncIterator[bytes], target: BinaryIO, progress: _Progr
 
 
 def _size(count: int) -> str:
-    return f"{count:,} bytes" if count < 1024 else f"{count / 1024:,.0f} KiB" if count < 1 << 20 else (
-        f"{count / (1 << 20):,.1f} MiB")
+    return (
+        f"{count:,} bytes"
+        if count < 1024
+        else f"{count / 1024:,.0f} KiB"
+        if count < 1 << 20
+        else (f"{count / (1 << 20):,.1f} MiB")
+    )
 
 
 class _Progress:

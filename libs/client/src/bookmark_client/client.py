@@ -216,7 +216,10 @@ class BookmarkClient:
         token = await self._sessions.access_token()
         for attempt in (1, 2):
             request = self._http.build_request(
-                "GET", "/v1/exports", params={"format": fmt}, headers={"Authorization": f"Bearer {token}"},
+                "GET",
+                "/v1/exports",
+                params={"format": fmt},
+                headers={"Authorization": f"Bearer {token}"},
                 timeout=EXPORT_TIMEOUT,
             )
             try:

@@ -156,6 +156,7 @@ class ImportRecord(_Wire):
     def finished(self) -> bool:
         return self.status in ("completed", "failed")
 
+
 class SearchResult(_Wire):
     """One hit of ``GET /v1/bookmarks/search``: the bookmark as the server has it, and a snippet (safe
     HTML where only ``<mark>``…``</mark>`` is markup; None for filter-only queries)."""

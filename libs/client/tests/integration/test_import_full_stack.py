@@ -18,8 +18,10 @@ ITEMS = 300
 
 def pocket_csv(path: Path, count: int) -> Path:
     rows = ["title,url,time_added,tags,status"]
-    rows += [f"Item {i},https://cli-import.example/{i},{1700000000 + i},t{i % 3},{'archive' if i % 2 else 'unread'}"
-             for i in range(count)]
+    rows += [
+        f"Item {i},https://cli-import.example/{i},{1700000000 + i},t{i % 3},{'archive' if i % 2 else 'unread'}"
+        for i in range(count)
+    ]
     rows.append("Broken,mailto:someone@example.com,1700000000,,unread")
     path.write_text("\n".join(rows) + "\n")
     return path
@@ -65,13 +67,18 @@ async def test_the_gateway_takes_fifty_mib_on_the_import_route_only(stack: Any, 
 
         # A declared length over the route's limit is refused before any byte of the body is read
         # (raw bytes: an HTTP client will not send a head that promises more than it sends).
-        status, _, body = await raw_exchange(stack.gateway_url, raw_request(
-            "/v1/imports",
-            [("Authorization", f"Bearer {session['accessToken']}"),
-             ("Content-Type", "multipart/form-data; boundary=x"),
-             ("Content-Length", str(50 * 1024 * 1024 + 1))],
-            method="POST",
-        ))
+        status, _, body = await raw_exchange(
+            stack.gateway_url,
+            raw_request(
+                "/v1/imports",
+                [
+                    ("Authorization", f"Bearer {session['accessToken']}"),
+                    ("Content-Type", "multipart/form-data; boundary=x"),
+                    ("Content-Length", str(50 * 1024 * 1024 + 1)),
+                ],
+                method="POST",
+            ),
+        )
         assert status == 413 and json.loads(body)["code"] == "payload-too-large"
 
         elsewhere = await http.put(

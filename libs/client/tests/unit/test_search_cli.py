@@ -17,4 +17,9 @@ def test_no_terminal_escape_survives_from_page_text() -> None:
 
 def test_search_command_joins_the_query_words() -> None:
     args = build_parser({}).parse_args(["search", "tag:news", '"climate change"', "--limit", "5", "--json"])
-    assert (args.command, " ".join(args.query), args.limit, args.json) == ("search", 'tag:news "climate change"', 5, True)
+    assert (args.command, " ".join(args.query), args.limit, args.json) == (
+        "search",
+        'tag:news "climate change"',
+        5,
+        True,
+    )

@@ -33,9 +33,7 @@ VERIFIED_CACHE_SIZE = 20_000
 
 
 class AccessTokenVerifier:
-    def __init__(
-        self, *, jwks: JwksClient, issuer: str, audience: str, clock: Callable[[], float] = time.time
-    ) -> None:
+    def __init__(self, *, jwks: JwksClient, issuer: str, audience: str, clock: Callable[[], float] = time.time) -> None:
         self.jwks = jwks
         self.issuer = issuer
         self.audience = audience
@@ -69,8 +67,9 @@ class AccessTokenVerifier:
                 algorithms=ACCESS_TOKEN_ALGORITHMS,
                 required_claims=("exp", "iat", "sub", "jti", "iss", "aud"),
             )
-            return Principal(user_id=uuid.UUID(str(claims["sub"])), token_id=str(claims["jti"]),
-                             expires_at=int(claims["exp"]))
+            return Principal(
+                user_id=uuid.UUID(str(claims["sub"])), token_id=str(claims["jti"]), expires_at=int(claims["exp"])
+            )
         except JwksUnavailable as exc:
             # Our own auth service is unreachable: a dependency outage, not the caller's fault.
             raise Unavailable("Access tokens cannot be verified right now; try again shortly.") from exc

@@ -185,8 +185,9 @@ class ConsumerRunner:
                 # A log never shrinks: this broker lost it (restarted in-memory broker, re-created topic).
                 # Some brokers answer a fetch past the end with nothing rather than OffsetOutOfRange, which
                 # would stall this partition; rereading is safe (idempotent handlers).
-                log.warning("%s[%d] ends at %d, before our position %d: rereading", tp.topic, tp.partition,
-                            highwater, position)
+                log.warning(
+                    "%s[%d] ends at %d, before our position %d: rereading", tp.topic, tp.partition, highwater, position
+                )
                 await consumer.seek_to_beginning(tp)
                 continue
             CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(highwater - position)
@@ -278,8 +279,10 @@ class ConsumerRunner:
 
     async def _traced_batch(self, work: list[Work], applied: Awaitable[T]) -> T:
         """Run a batch handler in one consumer span linked to every producer's trace."""
-        links = [Link(trace.get_current_span(context_from_kafka_headers(record.headers)).get_span_context())
-                 for record, _, _ in work]
+        links = [
+            Link(trace.get_current_span(context_from_kafka_headers(record.headers)).get_span_context())
+            for record, _, _ in work
+        ]
         topic = work[0][0].topic
         with self.tracer.start_as_current_span(f"consume {topic}", kind=SpanKind.CONSUMER, links=links) as span:
             span.set_attribute("messaging.destination.name", topic)
@@ -354,7 +357,7 @@ class ConsumerRunner:
         async with self.sessions() as session, session.begin():
             await session.execute(
                 text(
-                    "INSERT INTO dead_letters (topic, partition, \"offset\", key, payload, error, attempts) "
+                    'INSERT INTO dead_letters (topic, partition, "offset", key, payload, error, attempts) '
                     "VALUES (:topic, :partition, :offset, :key, :payload, :error, :attempts)"
                 ),
                 {
@@ -367,8 +370,6 @@ class ConsumerRunner:
                     "attempts": attempts,
                 },
             )
-
-
 
 
 def outage_backoff(base_seconds: float, retry: int) -> float:

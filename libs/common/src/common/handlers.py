@@ -81,9 +81,7 @@ async def _http_error(_: Request, exc: Exception) -> JSONResponse:
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     request_id = request_id_var.get() or "unknown"
     log.exception("unhandled error", exc_info=exc)
-    return JSONResponse(
-        {"code": "internal", "message": f"Internal error; request id {request_id}."}, status_code=500
-    )
+    return JSONResponse({"code": "internal", "message": f"Internal error; request id {request_id}."}, status_code=500)
 
 
 # How long clients are asked to wait after a database outage answered 503: long enough for a database

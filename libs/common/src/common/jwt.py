@@ -19,8 +19,13 @@ from jwt import PyJWK
 
 ASYMMETRIC_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"})
 _KTY_FOR_ALG = {
-    "RS256": "RSA", "RS384": "RSA", "RS512": "RSA", "PS256": "RSA",
-    "ES256": "EC", "ES384": "EC", "EdDSA": "OKP",
+    "RS256": "RSA",
+    "RS384": "RSA",
+    "RS512": "RSA",
+    "PS256": "RSA",
+    "ES256": "EC",
+    "ES384": "EC",
+    "EdDSA": "OKP",
 }
 
 

@@ -13,9 +13,7 @@ HTTP_REQUEST_DURATION = Histogram(
 HTTP_IN_FLIGHT = Gauge("http_requests_in_flight", "Requests being served.", ["service"])
 
 OUTBOX_PENDING = Gauge("outbox_pending_events", "Outbox rows not yet published.", ["service"])
-OUTBOX_OLDEST_AGE = Gauge(
-    "outbox_oldest_pending_age_seconds", "Age of the oldest unpublished outbox row.", ["service"]
-)
+OUTBOX_OLDEST_AGE = Gauge("outbox_oldest_pending_age_seconds", "Age of the oldest unpublished outbox row.", ["service"])
 OUTBOX_PUBLISHED = Counter("outbox_published_total", "Events published from the outbox.", ["service", "topic"])
 OUTBOX_REPUBLISHED = Counter(
     "outbox_republished_total",
@@ -26,9 +24,7 @@ OUTBOX_REPUBLISHED = Counter(
 CONSUMER_LAG = Gauge(
     "kafka_consumer_lag", "Messages behind the partition's high watermark.", ["service", "topic", "partition"]
 )
-EVENTS_PROCESSED = Counter(
-    "events_processed_total", "Consumed events by outcome.", ["service", "topic", "outcome"]
-)
+EVENTS_PROCESSED = Counter("events_processed_total", "Consumed events by outcome.", ["service", "topic", "outcome"])
 EVENTS_DEAD_LETTERED = Counter(
     "events_dead_lettered_total", "Events parked after exhausting their attempts.", ["service", "topic"]
 )

@@ -34,9 +34,7 @@ class ProcessedEvent(SQLModel, table=True):
 
     event_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
     topic: str = Field(sa_column=Column(Text, nullable=False))
-    processed_at: datetime = Field(
-        sa_column=Column(DateTime(timezone=True), nullable=False, server_default=func.now())
-    )
+    processed_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False, server_default=func.now()))
 
 
 class DeadLetter(SQLModel, table=True):
@@ -50,9 +48,7 @@ class DeadLetter(SQLModel, table=True):
     payload: str = Field(sa_column=Column(Text, nullable=False))
     error: str = Field(sa_column=Column(Text, nullable=False))
     attempts: int = Field(sa_column=Column(Integer, nullable=False))
-    created_at: datetime = Field(
-        sa_column=Column(DateTime(timezone=True), nullable=False, server_default=func.now())
-    )
+    created_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False, server_default=func.now()))
 
 
 INFRA_TABLES = (OutboxRow.__table__, ProcessedEvent.__table__, DeadLetter.__table__)  # type: ignore[attr-defined]

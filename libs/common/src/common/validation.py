@@ -64,4 +64,3 @@ def is_storable(value: str) -> bool:
 Timestamp = Annotated[datetime, BeforeValidator(_iso8601_date_time), AfterValidator(to_utc)]
 Text = Annotated[str, AfterValidator(refuse_unstorable)]
 StrictText = Annotated[StrictStr, AfterValidator(refuse_unstorable)]
-

@@ -26,8 +26,14 @@ effects = Table(
 
 
 def saved(user: uuid.UUID, seq: int | str) -> BookmarkSaved:
-    return BookmarkSaved(userId=user, clientBookmarkId=str(seq), url="https://e.example/",
-                         normalizedUrl="https://e.example/", domain="e.example", updatedAt=datetime.now(UTC))
+    return BookmarkSaved(
+        userId=user,
+        clientBookmarkId=str(seq),
+        url="https://e.example/",
+        normalizedUrl="https://e.example/",
+        domain="e.example",
+        updatedAt=datetime.now(UTC),
+    )
 
 
 async def record_effect(session: AsyncSession, event: BookmarkSaved) -> None:

@@ -96,8 +96,13 @@ async def test_a_driver_transaction_holds_a_permit_of_the_gate(engine: AsyncEngi
 
 def _server_fatal(code: str = "57P01", message: str = "terminating connection due to administrator command") -> bytes:
     """The ErrorResponse a backend sends on its own before closing the socket (shutdown, crash, kill)."""
-    fields = b"".join(tag + value.encode() + b"\0" for tag, value in
-                      ((b"S", "FATAL"), (b"V", "FATAL"), (b"C", code), (b"M", message))) + b"\0"
+    fields = (
+        b"".join(
+            tag + value.encode() + b"\0"
+            for tag, value in ((b"S", "FATAL"), (b"V", "FATAL"), (b"C", code), (b"M", message))
+        )
+        + b"\0"
+    )
     return b"E" + (len(fields) + 4).to_bytes(4, "big") + fields
 
 

@@ -49,8 +49,12 @@ async def engine(own_postgres: EmbeddedPostgres) -> AsyncIterator[AsyncEngine]:
 def _runner(bootstrap: str, engine: AsyncEngine) -> ConsumerRunner:
     # max_attempts=2 and a fast retry: an outage counted as attempts would park within a second.
     return ConsumerRunner(
-        service=f"outages-{uuid.uuid4().hex[:6]}", bootstrap=bootstrap, sessions=create_session_factory(engine),
-        handlers={"bookmark.saved": record_effect}, max_attempts=2, retry_base_seconds=0.05,
+        service=f"outages-{uuid.uuid4().hex[:6]}",
+        bootstrap=bootstrap,
+        sessions=create_session_factory(engine),
+        handlers={"bookmark.saved": record_effect},
+        max_attempts=2,
+        retry_base_seconds=0.05,
     )
 
 
@@ -94,8 +98,14 @@ async def test_events_lost_by_a_restarted_broker_are_republished(
 ) -> None:
     url = own_postgres.dsn("outages")
     user = uuid.uuid4()
-    relay = OutboxRelay(service="outages", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
-                        poll_interval=0.2, log_check_interval=0.5)
+    relay = OutboxRelay(
+        service="outages",
+        engine=engine,
+        database_url=url,
+        bootstrap=own_broker.bootstrap,
+        poll_interval=0.2,
+        log_check_interval=0.5,
+    )
     async with running(relay.run()):
         await write_outbox(engine, [saved(user, seq) for seq in range(20)])
         await eventually(lambda: _all_published(engine), timeout=60)
@@ -118,8 +128,14 @@ async def test_events_sent_to_a_topic_auto_created_before_the_stack_recreated_it
     be noticed as lost like any other (asking for its end offset fails, which once hid every loss)."""
     url = own_postgres.dsn("outages")
     users = [uuid.uuid4() for _ in range(24)]  # one event per user: the keys spread over every partition
-    relay = OutboxRelay(service="outages", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
-                        poll_interval=0.2, log_check_interval=0.5)
+    relay = OutboxRelay(
+        service="outages",
+        engine=engine,
+        database_url=url,
+        bootstrap=own_broker.bootstrap,
+        poll_interval=0.2,
+        log_check_interval=0.5,
+    )
     async with running(relay.run()):
         await asyncio.to_thread(own_broker.stop)
         await write_outbox(engine, [saved(user, 1) for user in users])
@@ -178,9 +194,12 @@ async def test_outage_failures_never_count_towards_parking(engine: AsyncEngine, 
         await record_effect(session, event)
 
     consumer = ConsumerRunner(
-        service=f"outages-{uuid.uuid4().hex[:6]}", bootstrap=own_broker.bootstrap,
-        sessions=create_session_factory(engine), handlers={"bookmark.saved": flaky},
-        max_attempts=2, retry_base_seconds=0.01,
+        service=f"outages-{uuid.uuid4().hex[:6]}",
+        bootstrap=own_broker.bootstrap,
+        sessions=create_session_factory(engine),
+        handlers={"bookmark.saved": flaky},
+        max_attempts=2,
+        retry_base_seconds=0.01,
     )
     task = asyncio.create_task(consumer.run())
     producer = create_producer(own_broker.bootstrap)

@@ -47,8 +47,12 @@ async def record_effect(session: AsyncSession, event: BookmarkSaved) -> None:
 
 def runner(bootstrap: str, engine: AsyncEngine) -> ConsumerRunner:
     return ConsumerRunner(
-        service=f"plumbing-{uuid.uuid4().hex[:6]}", bootstrap=bootstrap, sessions=create_session_factory(engine),
-        handlers={"bookmark.saved": record_effect}, max_attempts=3, retry_base_seconds=0.05,
+        service=f"plumbing-{uuid.uuid4().hex[:6]}",
+        bootstrap=bootstrap,
+        sessions=create_session_factory(engine),
+        handlers={"bookmark.saved": record_effect},
+        max_attempts=3,
+        retry_base_seconds=0.05,
     )
 
 
@@ -59,8 +63,9 @@ async def test_event_written_while_broker_is_down_is_delivered_once_it_is_back(
     user = uuid.uuid4()
     own_broker.stop()
     await write_outbox(engine, [saved(user, 1)])
-    relay = OutboxRelay(service="plumbing", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
-                        poll_interval=0.2)
+    relay = OutboxRelay(
+        service="plumbing", engine=engine, database_url=url, bootstrap=own_broker.bootstrap, poll_interval=0.2
+    )
     consumer = runner(own_broker.bootstrap, engine)
     tasks = [asyncio.create_task(relay.run()), asyncio.create_task(consumer.run())]
     try:
@@ -78,7 +83,9 @@ async def test_event_written_while_broker_is_down_is_delivered_once_it_is_back(
 
         async def published() -> bool:
             async with engine.connect() as conn:
-                return (await conn.execute(text("SELECT count(*) FROM outbox WHERE published_at IS NULL"))).scalar() == 0
+                return (
+                    await conn.execute(text("SELECT count(*) FROM outbox WHERE published_at IS NULL"))
+                ).scalar() == 0
 
         await eventually(published)
         await asyncio.sleep(0.5)
@@ -129,8 +136,9 @@ async def test_events_of_one_key_arrive_in_order(
     # Interleaved across users and spread over many transactions, like real traffic.
     for start in range(0, 60, 6):
         await write_outbox(engine, [saved(u, seq) for seq in range(start, start + 6) for u in users])
-    relay = OutboxRelay(service="plumbing", engine=engine, database_url=url, bootstrap=own_broker.bootstrap,
-                        batch_size=25)
+    relay = OutboxRelay(
+        service="plumbing", engine=engine, database_url=url, bootstrap=own_broker.bootstrap, batch_size=25
+    )
     consumer = runner(own_broker.bootstrap, engine)
     tasks = [asyncio.create_task(relay.run()), asyncio.create_task(consumer.run())]
     try:
@@ -249,9 +257,13 @@ async def _send_all(bootstrap: str, events: list[BookmarkSaved | bytes], key: by
 async def _transactions_of(engine: AsyncEngine, user: uuid.UUID) -> int:
     """How many transactions wrote the effects of ``user`` (rows of one transaction share xmin)."""
     async with engine.connect() as conn:
-        return int((await conn.execute(
-            text("SELECT count(DISTINCT xmin::text) FROM effects WHERE user_id = :u"), {"u": str(user)}
-        )).scalar_one())
+        return int(
+            (
+                await conn.execute(
+                    text("SELECT count(DISTINCT xmin::text) FROM effects WHERE user_id = :u"), {"u": str(user)}
+                )
+            ).scalar_one()
+        )
 
 
 async def test_a_fetched_batch_is_applied_in_one_transaction_with_its_event_ids(
@@ -269,9 +281,15 @@ async def test_a_fetched_batch_is_applied_in_one_transaction_with_its_event_ids(
         assert [seq for _, seq in applied] == list(range(40))
         assert await _transactions_of(engine, user) < 40  # per-event transactions would give 40
         async with engine.connect() as conn:
-            same_tx = (await conn.execute(text(
-                "SELECT count(*) FROM effects e JOIN processed_events p ON p.event_id = e.event_id "
-                "WHERE e.user_id = :u AND e.xmin::text = p.xmin::text"), {"u": str(user)})).scalar_one()
+            same_tx = (
+                await conn.execute(
+                    text(
+                        "SELECT count(*) FROM effects e JOIN processed_events p ON p.event_id = e.event_id "
+                        "WHERE e.user_id = :u AND e.xmin::text = p.xmin::text"
+                    ),
+                    {"u": str(user)},
+                )
+            ).scalar_one()
         assert same_tx == 40
     finally:
         task.cancel()
@@ -305,8 +323,10 @@ async def test_events_a_filter_declines_are_skipped_without_a_transaction(
     user = uuid.uuid4()
     await _send_all(own_broker.bootstrap, [saved(user, n) for n in range(1, 7)], key=str(user).encode())
     consumer = ConsumerRunner(
-        service=f"plumbing-{uuid.uuid4().hex[:6]}", bootstrap=own_broker.bootstrap,
-        sessions=create_session_factory(engine), handlers={"bookmark.saved": record_effect},
+        service=f"plumbing-{uuid.uuid4().hex[:6]}",
+        bootstrap=own_broker.bootstrap,
+        sessions=create_session_factory(engine),
+        handlers={"bookmark.saved": record_effect},
         filters={"bookmark.saved": lambda e: int(e.clientBookmarkId) % 2 == 0},
     )
     task = asyncio.create_task(consumer.run())
@@ -329,8 +349,9 @@ async def test_a_batch_handler_gets_a_batch_s_new_events_at_once_in_order_and_fa
     _, engine = scratch_db
     user = uuid.uuid4()
     events: list[BookmarkSaved | bytes] = [saved(user, seq) for seq in range(30)]
-    await _send_all(own_broker.bootstrap, [*events, events[3], saved(user, "boom"), saved(user, 30)],
-                    key=str(user).encode())
+    await _send_all(
+        own_broker.bootstrap, [*events, events[3], saved(user, "boom"), saved(user, 30)], key=str(user).encode()
+    )
     sizes: list[int] = []
 
     async def record_many(session: AsyncSession, batch: Sequence[BookmarkSaved]) -> None:
@@ -339,9 +360,13 @@ async def test_a_batch_handler_gets_a_batch_s_new_events_at_once_in_order_and_fa
             await record_effect(session, event)
 
     consumer = ConsumerRunner(
-        service=f"plumbing-{uuid.uuid4().hex[:6]}", bootstrap=own_broker.bootstrap,
-        sessions=create_session_factory(engine), handlers={"bookmark.saved": record_effect},
-        batch_handlers={"bookmark.saved": record_many}, max_attempts=2, retry_base_seconds=0.05,
+        service=f"plumbing-{uuid.uuid4().hex[:6]}",
+        bootstrap=own_broker.bootstrap,
+        sessions=create_session_factory(engine),
+        handlers={"bookmark.saved": record_effect},
+        batch_handlers={"bookmark.saved": record_many},
+        max_attempts=2,
+        retry_base_seconds=0.05,
     )
     task = asyncio.create_task(consumer.run())
     try:

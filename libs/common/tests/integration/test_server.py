@@ -102,7 +102,9 @@ async def test_keep_alive_requests_each_get_their_own_head_budget(server: str) -
             writer.write(one)
             head = await reader.readuntil(b"\r\n\r\n")
             assert head.startswith(b"HTTP/1.1 200 ")
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+            length = next(
+                int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+            )
             await reader.readexactly(length)
     finally:
         writer.close()

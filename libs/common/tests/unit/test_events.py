@@ -26,13 +26,24 @@ from common.events import (
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 U = uuid.uuid4()
 SAMPLES = [
-    BookmarkSaved(userId=U, clientBookmarkId="b", url="https://e.com", normalizedUrl="https://e.com/",
-                  domain="e.com", updatedAt=NOW),
+    BookmarkSaved(
+        userId=U,
+        clientBookmarkId="b",
+        url="https://e.com",
+        normalizedUrl="https://e.com/",
+        domain="e.com",
+        updatedAt=NOW,
+    ),
     BookmarkDeleted(userId=U, clientBookmarkId="b", deletedAt=NOW),
-    EnrichmentCompleted(userId=U, clientBookmarkId="b", normalizedUrl="https://e.com/",
-                        result=EnrichmentResult(normalizedUrl="https://e.com/", domain="e.com")),
-    EnrichmentFailed(userId=U, clientBookmarkId="b", normalizedUrl="https://e.com/", status="failed",
-                     errorCode="upstream-4xx"),
+    EnrichmentCompleted(
+        userId=U,
+        clientBookmarkId="b",
+        normalizedUrl="https://e.com/",
+        result=EnrichmentResult(normalizedUrl="https://e.com/", domain="e.com"),
+    ),
+    EnrichmentFailed(
+        userId=U, clientBookmarkId="b", normalizedUrl="https://e.com/", status="failed", errorCode="upstream-4xx"
+    ),
     UserUpdated(userId=U, isAnonymous=True, isPro=False, useAi=False),
     UserDeleted(userId=U),
     UserMerged(userId=U, sourceUserId=uuid.uuid4()),
@@ -62,8 +73,15 @@ def test_unknown_fields_are_ignored_and_bad_payloads_rejected() -> None:
 
 
 def _save(**flags: bool) -> BookmarkSaved:
-    return BookmarkSaved(userId=U, clientBookmarkId="b", url="https://e.com", normalizedUrl="https://e.com/",
-                         domain="e.com", updatedAt=NOW, **flags)
+    return BookmarkSaved(
+        userId=U,
+        clientBookmarkId="b",
+        url="https://e.com",
+        normalizedUrl="https://e.com/",
+        domain="e.com",
+        updatedAt=NOW,
+        **flags,
+    )
 
 
 def test_a_saved_event_tells_whether_the_url_or_liveness_may_have_changed() -> None:

@@ -26,8 +26,7 @@ def idp() -> Iterator[LocalJwksServer]:
 
 
 async def verify(idp: LocalJwksServer, token: str, **kw: object) -> dict[str, object]:
-    return await verify_jwt(token, jwks=JwksClient(idp.jwks_url, min_refetch_seconds=0), issuer=ISS, audience=AUD,
-                            **kw)  # type: ignore[arg-type]
+    return await verify_jwt(token, jwks=JwksClient(idp.jwks_url, min_refetch_seconds=0), issuer=ISS, audience=AUD, **kw)  # type: ignore[arg-type]
 
 
 async def test_valid_rs256_and_es256_tokens(idp: LocalJwksServer) -> None:
@@ -65,8 +64,12 @@ async def test_hs256_signed_with_the_public_key_is_refused(idp: LocalJwksServer)
 
 async def test_algorithm_must_match_the_key_type(idp: LocalJwksServer) -> None:
     # An RS256 token presented under the EC key's kid.
-    token = pyjwt.encode({"sub": "x", "iss": ISS, "aud": AUD, "exp": int(time.time()) + 60, "iat": int(time.time())},
-                         idp.rsa_key, algorithm="RS256", headers={"kid": idp.ec_kid})
+    token = pyjwt.encode(
+        {"sub": "x", "iss": ISS, "aud": AUD, "exp": int(time.time()) + 60, "iat": int(time.time())},
+        idp.rsa_key,
+        algorithm="RS256",
+        headers={"kid": idp.ec_kid},
+    )
     with pytest.raises(TokenError, match="does not match"):
         await verify(idp, token)
 
@@ -80,8 +83,7 @@ async def test_algorithm_must_match_the_key_type(idp: LocalJwksServer) -> None:
         ({"nbf": int(time.time()) + 3600}, 600, "not yet valid"),
     ],
 )
-async def test_claims_are_checked(idp: LocalJwksServer, claims: dict[str, object], expires_in: int,
-                                  match: str) -> None:
+async def test_claims_are_checked(idp: LocalJwksServer, claims: dict[str, object], expires_in: int, match: str) -> None:
     with pytest.raises(TokenError, match=match):
         await verify(idp, idp.mint(claims=claims, expires_in=expires_in))
 

@@ -19,7 +19,9 @@ async def engine() -> AsyncEngine:
     await engine.dispose()
 
 
-async def _hold(sessions: SessionFactory, name: str, order: list[str], open_now: list[int], release: asyncio.Event) -> None:
+async def _hold(
+    sessions: SessionFactory, name: str, order: list[str], open_now: list[int], release: asyncio.Event
+) -> None:
     async with sessions():
         order.append(name)
         open_now[0] += 1

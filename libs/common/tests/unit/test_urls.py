@@ -176,10 +176,31 @@ def _outcome(convert: Any, host: str) -> str:
 
 
 PLAIN_EDGES = [
-    "example.com", "EXAMPLE.Com", "s12.example", "1.2.3.4", "a", "a-b.c", "a--b.com", "ab--c.com",
-    "xn--bcher-kva.example", "XN--BCHER-KVA.example", "xn--zz.example", "ab-.com", "-ab.com", "a_b.com",
-    "a..b", ".", "a." + "b" * 63, "a." + "b" * 64, ".".join(["a" * 63] * 4), ".".join(["a" * 63] * 5),
-    "www.example.com", "-", "a-", "0-0.0", "x" * 64,
+    "example.com",
+    "EXAMPLE.Com",
+    "s12.example",
+    "1.2.3.4",
+    "a",
+    "a-b.c",
+    "a--b.com",
+    "ab--c.com",
+    "xn--bcher-kva.example",
+    "XN--BCHER-KVA.example",
+    "xn--zz.example",
+    "ab-.com",
+    "-ab.com",
+    "a_b.com",
+    "a..b",
+    ".",
+    "a." + "b" * 63,
+    "a." + "b" * 64,
+    ".".join(["a" * 63] * 4),
+    ".".join(["a" * 63] * 5),
+    "www.example.com",
+    "-",
+    "a-",
+    "0-0.0",
+    "x" * 64,
 ]
 
 

@@ -20,9 +20,22 @@ class Model(BaseModel):
 @pytest.mark.parametrize(
     "value",
     [
-        1700000000, 1.5, "1", "1700000000", "1700000000.5", "-1", "", "yesterday", "2026-01-31",
-        "2026-13-45T00:00:00Z", True, [], {},
-        "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+14:00", "10000-01-01T00:00:00Z",
+        1700000000,
+        1.5,
+        "1",
+        "1700000000",
+        "1700000000.5",
+        "-1",
+        "",
+        "yesterday",
+        "2026-01-31",
+        "2026-13-45T00:00:00Z",
+        True,
+        [],
+        {},
+        "9999-12-31T23:59:59-23:59",
+        "0001-01-01T00:00:00+14:00",
+        "10000-01-01T00:00:00Z",
     ],
 )
 def test_timestamps_refused(value: object) -> None:
@@ -69,12 +82,11 @@ def test_unpaired_surrogates_are_refused(value: str) -> None:
 
 
 def test_paired_surrogates_from_json_are_ordinary_text() -> None:
-    assert Model.model_validate_json('{"text": "\\ud83d\\ude00"}').text == "\U0001F600"
-    assert is_storable("\U0001F600")
+    assert Model.model_validate_json('{"text": "\\ud83d\\ude00"}').text == "\U0001f600"
+    assert is_storable("\U0001f600")
 
 
 def test_text_without_nul_passes_and_strict_text_refuses_numbers() -> None:
     assert Model(text="héllo \u2028", strict="x", items=["a"]).text == "héllo \u2028"
     with pytest.raises(ValidationError):
         Model(strict=1)
-

@@ -111,20 +111,29 @@ class LocalJwksServer:
         PyJWT refuses to write such headers; attackers do not ask it.
         """
         now = int(time.time())
-        payload = {"iss": self.issuer, "aud": self.audience, "sub": sub or uuid.uuid4().hex, "iat": now,
-                   "exp": now + 600, **(claims or {})}
+        payload = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "sub": sub or uuid.uuid4().hex,
+            "iat": now,
+            "exp": now + 600,
+            **(claims or {}),
+        }
         signing_input = f"{_b64url(header)}.{_b64url(payload)}".encode()
         signature = RSAAlgorithm(RSAAlgorithm.SHA256).sign(signing_input, self.rsa_key)
         return f"{signing_input.decode()}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
 
     def hostile_header_tokens(self, *, sub: str | None = None, claims: dict[str, Any] | None = None) -> dict[str, str]:
         """Otherwise valid tokens whose header ``alg`` or ``kid`` is not a string, by name."""
-        odd: dict[str, Any] = {"number": 256, "list": ["RS256"], "object": {"RS256": True}, "null": None,
-                               "bool": True}
-        tokens = {f"alg {name}": self.forge({"alg": v, "kid": self.rsa_kid, "typ": "JWT"}, sub=sub, claims=claims)
-                  for name, v in odd.items()}
-        tokens |= {f"kid {name}": self.forge({"alg": "RS256", "kid": v, "typ": "JWT"}, sub=sub, claims=claims)
-                   for name, v in odd.items()}
+        odd: dict[str, Any] = {"number": 256, "list": ["RS256"], "object": {"RS256": True}, "null": None, "bool": True}
+        tokens = {
+            f"alg {name}": self.forge({"alg": v, "kid": self.rsa_kid, "typ": "JWT"}, sub=sub, claims=claims)
+            for name, v in odd.items()
+        }
+        tokens |= {
+            f"kid {name}": self.forge({"alg": "RS256", "kid": v, "typ": "JWT"}, sub=sub, claims=claims)
+            for name, v in odd.items()
+        }
         tokens["kid list of the real kid"] = self.forge({"alg": "RS256", "kid": [self.rsa_kid]}, sub=sub, claims=claims)
         return tokens
 

@@ -72,14 +72,20 @@ async def test_killed_postgres_and_broker_are_restarted(supervised_infra: Stack)
 
     old = _pid(stack, "postgres")
     os.kill(old, signal.SIGKILL)
-    await asyncio.to_thread(wait_until, lambda: stack.postgres.running and _pid(stack, "postgres") != old,  # type: ignore[union-attr]
-                            "postgres restarted")
+    await asyncio.to_thread(
+        wait_until,
+        lambda: stack.postgres.running and _pid(stack, "postgres") != old,  # type: ignore[union-attr]
+        "postgres restarted",
+    )
     assert await eventually(lambda: _query_when_up(stack), timeout=HANG_GUARD) == 1  # same data: nothing lost
 
     old = _pid(stack, "kafka")
     os.kill(old, signal.SIGKILL)
-    await asyncio.to_thread(wait_until, lambda: stack.broker.running and _pid(stack, "kafka") != old,  # type: ignore[union-attr]
-                            "broker restarted")
+    await asyncio.to_thread(
+        wait_until,
+        lambda: stack.broker.running and _pid(stack, "kafka") != old,  # type: ignore[union-attr]
+        "broker restarted",
+    )
     # The healer starts the broker, then re-creates the topics: wait for both before producing.
     assert await eventually(lambda: _configured_partitions(stack.kafka_bootstrap), timeout=HANG_GUARD)
     producer = AIOKafkaProducer(bootstrap_servers=stack.kafka_bootstrap, enable_idempotence=False)
@@ -126,11 +132,17 @@ def test_launcher_restarts_a_killed_postgres(tmp_path: Path) -> None:
     env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
     pg_port, kafka_port = free_ports(2)
     with scratch_data_dir("devstack-launcher-", fallback=tmp_path / "data") as data_dir:
-        env |= {"DEVSTACK_DATA_DIR": str(data_dir.parent if os.geteuid() == 0 else data_dir),
-                "DEVSTACK_PG_PORT": str(pg_port), "DEVSTACK_KAFKA_PORT": str(kafka_port)}
+        env |= {
+            "DEVSTACK_DATA_DIR": str(data_dir.parent if os.geteuid() == 0 else data_dir),
+            "DEVSTACK_PG_PORT": str(pg_port),
+            "DEVSTACK_KAFKA_PORT": str(kafka_port),
+        }
         launcher = subprocess.Popen(
-            [sys.executable, "-m", "devstack", "infra"], env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True,
+            [sys.executable, "-m", "devstack", "infra"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         lines: list[str] = []
         assert launcher.stdout is not None
@@ -143,8 +155,9 @@ def test_launcher_restarts_a_killed_postgres(tmp_path: Path) -> None:
             postmaster.kill()
             wait_until(lambda: any("devstack: postgres restarted" in line for line in lines), "postgres restarted")
             wait_until(
-                lambda: any(p.name() == "postgres" and p.pid != postmaster.pid
-                            for p in psutil.Process(launcher.pid).children()),
+                lambda: any(
+                    p.name() == "postgres" and p.pid != postmaster.pid for p in psutil.Process(launcher.pid).children()
+                ),
                 "a new postmaster",
             )
         finally:

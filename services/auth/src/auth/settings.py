@@ -44,8 +44,14 @@ class Settings(CommonSettings):
     idp_b_audience: str | None = Field(None, validation_alias="IDP_B_AUDIENCE")
 
     @field_validator(
-        "idp_a_jwks_url", "idp_a_issuer", "idp_a_audience", "idp_b_jwks_url", "idp_b_issuer", "idp_b_audience",
-        "signing_keys_dir", mode="before",
+        "idp_a_jwks_url",
+        "idp_a_issuer",
+        "idp_a_audience",
+        "idp_b_jwks_url",
+        "idp_b_issuer",
+        "idp_b_audience",
+        "signing_keys_dir",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:

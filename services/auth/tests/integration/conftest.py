@@ -75,9 +75,10 @@ def make_settings(infra: Any, idp_a: LocalJwksServer, idp_b: LocalJwksServer) ->
 @asynccontextmanager
 async def running(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The app with its lifespan, and a client that calls it in-process (peer address 127.0.0.1)."""
-    async with LifespanManager(app, startup_timeout=60, shutdown_timeout=60), httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://auth.test"
-    ) as client:
+    async with (
+        LifespanManager(app, startup_timeout=60, shutdown_timeout=60),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://auth.test") as client,
+    ):
         yield client
 
 

@@ -31,9 +31,7 @@ async def test_patch_settings_changes_consent_at_once_and_emits_user_updated(api
     assert (await api.client.get("/v1/me/settings", headers=headers)).json() == {"useAi": True}
     entitlements = await api.client.get(f"/internal/users/{user_id}/entitlements")
     assert entitlements.json() == {"exists": True, "useAi": True, "isPro": False}
-    _, event = await consume(
-        "user.updated", lambda e: e.get("userId") == user_id and e.get("useAi") is True
-    )
+    _, event = await consume("user.updated", lambda e: e.get("userId") == user_id and e.get("useAi") is True)
     assert event == {**event, "type": "user.updated", "isAnonymous": True, "isPro": False, "version": 1}
 
     back = await api.client.patch("/v1/me/settings", json={"useAi": False}, headers=headers)
@@ -116,7 +114,9 @@ async def test_admin_validates_user_and_body(api: Any, admin_token: str) -> None
     )
     assert unknown.status_code == 404
     assert unknown.json()["code"] == "not-found"
-    not_a_uuid = await api.client.put("/v1/admin/users/nope/subscription", json={"isPro": True}, headers=_admin(admin_token))
+    not_a_uuid = await api.client.put(
+        "/v1/admin/users/nope/subscription", json={"isPro": True}, headers=_admin(admin_token)
+    )
     assert not_a_uuid.status_code == 400
     assert "userId" in not_a_uuid.json()["message"]
     for body in (b"{", b"{}", b'{"isPro": "yes"}', b"[]", b""):
@@ -149,8 +149,9 @@ async def test_admin_api_does_not_exist_without_admin_token(make_settings: Any, 
 
 async def test_an_empty_admin_token_also_disables_the_admin_api(make_settings: Any, run_app: Any) -> None:
     async with run_app(make_settings(admin_token="")) as client:
-        response = await client.put(f"/v1/admin/users/{uuid.uuid4()}/subscription", json={"isPro": True},
-                                    headers={"X-Admin-Token": ""})
+        response = await client.put(
+            f"/v1/admin/users/{uuid.uuid4()}/subscription", json={"isPro": True}, headers={"X-Admin-Token": ""}
+        )
 
     assert response.status_code == 404
 

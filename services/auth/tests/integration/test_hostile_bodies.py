@@ -23,9 +23,7 @@ async def routes(api: Any, admin_token: str) -> list[tuple[str, str, dict[str, s
     ]
 
 
-@pytest.mark.parametrize(
-    "body", [b"{", b'{"a": }', b"\xff\xfe", b"{'single': 'quotes'}", b'{"x": 1} trailing']
-)
+@pytest.mark.parametrize("body", [b"{", b'{"a": }', b"\xff\xfe", b"{'single': 'quotes'}", b'{"x": 1} trailing'])
 async def test_malformed_json_is_invalid_request_everywhere(api: Any, routes: Any, body: bytes) -> None:
     before = await api.table_counts()
     for method, path, headers in routes:

@@ -107,16 +107,18 @@ async def test_link_attaches_the_identity_to_the_anonymous_user(api: Any, consum
     user = response.json()["user"]
     assert user["id"] == anonymous["user"]["id"]
     assert user["isAnonymous"] is False
-    assert (user["displayName"], user["email"], user["photoUrl"]) == ("Grace", "grace@example.com", "https://idp-a.test/g.png")
+    assert (user["displayName"], user["email"], user["photoUrl"]) == (
+        "Grace",
+        "grace@example.com",
+        "https://idp-a.test/g.png",
+    )
     assert (await api.me(anonymous["accessToken"])).json() == user
     # The identity now signs into this very user.
     again = await api.sign_in_a(api.id_token_a(sub))
     assert again.json()["user"]["id"] == user["id"]
     # The old session keeps working: linking does not log the device out.
     assert (await api.refresh(anonymous["refreshToken"])).status_code == 200
-    _, event = await consume(
-        "user.updated", lambda e: _user_updated_for(user["id"])(e) and e["isAnonymous"] is False
-    )
+    _, event = await consume("user.updated", lambda e: _user_updated_for(user["id"])(e) and e["isAnonymous"] is False)
     assert event["isPro"] is False and event["useAi"] is False
 
 
@@ -288,9 +290,7 @@ async def test_an_identity_token_within_the_clock_leeway_is_accepted(api: Any, i
 
 
 async def test_hostile_profile_claims_are_dropped(api: Any) -> None:
-    token = api.id_token_a(
-        name=["not", "a", "string"], email="not-an-email", picture="javascript:alert(1)"
-    )
+    token = api.id_token_a(name=["not", "a", "string"], email="not-an-email", picture="javascript:alert(1)")
 
     response = await api.sign_in_a(token)
 

@@ -76,7 +76,12 @@ async def test_me_returns_the_user_without_envelope(api: Any) -> None:
 
 
 async def test_me_without_or_with_a_malformed_authorization_is_unauthorized(api: Any) -> None:
-    for headers in ({}, {"Authorization": "Basic abc"}, {"Authorization": "Bearer "}, {"Authorization": "Bearer x.y.z"}):
+    for headers in (
+        {},
+        {"Authorization": "Basic abc"},
+        {"Authorization": "Bearer "},
+        {"Authorization": "Bearer x.y.z"},
+    ):
         response = await api.client.get("/v1/me", headers=headers)
 
         assert response.status_code == 401, headers
@@ -193,11 +198,20 @@ async def test_each_rotation_gets_a_fresh_full_lifetime(api: Any) -> None:
 
     async with api.db.connect() as conn:
         lifetimes = (
-            await conn.execute(
-                text("SELECT expires_at - created_at FROM refresh_tokens WHERE token_hash = ANY(:h)"),
-                {"h": [hashlib.sha256(t.encode()).digest() for t in (session["refreshToken"], rotated["refreshToken"])]},
+            (
+                await conn.execute(
+                    text("SELECT expires_at - created_at FROM refresh_tokens WHERE token_hash = ANY(:h)"),
+                    {
+                        "h": [
+                            hashlib.sha256(t.encode()).digest()
+                            for t in (session["refreshToken"], rotated["refreshToken"])
+                        ]
+                    },
+                )
             )
-        ).scalars().all()
+            .scalars()
+            .all()
+        )
 
     assert lifetimes == [timedelta(seconds=2_592_000)] * 2
 
@@ -221,9 +235,7 @@ async def test_unknown_and_garbage_refresh_tokens_are_rejected_and_change_nothin
     tokens = ["", "x", "not-a-token" * 50, "🙂", str(uuid.uuid4()), "a" * 43, "' OR 1=1 --"]
     bodies = [json.dumps({"refreshToken": t}).encode() for t in tokens]
     for body in bodies:
-        response = await api.client.post(
-            "/v1/auth/refresh", content=body, headers={"content-type": "application/json"}
-        )
+        response = await api.client.post("/v1/auth/refresh", content=body, headers={"content-type": "application/json"})
 
         assert response.status_code == 401, body
         assert response.json() == {
@@ -232,9 +244,7 @@ async def test_unknown_and_garbage_refresh_tokens_are_rejected_and_change_nothin
         }
     # A lone surrogate (valid JSON, not UTF-8) or a NUL is text no service stores: the field is invalid.
     for body in (b'{"refreshToken": "\\ud800"}', b'{"refreshToken": "a\\u0000b"}'):
-        response = await api.client.post(
-            "/v1/auth/refresh", content=body, headers={"content-type": "application/json"}
-        )
+        response = await api.client.post("/v1/auth/refresh", content=body, headers={"content-type": "application/json"})
         assert response.status_code == 400, body
         assert response.json()["code"] == "invalid-request"
         assert "refreshToken" in response.json()["message"]

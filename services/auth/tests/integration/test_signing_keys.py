@@ -31,7 +31,9 @@ async def _kids(client: Any) -> list[str]:
     return [k["kid"] for k in (await client.get("/v1/auth/jwks")).json()["keys"]]
 
 
-async def test_the_first_start_creates_one_key_and_restarts_keep_it(infra: Any, make_settings: Any, run_app: Any) -> None:
+async def test_the_first_start_creates_one_key_and_restarts_keep_it(
+    infra: Any, make_settings: Any, run_app: Any
+) -> None:
     url = infra.fresh_database("auth")
     settings = make_settings(database_url=url)
 
@@ -80,7 +82,9 @@ async def test_a_rotation_in_the_database_keeps_old_tokens_valid(infra: Any, mak
     async with engine.begin() as conn:
         await conn.execute(text("UPDATE signing_keys SET retired_at = now()"))
         await conn.execute(
-            text("INSERT INTO signing_keys (kid, private_pem, created_at) VALUES (:k, :p, now() + interval '1 second')"),
+            text(
+                "INSERT INTO signing_keys (kid, private_pem, created_at) VALUES (:k, :p, now() + interval '1 second')"
+            ),
             {"k": new_key.kid, "p": new_key.private_pem()},
         )
     await engine.dispose()

@@ -17,7 +17,11 @@ def test_profile_comes_from_name_email_picture() -> None:
     )
 
     assert (identity.provider, identity.subject) == ("idp-a", "123")
-    assert (identity.display_name, identity.email, identity.photo_url) == ("Ada", "ada@example.com", "https://x.test/a.png")
+    assert (identity.display_name, identity.email, identity.photo_url) == (
+        "Ada",
+        "ada@example.com",
+        "https://x.test/a.png",
+    )
 
 
 def test_missing_or_odd_profile_claims_become_null() -> None:
@@ -30,7 +34,8 @@ def test_missing_or_odd_profile_claims_become_null() -> None:
 
 def test_oversized_claims_are_cut_or_dropped() -> None:
     identity = identity_from_claims(
-        "idp-a", {"sub": "s", "name": "n" * 5000, "email": "e" * 400 + "@x.test", "picture": "https://x.test/" + "p" * 3000}
+        "idp-a",
+        {"sub": "s", "name": "n" * 5000, "email": "e" * 400 + "@x.test", "picture": "https://x.test/" + "p" * 3000},
     )
 
     assert identity.display_name == "n" * 256

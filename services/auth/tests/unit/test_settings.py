@@ -8,8 +8,14 @@ from pydantic import ValidationError
 from auth.settings import Settings
 
 _AUTH_VARS = (
-    "ACCESS_TOKEN_TTL_SECONDS", "REFRESH_TOKEN_TTL_SECONDS", "ADMIN_TOKEN", "AUTH_HOST", "AUTH_PORT",
-    "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE", "AUTH_SIGNING_KEYS_DIR", "DATABASE_URL_AUTH",
+    "ACCESS_TOKEN_TTL_SECONDS",
+    "REFRESH_TOKEN_TTL_SECONDS",
+    "ADMIN_TOKEN",
+    "AUTH_HOST",
+    "AUTH_PORT",
+    "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE",
+    "AUTH_SIGNING_KEYS_DIR",
+    "DATABASE_URL_AUTH",
     *(f"IDP_{p}_{part}" for p in "AB" for part in ("JWKS_URL", "ISSUER", "AUDIENCE")),
 )
 
@@ -50,7 +56,11 @@ def test_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.anonymous_rate_limit_per_minute == 5
     provider = settings.identity_provider("idp-b")
     assert provider is not None
-    assert (provider.jwks_url, provider.issuers, provider.audience) == ("https://idp-b.test/keys", ("https://idp-b.test",), "app")
+    assert (provider.jwks_url, provider.issuers, provider.audience) == (
+        "https://idp-b.test/keys",
+        ("https://idp-b.test",),
+        "app",
+    )
 
 
 def test_several_issuers_may_be_listed(monkeypatch: pytest.MonkeyPatch) -> None:

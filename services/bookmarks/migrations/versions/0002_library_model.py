@@ -17,7 +17,6 @@ branch_labels = None
 depends_on = None
 
 
-
 def _new_bookmark_columns() -> list[sa.Column[object]]:
     return [
         sa.Column("user_tags", ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")),

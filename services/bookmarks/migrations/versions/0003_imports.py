@@ -22,8 +22,11 @@ def upgrade() -> None:
     metadata.create_all(bind=op.get_bind(), checkfirst=True)
     # An import merges each item into the live bookmark with its normalized URL: one index probe each.
     op.create_index(
-        _INDEX, "bookmarks", ["owner_uid", "normalized_url"],
-        postgresql_where=sa.text("deleted_at IS NULL"), if_not_exists=True,
+        _INDEX,
+        "bookmarks",
+        ["owner_uid", "normalized_url"],
+        postgresql_where=sa.text("deleted_at IS NULL"),
+        if_not_exists=True,
     )
 
 

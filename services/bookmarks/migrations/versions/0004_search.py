@@ -47,8 +47,12 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.execute("DROP FUNCTION IF EXISTS search_fold(text)")
-    for function in ("search_fields_vector(regconfig, text, text, text)", "search_head_vector(regconfig, text)",
-                     "search_page_vector(regconfig, text)", "search_stems(regconfig, text)"):
+    for function in (
+        "search_fields_vector(regconfig, text, text, text)",
+        "search_head_vector(regconfig, text)",
+        "search_page_vector(regconfig, text)",
+        "search_stems(regconfig, text)",
+    ):
         op.execute(f"DROP FUNCTION IF EXISTS {function}")
     for name in _INDEXES:
         op.drop_index(name, table_name="bookmarks", if_exists=True)

@@ -26,8 +26,10 @@ depends_on = None
 
 FUNCTION_SQL = Path(__file__).with_name("0006_wire_document.sql")
 DROP_TRIGGER = "DROP TRIGGER IF EXISTS bookmarks_wire_document ON bookmarks"
-CREATE_TRIGGER = ("CREATE TRIGGER bookmarks_wire_document BEFORE INSERT OR UPDATE ON bookmarks "
-                  "FOR EACH ROW EXECUTE FUNCTION bookmark_wire_document()")
+CREATE_TRIGGER = (
+    "CREATE TRIGGER bookmarks_wire_document BEFORE INSERT OR UPDATE ON bookmarks "
+    "FOR EACH ROW EXECUTE FUNCTION bookmark_wire_document()"
+)
 
 
 def upgrade() -> None:

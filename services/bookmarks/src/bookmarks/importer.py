@@ -78,7 +78,11 @@ class _Batch:
             write = CollectionWrite(name=name, parent_id=parent)
             try:
                 record = collection_rules.write_collection(
-                    None, self.live_parents, owner=self.owner, collection_id=collection_id, write=write,
+                    None,
+                    self.live_parents,
+                    owner=self.owner,
+                    collection_id=collection_id,
+                    write=write,
                     position=_PLACEHOLDER,
                 )
             except NestingError:
@@ -140,10 +144,17 @@ def _report_rows(import_id: uuid.UUID, batch: _Batch) -> list[dict[str, Any]]:
     rows = []
     for item, applied in batch.outcomes:
         record_id = applied.record.client_bookmark_id if applied.record is not None else None
-        rows.append({
-            "import_id": import_id, "ordinal": item.ordinal, "line": item.line, "url": item.url,
-            "outcome": applied.outcome, "reason": item.reason, "client_bookmark_id": record_id,
-        })
+        rows.append(
+            {
+                "import_id": import_id,
+                "ordinal": item.ordinal,
+                "line": item.line,
+                "url": item.url,
+                "outcome": applied.outcome,
+                "reason": item.reason,
+                "client_bookmark_id": record_id,
+            }
+        )
     return rows
 
 

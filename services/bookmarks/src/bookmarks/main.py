@@ -37,9 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
         jwks = JwksClient(settings.jwks_url)
         app.state.settings = settings
-        app.state.verifier = AccessTokenVerifier(
-            jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience
-        )
+        app.state.verifier = AccessTokenVerifier(jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
         try:
             async with service_backbone(
                 app, service=SERVICE, settings=settings, database_url=settings.database_url, handlers=HANDLERS

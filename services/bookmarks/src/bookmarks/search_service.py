@@ -26,7 +26,12 @@ class SearchPage:
 
 
 async def search(
-    *, sessions: SessionFactory, owner: uuid.UUID, q: str | None, limit: int, cursor: str | None,
+    *,
+    sessions: SessionFactory,
+    owner: uuid.UUID,
+    q: str | None,
+    limit: int,
+    cursor: str | None,
     cursor_secret: str,
 ) -> SearchPage:
     """One page of the owner's live bookmarks matching ``q`` (400 on a bad query or cursor)."""

@@ -94,7 +94,9 @@ def _bookmark_event(record: Bookmark, *, created: bool = False) -> Event:
 
 def _collection_event(record: Collection) -> CollectionChanged:
     return CollectionChanged(
-        userId=record.owner_uid, collectionId=record.collection_id, deleted=record.is_deleted,
+        userId=record.owner_uid,
+        collectionId=record.collection_id,
+        deleted=record.is_deleted,
         updatedAt=record.updated_at,
     )
 
@@ -275,7 +277,12 @@ async def delete_collection(*, sessions: SessionFactory, owner: uuid.UUID, colle
 
 
 async def read_delta(
-    *, sessions: SessionFactory, owner: uuid.UUID, cursor: str | None, limit: int, cursor_secret: str,
+    *,
+    sessions: SessionFactory,
+    owner: uuid.UUID,
+    cursor: str | None,
+    limit: int,
+    cursor_secret: str,
     documents: DeltaDocuments,
 ) -> DeltaPage:
     """One page of the user's stream strictly after ``cursor``; ``next_cursor`` is None at the end."""
@@ -374,7 +381,8 @@ async def _positions(session: AsyncSession, owner: uuid.UUID, count: int) -> Seq
 
 async def _move_bookmarks(session: AsyncSession, source: uuid.UUID, target: uuid.UUID) -> list[Event]:
     winners = [
-        b for b in await repository.all_for_owner(session, source)
+        b
+        for b in await repository.all_for_owner(session, source)
         if rules.incoming_wins(await repository.get_for_update(session, target, b.client_bookmark_id), b)
     ]
     events: list[Event] = []
@@ -388,7 +396,8 @@ async def _move_bookmarks(session: AsyncSession, source: uuid.UUID, target: uuid
 
 async def _move_collections(session: AsyncSession, source: uuid.UUID, target: uuid.UUID) -> list[Event]:
     winners = [
-        c for c in await repository.all_collections_for_owner(session, source)
+        c
+        for c in await repository.all_collections_for_owner(session, source)
         if collection_rules.incoming_wins(
             await repository.get_collection_for_update(session, target, c.collection_id), c
         )

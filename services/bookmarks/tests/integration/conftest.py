@@ -155,7 +155,11 @@ class Library:
 
 
 async def sync_library(
-    http: httpx.AsyncClient, user: User, library: Library | None = None, *, cursor: str | None = None,
+    http: httpx.AsyncClient,
+    user: User,
+    library: Library | None = None,
+    *,
+    cursor: str | None = None,
     limit: int = 200,
 ) -> Library:
     """Follow the delta stream to its end from ``library.cursor`` (or ``cursor`` for a new library),

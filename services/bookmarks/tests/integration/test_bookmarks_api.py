@@ -7,10 +7,30 @@ from typing import Any
 import httpx
 
 BOOKMARK_FIELDS = {
-    "ownerUid", "clientBookmarkId", "url", "normalizedUrl", "domain", "title", "description", "thumbnailUrl",
-    "summary", "saveWhy", "tags", "enrichmentStatus", "snapshotStatus", "lastErrorCode", "isFavorite",
-    "collectionIds", "notes", "clientSavedAt", "lastOpenedAt", "createdAt", "updatedAt", "enrichedAt",
-    "userTags", "isArchived",
+    "ownerUid",
+    "clientBookmarkId",
+    "url",
+    "normalizedUrl",
+    "domain",
+    "title",
+    "description",
+    "thumbnailUrl",
+    "summary",
+    "saveWhy",
+    "tags",
+    "enrichmentStatus",
+    "snapshotStatus",
+    "lastErrorCode",
+    "isFavorite",
+    "collectionIds",
+    "notes",
+    "clientSavedAt",
+    "lastOpenedAt",
+    "createdAt",
+    "updatedAt",
+    "enrichedAt",
+    "userTags",
+    "isArchived",
 }
 
 
@@ -40,8 +60,19 @@ async def test_create_returns_every_field_with_defaults(http: httpx.AsyncClient,
 
 
 async def test_put_merges_present_fields_and_keeps_absent_ones(http: httpx.AsyncClient, user: Any) -> None:
-    await put(http, user, "m1", {"url": "https://a.example/", "title": "T", "notes": "n", "isFavorite": True,
-                                 "collectionIds": ["c1", "c2"], "clientSavedAt": "2026-01-02T03:04:05Z"})
+    await put(
+        http,
+        user,
+        "m1",
+        {
+            "url": "https://a.example/",
+            "title": "T",
+            "notes": "n",
+            "isFavorite": True,
+            "collectionIds": ["c1", "c2"],
+            "clientSavedAt": "2026-01-02T03:04:05Z",
+        },
+    )
     response = await put(http, user, "m1", {"url": "https://a.example/", "notes": None, "collectionIds": ["c3"]})
     data = response.json()["data"]
     assert data["title"] == "T"  # absent: kept
@@ -71,8 +102,10 @@ async def test_url_change_resets_enrichment(http: httpx.AsyncClient, user: Any, 
 
     async with bookmarks_app.state.sessions() as session, session.begin():
         await session.execute(
-            text("UPDATE bookmarks SET summary='s', tags='{x}', enrichment_status='completed', title='Old' "
-                 "WHERE owner_uid=:o AND client_bookmark_id='u1'"),
+            text(
+                "UPDATE bookmarks SET summary='s', tags='{x}', enrichment_status='completed', title='Old' "
+                "WHERE owner_uid=:o AND client_bookmark_id='u1'"
+            ),
             {"o": user.id},
         )
     data = (await put(http, user, "u1", {"url": "https://new.example/"})).json()["data"]
@@ -102,8 +135,9 @@ async def test_delete_of_unknown_id_records_a_tombstone(http: httpx.AsyncClient,
 
 async def test_collections_replace_and_clear(http: httpx.AsyncClient, user: Any, sync: Any) -> None:
     await put(http, user, "c1", {"url": "https://c.example/", "collectionIds": ["a"]})
-    response = await http.put("/v1/bookmarks/c1/collections", json={"collectionIds": ["x", "y", "x"]},
-                              headers=user.headers)
+    response = await http.put(
+        "/v1/bookmarks/c1/collections", json={"collectionIds": ["x", "y", "x"]}, headers=user.headers
+    )
     assert response.status_code == 204
     live, _, _ = await sync(user)
     assert live["c1"]["collectionIds"] == ["x", "y"]
@@ -140,8 +174,12 @@ async def test_users_are_isolated_on_every_endpoint(http: httpx.AsyncClient, mak
 
 
 async def test_bearer_token_is_required(http: httpx.AsyncClient, access_jwks: Any) -> None:
-    for method, path in [("GET", "/v1/bookmarks/delta"), ("PUT", "/v1/bookmarks/x"),
-                         ("DELETE", "/v1/bookmarks/x"), ("PUT", "/v1/bookmarks/x/collections")]:
+    for method, path in [
+        ("GET", "/v1/bookmarks/delta"),
+        ("PUT", "/v1/bookmarks/x"),
+        ("DELETE", "/v1/bookmarks/x"),
+        ("PUT", "/v1/bookmarks/x/collections"),
+    ]:
         response = await http.request(method, path, json={"url": "https://x.example/", "collectionIds": []})
         assert response.status_code == 401, (method, path)
         assert response.json()["code"] == "unauthorized"

@@ -28,7 +28,11 @@ async def test_initial_sync_of_empty_stream(http: httpx.AsyncClient, user: Any) 
     assert response.status_code == 200
     assert response.json() == {
         "data": {
-            "cursor": None, "nextCursor": None, "upserts": [], "tombstones": [], "collections": [],
+            "cursor": None,
+            "nextCursor": None,
+            "upserts": [],
+            "tombstones": [],
+            "collections": [],
             "collectionTombstones": [],
         }
     }
@@ -77,9 +81,7 @@ async def test_same_cursor_same_page_and_resume_replays_last_page(http: httpx.As
     assert [r["clientBookmarkId"] for r in c["upserts"]] == ["s2", "s3"]
 
 
-async def test_tampered_truncated_and_foreign_cursors_are_rejected(
-    http: httpx.AsyncClient, make_user: Any
-) -> None:
+async def test_tampered_truncated_and_foreign_cursors_are_rejected(http: httpx.AsyncClient, make_user: Any) -> None:
     alice, bob = make_user(), make_user()
     for i in range(2):
         await http.put(f"/v1/bookmarks/t{i}", json={"url": f"https://t{i}.example/"}, headers=alice.headers)
@@ -111,11 +113,18 @@ async def test_a_write_blocked_behind_an_open_transaction_is_not_skipped(
     async with sessions() as session:
         await session.begin()
         position, _ = await repository.allocate_positions(session, user.id)
-        await repository.put_bookmark(session, Bookmark(
-            owner_uid=user.id, client_bookmark_id="slow", url="https://slow.example/",
-            normalized_url="https://slow.example/", domain="slow.example", created_at=position,
-            updated_at=position,
-        ))
+        await repository.put_bookmark(
+            session,
+            Bookmark(
+                owner_uid=user.id,
+                client_bookmark_id="slow",
+                url="https://slow.example/",
+                normalized_url="https://slow.example/",
+                domain="slow.example",
+                created_at=position,
+                updated_at=position,
+            ),
+        )
         fast = asyncio.create_task(
             http.put("/v1/bookmarks/fast", json={"url": "https://fast.example/"}, headers=user.headers)
         )
@@ -146,7 +155,7 @@ async def test_concurrent_writers_and_cursor_following_readers_converge(
                 response = await http.delete(f"/v1/bookmarks/{bid}", headers=user.headers)
                 assert response.status_code == 204
             else:
-                body = {"url": f"https://{bid}.example/", "title": f"w{seed}-{n}", "isFavorite": rng.random() < .5}
+                body = {"url": f"https://{bid}.example/", "title": f"w{seed}-{n}", "isFavorite": rng.random() < 0.5}
                 response = await http.put(f"/v1/bookmarks/{bid}", json=body, headers=user.headers)
                 assert response.status_code == 200
 
@@ -174,10 +183,12 @@ async def test_concurrent_writers_and_cursor_following_readers_converge(
     results = await asyncio.gather(*readers)
 
     async with bookmarks_app.state.sessions() as session:
-        rows = (await session.execute(
-            text("SELECT client_bookmark_id, title, deleted_at, updated_at FROM bookmarks WHERE owner_uid = :o"),
-            {"o": user.id},
-        )).all()
+        rows = (
+            await session.execute(
+                text("SELECT client_bookmark_id, title, deleted_at, updated_at FROM bookmarks WHERE owner_uid = :o"),
+                {"o": user.id},
+            )
+        ).all()
     server_live = {r.client_bookmark_id: r.title for r in rows if r.deleted_at is None}
     server_dead = {r.client_bookmark_id for r in rows if r.deleted_at is not None}
     for live, dead in results:
@@ -201,8 +212,12 @@ async def test_concurrent_bookmark_and_collection_writers_and_readers_converge(
         for n in range(30):
             roll = rng.random()
             if roll < 0.35:
-                body = {"url": f"https://{n}.example/", "title": f"w{seed}-{n}",
-                        "collectionIds": rng.sample(cids, rng.randint(0, 3)), "userTags": [f"t{seed}"]}
+                body = {
+                    "url": f"https://{n}.example/",
+                    "title": f"w{seed}-{n}",
+                    "collectionIds": rng.sample(cids, rng.randint(0, 3)),
+                    "userTags": [f"t{seed}"],
+                }
                 response = await http.put(f"/v1/bookmarks/{rng.choice(bids)}", json=body, headers=user.headers)
                 assert response.status_code == 200, response.text
             elif roll < 0.5:
@@ -233,18 +248,20 @@ async def test_concurrent_bookmark_and_collection_writers_and_readers_converge(
     async with bookmarks_app.state.sessions() as session:
         stored_bookmarks = await repository.all_for_owner(session, user.id)
         stored_collections = await repository.all_collections_for_owner(session, user.id)
-    server_bookmarks = {b.client_bookmark_id: (b.title, list(b.collection_ids), list(b.user_tags))
-                        for b in stored_bookmarks if not b.is_deleted}
+    server_bookmarks = {
+        b.client_bookmark_id: (b.title, list(b.collection_ids), list(b.user_tags))
+        for b in stored_bookmarks
+        if not b.is_deleted
+    }
     server_collections = {c.collection_id: (c.name, c.parent_id) for c in stored_collections if not c.is_deleted}
     assert server_collections  # the run did exercise collections
     for library in results:
-        assert {bid: (r["title"], r["collectionIds"], r["userTags"]) for bid, r in library.bookmarks.items()} \
-            == server_bookmarks
+        assert {
+            bid: (r["title"], r["collectionIds"], r["userTags"]) for bid, r in library.bookmarks.items()
+        } == server_bookmarks
         assert set(library.bookmark_tombstones) == {b.client_bookmark_id for b in stored_bookmarks if b.is_deleted}
         assert {cid: (r["name"], r["parentId"]) for cid, r in library.collections.items()} == server_collections
-        assert set(library.collection_tombstones) == {
-            c.collection_id for c in stored_collections if c.is_deleted
-        }
+        assert set(library.collection_tombstones) == {c.collection_id for c in stored_collections if c.is_deleted}
 
 
 ODD_TEXT = 'quote " backslash \\ newline \n tab \t ctrl \x01 sep \u2028 emoji 😀 ünïcode </script>'
@@ -281,15 +298,32 @@ async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering
         await repository.set_pro(session, user.id, is_pro)
         position, _ = await repository.allocate_positions(session, user.id, 6)
         full = _every_field_set(user.id, position)
-        bare = Bookmark(user.id, "bare", "https://b.example/", "https://b.example/", "b.example",
-                        created_at=position, updated_at=position + timedelta(microseconds=1))
-        dead = dataclasses.replace(bare, client_bookmark_id="dead", updated_at=position + timedelta(microseconds=2),
-                                   deleted_at=position + timedelta(microseconds=2))
+        bare = Bookmark(
+            user.id,
+            "bare",
+            "https://b.example/",
+            "https://b.example/",
+            "b.example",
+            created_at=position,
+            updated_at=position + timedelta(microseconds=1),
+        )
+        dead = dataclasses.replace(
+            bare,
+            client_bookmark_id="dead",
+            updated_at=position + timedelta(microseconds=2),
+            deleted_at=position + timedelta(microseconds=2),
+        )
         for record in (full, bare, dead):
             await repository.put_bookmark(session, record)
         folder = Collection(user.id, "c1", ODD_TEXT, position, position + timedelta(microseconds=3), parent_id="c0")
-        gone = Collection(user.id, "c2", "x", position, position + timedelta(microseconds=4),
-                          deleted_at=position + timedelta(microseconds=4))
+        gone = Collection(
+            user.id,
+            "c2",
+            "x",
+            position,
+            position + timedelta(microseconds=4),
+            deleted_at=position + timedelta(microseconds=4),
+        )
         for collection in (folder, gone):
             await repository.put_collection(session, collection)
 

@@ -24,17 +24,27 @@ from devstack.testing import eventually
 
 def result_for(url: str, **overrides: Any) -> EnrichmentResult:
     values: dict[str, Any] = {
-        "normalizedUrl": url, "domain": "e.example", "title": "Server title", "description": "Server desc",
-        "thumbnailUrl": "https://e.example/t.png", "summary": "A summary. Two sentences.",
-        "saveWhy": "Saved because it matters.", "tags": ["alpha", "beta"], "snapshotStatus": "ready",
+        "normalizedUrl": url,
+        "domain": "e.example",
+        "title": "Server title",
+        "description": "Server desc",
+        "thumbnailUrl": "https://e.example/t.png",
+        "summary": "A summary. Two sentences.",
+        "saveWhy": "Saved because it matters.",
+        "tags": ["alpha", "beta"],
+        "snapshotStatus": "ready",
     }
     return EnrichmentResult(**(values | overrides))
 
 
 async def test_writes_are_published_through_the_outbox(http: httpx.AsyncClient, user: Any, infra: Any) -> None:
     consumer = AIOKafkaConsumer(
-        "bookmark.saved", "bookmark.deleted", bootstrap_servers=infra.kafka_bootstrap,
-        group_id=f"test-{uuid.uuid4().hex}", auto_offset_reset="earliest", enable_auto_commit=False,
+        "bookmark.saved",
+        "bookmark.deleted",
+        bootstrap_servers=infra.kafka_bootstrap,
+        group_id=f"test-{uuid.uuid4().hex}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
     )
     await consumer.start()
     try:
@@ -66,12 +76,18 @@ async def test_writes_are_published_through_the_outbox(http: httpx.AsyncClient, 
 async def test_enrichment_completed_is_applied_and_streamed(
     http: httpx.AsyncClient, user: Any, publish: Any, sync: Any
 ) -> None:
-    await http.put("/v1/bookmarks/en1", json={"url": "https://e.example/page", "title": "Mine"},
-                   headers=user.headers)
+    await http.put("/v1/bookmarks/en1", json={"url": "https://e.example/page", "title": "Mine"}, headers=user.headers)
     _, _, cursor = await sync(user)
     enriched_at = datetime(2026, 11, 1, tzinfo=UTC)
-    await publish(EnrichmentCompleted(userId=user.id, clientBookmarkId="en1", normalizedUrl="https://e.example/page",
-                                      result=result_for("https://e.example/page"), enrichedAt=enriched_at))
+    await publish(
+        EnrichmentCompleted(
+            userId=user.id,
+            clientBookmarkId="en1",
+            normalizedUrl="https://e.example/page",
+            result=result_for("https://e.example/page"),
+            enrichedAt=enriched_at,
+        )
+    )
 
     async def applied() -> Any:
         live, _, _ = await sync(user, cursor)
@@ -104,13 +120,20 @@ async def test_result_arriving_before_the_bookmark_is_applied_on_create(
 ) -> None:
     url = "https://early.example/"
     page = "Die Häuser an der Straße werden im Frühling gestrichen."
-    await publish(EnrichmentCompleted(userId=user.id, clientBookmarkId="early", normalizedUrl=url,
-                                      result=result_for(url, title="Early title", text=page, language="de")))
+    await publish(
+        EnrichmentCompleted(
+            userId=user.id,
+            clientBookmarkId="early",
+            normalizedUrl=url,
+            result=result_for(url, title="Early title", text=page, language="de"),
+        )
+    )
 
     async def parked() -> bool:
         async with bookmarks_app.state.sessions() as session:
-            found = await session.execute(text("SELECT 1 FROM pending_enrichments WHERE owner_uid = :o"),
-                                          {"o": user.id})
+            found = await session.execute(
+                text("SELECT 1 FROM pending_enrichments WHERE owner_uid = :o"), {"o": user.id}
+            )
             return found.first() is not None
 
     await eventually(parked)
@@ -118,18 +141,25 @@ async def test_result_arriving_before_the_bookmark_is_applied_on_create(
     assert data["enrichmentStatus"] == "completed" and data["title"] == "Early title"
     # The page's language joins the user's search languages, so its words are found by their stems.
     async with bookmarks_app.state.sessions() as session:
-        configs = (await session.execute(text("SELECT search_configs FROM user_streams WHERE owner_uid = :o"),
-                                         {"o": user.id})).scalar_one()
+        configs = (
+            await session.execute(text("SELECT search_configs FROM user_streams WHERE owner_uid = :o"), {"o": user.id})
+        ).scalar_one()
     assert configs == ["german"]
     found = await http.get("/v1/bookmarks/search", params={"q": "haus"}, headers=user.headers)
     assert [r["bookmark"]["clientBookmarkId"] for r in found.json()["data"]["results"]] == ["early"]
 
 
-async def test_failures_set_status_and_error_code(http: httpx.AsyncClient, user: Any, publish: Any,
-                                                  sync: Any) -> None:
+async def test_failures_set_status_and_error_code(http: httpx.AsyncClient, user: Any, publish: Any, sync: Any) -> None:
     await http.put("/v1/bookmarks/f1", json={"url": "https://f.example/"}, headers=user.headers)
-    await publish(EnrichmentFailed(userId=user.id, clientBookmarkId="f1", normalizedUrl="https://f.example/",
-                                   status="failed", errorCode="upstream-4xx"))
+    await publish(
+        EnrichmentFailed(
+            userId=user.id,
+            clientBookmarkId="f1",
+            normalizedUrl="https://f.example/",
+            status="failed",
+            errorCode="upstream-4xx",
+        )
+    )
 
     async def failed() -> Any:
         live, _, _ = await sync(user)
@@ -149,7 +179,8 @@ async def test_user_deleted_purges_everything_and_refuses_late_writes(
         async with bookmarks_app.state.sessions() as session:
             condition = "IS NOT NULL" if published else "IS NULL"
             rows = await session.execute(
-                text(f"SELECT count(*) FROM outbox WHERE key = :k AND published_at {condition}"), {"k": str(user.id)})
+                text(f"SELECT count(*) FROM outbox WHERE key = :k AND published_at {condition}"), {"k": str(user.id)}
+            )
             return int(rows.scalar_one())
 
     await eventually(lambda: _is_zero(outbox_rows(published=False)))
@@ -159,9 +190,13 @@ async def test_user_deleted_purges_everything_and_refuses_late_writes(
     async def purged() -> bool:
         async with bookmarks_app.state.sessions() as session:
             rows = await session.execute(
-                text("SELECT (SELECT count(*) FROM bookmarks WHERE owner_uid = :o) + "
-                     "(SELECT count(*) FROM user_streams WHERE owner_uid = :o) + "
-                     "(SELECT count(*) FROM outbox WHERE key = :k) AS n"), {"o": user.id, "k": str(user.id)})
+                text(
+                    "SELECT (SELECT count(*) FROM bookmarks WHERE owner_uid = :o) + "
+                    "(SELECT count(*) FROM user_streams WHERE owner_uid = :o) + "
+                    "(SELECT count(*) FROM outbox WHERE key = :k) AS n"
+                ),
+                {"o": user.id, "k": str(user.id)},
+            )
             return rows.one().n == 0
 
     await eventually(purged)
@@ -173,14 +208,18 @@ async def test_merge_moves_bookmarks_later_update_wins(
     http: httpx.AsyncClient, make_user: Any, publish: Any, sync: Any
 ) -> None:
     owner, anon = make_user(), make_user()
-    await http.put("/v1/bookmarks/shared-old", json={"url": "https://o.example/", "title": "anon-older"},
-                   headers=anon.headers)
-    await http.put("/v1/bookmarks/shared-old", json={"url": "https://o.example/", "title": "owner-newer"},
-                   headers=owner.headers)
-    await http.put("/v1/bookmarks/shared-new", json={"url": "https://n.example/", "title": "owner-older"},
-                   headers=owner.headers)
-    await http.put("/v1/bookmarks/shared-new", json={"url": "https://n.example/", "title": "anon-newer"},
-                   headers=anon.headers)
+    await http.put(
+        "/v1/bookmarks/shared-old", json={"url": "https://o.example/", "title": "anon-older"}, headers=anon.headers
+    )
+    await http.put(
+        "/v1/bookmarks/shared-old", json={"url": "https://o.example/", "title": "owner-newer"}, headers=owner.headers
+    )
+    await http.put(
+        "/v1/bookmarks/shared-new", json={"url": "https://n.example/", "title": "owner-older"}, headers=owner.headers
+    )
+    await http.put(
+        "/v1/bookmarks/shared-new", json={"url": "https://n.example/", "title": "anon-newer"}, headers=anon.headers
+    )
     await http.put("/v1/bookmarks/anon-only", json={"url": "https://a.example/"}, headers=anon.headers)
     await http.delete("/v1/bookmarks/anon-gone", headers=anon.headers)
     _, _, owner_cursor = await sync(owner)
@@ -210,8 +249,12 @@ async def test_saved_events_tell_which_writes_change_the_url_or_revive(
 ) -> None:
     """Issue 15: enrichment's projection consumes only the saves that can change it; the event says which."""
     consumer = AIOKafkaConsumer(
-        "bookmark.saved", "bookmark.deleted", bootstrap_servers=infra.kafka_bootstrap,
-        group_id=f"test-{uuid.uuid4().hex}", auto_offset_reset="earliest", enable_auto_commit=False,
+        "bookmark.saved",
+        "bookmark.deleted",
+        bootstrap_servers=infra.kafka_bootstrap,
+        group_id=f"test-{uuid.uuid4().hex}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
     )
     await consumer.start()
     try:
@@ -239,7 +282,10 @@ async def test_saved_events_tell_which_writes_change_the_url_or_revive(
         assert [e.type for e in mine] == ["bookmark.saved"] * 2 + ["bookmark.deleted"] + ["bookmark.saved"] * 2
         saves = [e for e in mine if e.type == "bookmark.saved"]
         assert [(e.created, e.urlChanged, e.revived) for e in saves] == [
-            (True, False, False), (False, False, False), (False, False, True), (False, True, False)
+            (True, False, False),
+            (False, False, False),
+            (False, False, True),
+            (False, True, False),
         ]
         assert [e.changes_url_or_liveness() for e in saves] == [True, False, True, True]
     finally:

@@ -43,14 +43,34 @@ async def make_library(http: httpx.AsyncClient, bookmarks_app: Any, user: Any) -
     await put_col(http, user, "empty", {"name": "Empty"})
     await put_col(http, user, "gone", {"name": "Gone"})
     assert (await http.delete("/v1/collections/gone", headers=user.headers)).status_code == 204
-    await put_bm(http, user, "top", {"url": "https://top.example/a?x=1&y=2", "title": TITLE,
-                                     "description": "A <desc>\nover lines", "notes": "my notes\nline 2",
-                                     "userTags": ["rust", "web dev", "=cmd"], "isFavorite": True,
-                                     "clientSavedAt": "2024-03-01T10:00:00Z", "lastOpenedAt": "2024-03-02T11:00:00Z",
-                                     "thumbnailUrl": "https://img.example/t.png"})
-    await put_bm(http, user, "in-deep", {"url": "https://deep.example/", "title": "-1 weird title",
-                                         "collectionIds": ["deep", "work"], "isArchived": True,
-                                         "userTags": ["@home"]})
+    await put_bm(
+        http,
+        user,
+        "top",
+        {
+            "url": "https://top.example/a?x=1&y=2",
+            "title": TITLE,
+            "description": "A <desc>\nover lines",
+            "notes": "my notes\nline 2",
+            "userTags": ["rust", "web dev", "=cmd"],
+            "isFavorite": True,
+            "clientSavedAt": "2024-03-01T10:00:00Z",
+            "lastOpenedAt": "2024-03-02T11:00:00Z",
+            "thumbnailUrl": "https://img.example/t.png",
+        },
+    )
+    await put_bm(
+        http,
+        user,
+        "in-deep",
+        {
+            "url": "https://deep.example/",
+            "title": "-1 weird title",
+            "collectionIds": ["deep", "work"],
+            "isArchived": True,
+            "userTags": ["@home"],
+        },
+    )
     await put_bm(http, user, "in-work", {"url": "https://work.example/", "collectionIds": ["work"]})
     await put_bm(http, user, "unknown-col", {"url": "https://unknown.example/", "collectionIds": ["nope", "proj"]})
     await put_bm(http, user, "deleted", {"url": "https://deleted.example/"})
@@ -59,8 +79,13 @@ async def make_library(http: httpx.AsyncClient, bookmarks_app: Any, user: Any) -
         await session.execute(
             update(bookmarks_table)
             .where(bookmarks_table.c.owner_uid == user.id, bookmarks_table.c.client_bookmark_id == "in-work")
-            .values(summary="Server summary", tags=["ai", "ml"], enrichment_status="completed",
-                    title="Enriched title", enriched_at=datetime(2024, 5, 1, tzinfo=UTC))
+            .values(
+                summary="Server summary",
+                tags=["ai", "ml"],
+                enrichment_status="completed",
+                title="Enriched title",
+                enriched_at=datetime(2024, 5, 1, tzinfo=UTC),
+            )
         )
 
 
@@ -70,8 +95,10 @@ async def export(http: httpx.AsyncClient, user: Any, fmt: str) -> httpx.Response
     return response
 
 
-@pytest.mark.parametrize("params", [{}, {"format": ""}, {"format": "xml"}, {"format": "JSON"},
-                                    {"format": "x" * 5000}, {"format": "json\x00"}])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"format": ""}, {"format": "xml"}, {"format": "JSON"}, {"format": "x" * 5000}, {"format": "json\x00"}],
+)
 async def test_bad_or_missing_format_is_400(http: httpx.AsyncClient, user: Any, params: dict[str, str]) -> None:
     response = await http.get("/v1/exports", params=params, headers=user.headers)
     assert response.status_code == 400, response.text
@@ -165,7 +192,9 @@ async def test_csv_export_is_one_safe_row_per_bookmark(http: httpx.AsyncClient, 
     assert by_id["unknown-col"]["collections"] == "Work/Projects"
 
 
-async def test_netscape_export_nests_folders_and_escapes(http: httpx.AsyncClient, bookmarks_app: Any, user: Any) -> None:
+async def test_netscape_export_nests_folders_and_escapes(
+    http: httpx.AsyncClient, bookmarks_app: Any, user: Any
+) -> None:
     await make_library(http, bookmarks_app, user)
     response = await export(http, user, "netscape")
     assert response.headers["content-type"] == "text/html; charset=utf-8"
@@ -176,7 +205,7 @@ async def test_netscape_export_nests_folders_and_escapes(http: httpx.AsyncClient
     assert text.count("<DL><p>") == text.count("</DL><p>") == 5  # the root and four folders
     assert "Deep &amp; &lt;Dark&gt;</H3>" in text and "Gone" not in text and "deleted.example" not in text
     assert 'HREF="https://top.example/a?x=1&amp;y=2"' in text and 'TAGS="rust,web dev,=cmd"' in text
-    assert ">Fish &amp; \"Chips\" &lt;b&gt;&#10;2nd line</A>" in text
+    assert '>Fish &amp; "Chips" &lt;b&gt;&#10;2nd line</A>' in text
     assert 'ADD_DATE="1709287200"' in text and "<DD>A &lt;desc&gt;&#10;over lines" in text
     # Read back by the import parser: each bookmark in its first live collection's folder.
     items = {item.url: item for item in iter_items(io.BytesIO(response.content))}
@@ -200,22 +229,43 @@ async def bulk_load(bookmarks_app: Any, owner: uuid.UUID, count: int, collection
         normalized = normalize_url(url)
         ts = base + timedelta(seconds=i)
         folder = [collection_ids[i % len(collection_ids)]] if collection_ids and i % 3 else []
-        rows.append({"owner_uid": owner, "client_bookmark_id": f"bulk-{i:06d}", "url": url,
-                     "normalized_url": normalized.url, "domain": normalized.domain, "title": f"Page {i}",
-                     "created_at": ts, "updated_at": ts, "collection_ids": folder, "user_tags": ["bulk"]})
+        rows.append(
+            {
+                "owner_uid": owner,
+                "client_bookmark_id": f"bulk-{i:06d}",
+                "url": url,
+                "normalized_url": normalized.url,
+                "domain": normalized.domain,
+                "title": f"Page {i}",
+                "created_at": ts,
+                "updated_at": ts,
+                "collection_ids": folder,
+                "user_tags": ["bulk"],
+            }
+        )
     async with bookmarks_app.state.sessions() as session, session.begin():
         for start in range(0, count, 1000):
-            await session.execute(insert(bookmarks_table), rows[start:start + 1000])
+            await session.execute(insert(bookmarks_table), rows[start : start + 1000])
 
 
 async def asgi_get(app: Any, target: str, headers: dict[str, str]) -> tuple[int, list[bytes]]:
     """One GET straight through the ASGI interface (httpx's ASGITransport joins the body): the status
     and every body message the app sent, as sent."""
     path, _, query = target.partition("?")
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query.encode(),
-             "root_path": "", "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-             "client": ("127.0.0.1", 50000), "server": ("bookmarks.test", 80)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query.encode(),
+        "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("bookmarks.test", 80),
+    }
     sent: list[dict[str, Any]] = []
     requested, finished = False, asyncio.Event()
 
@@ -306,15 +356,29 @@ async def test_netscape_export_opens_in_a_browser(
     assert title == 'Fish & "Chips" <b>\n2nd line'
 
 
-CLIENT_FIELDS = ("url", "title", "description", "notes", "userTags", "isFavorite", "isArchived", "clientSavedAt",
-                 "lastOpenedAt", "thumbnailUrl", "normalizedUrl", "domain")
+CLIENT_FIELDS = (
+    "url",
+    "title",
+    "description",
+    "notes",
+    "userTags",
+    "isFavorite",
+    "isArchived",
+    "clientSavedAt",
+    "lastOpenedAt",
+    "thumbnailUrl",
+    "normalizedUrl",
+    "domain",
+)
 
 
 def collection_paths(library: Any) -> dict[str, tuple[str, ...]]:
     """Collection id → name path, from a synced library."""
+
     def path(cid: str) -> tuple[str, ...]:
         record = library.collections[cid]
         return (*path(record["parentId"]), record["name"]) if record["parentId"] else (record["name"],)
+
     return {cid: path(cid) for cid in library.collections}
 
 

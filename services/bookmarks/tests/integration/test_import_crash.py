@@ -94,7 +94,9 @@ async def test_an_import_killed_mid_way_resumes_and_imports_every_item_exactly_o
         with bookmarks_process(env) as (first, base):
             await wait_ready(base)
             async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-                response = await client.post("/v1/imports", headers=headers, files={"file": ("b.html", netscape(ITEMS))})
+                response = await client.post(
+                    "/v1/imports", headers=headers, files={"file": ("b.html", netscape(ITEMS))}
+                )
             assert response.status_code == 202, response.text
             import_id = uuid.UUID(response.json()["data"]["id"])
             processed = await wait_for_progress(engine, import_id, at_least=60)
@@ -140,12 +142,24 @@ async def check_exactly_once(engine: Any, import_id: uuid.UUID, user: uuid.UUID,
     assert record["created"] == distinct
     assert record["created"] + record["updated"] + record["unchanged"] + record["invalid"] == ITEMS
     async with engine.connect() as connection:
-        ordinals = (await connection.execute(
-            select(import_report.c.ordinal).where(import_report.c.import_id == import_id).order_by(import_report.c.ordinal)
-        )).scalars().all()
-        stored = (await connection.execute(
-            select(func.count(), func.count(func.distinct(bookmarks.c.normalized_url))).where(bookmarks.c.owner_uid == user)
-        )).one()
+        ordinals = (
+            (
+                await connection.execute(
+                    select(import_report.c.ordinal)
+                    .where(import_report.c.import_id == import_id)
+                    .order_by(import_report.c.ordinal)
+                )
+            )
+            .scalars()
+            .all()
+        )
+        stored = (
+            await connection.execute(
+                select(func.count(), func.count(func.distinct(bookmarks.c.normalized_url))).where(
+                    bookmarks.c.owner_uid == user
+                )
+            )
+        ).one()
         claims = (await connection.execute(select(imports.c.claims).where(imports.c.id == import_id))).scalar_one()
     assert list(ordinals) == list(range(ITEMS))  # one report row per item: none skipped, none twice
     assert tuple(stored) == (distinct, distinct)  # one bookmark per distinct URL: no item imported twice

@@ -40,8 +40,9 @@ NETSCAPE = b"""<!DOCTYPE NETSCAPE-Bookmark-file-1>
 """
 
 
-async def upload(http: httpx.AsyncClient, user: User, content: bytes, fmt: str | None = None,
-                 name: str = "export.html") -> httpx.Response:
+async def upload(
+    http: httpx.AsyncClient, user: User, content: bytes, fmt: str | None = None, name: str = "export.html"
+) -> httpx.Response:
     data = {"format": fmt} if fmt is not None else None
     return await http.post("/v1/imports", headers=user.headers, files={"file": (name, content)}, data=data)
 
@@ -199,9 +200,10 @@ async def test_malformed_uploads_are_400(
 
 
 async def test_too_many_parts_and_a_bad_format_value_are_400(http: httpx.AsyncClient, user: User) -> None:
-    parts = b"".join(
-        b'--XX\r\nContent-Disposition: form-data; name="p%d"\r\n\r\nx\r\n' % i for i in range(10)
-    ) + b"--XX--\r\n"
+    parts = (
+        b"".join(b'--XX\r\nContent-Disposition: form-data; name="p%d"\r\n\r\nx\r\n' % i for i in range(10))
+        + b"--XX--\r\n"
+    )
     response = await http.post(
         "/v1/imports", headers=user.headers | {"Content-Type": "multipart/form-data; boundary=XX"}, content=parts
     )

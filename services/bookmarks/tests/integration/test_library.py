@@ -42,15 +42,18 @@ async def del_col(http: httpx.AsyncClient, user: Any, cid: str) -> httpx.Respons
 # --- E1 -------------------------------------------------------------------------------------------------
 
 
-async def test_user_tags_and_archive_state_round_trip_and_merge(sync_lib: Any, http: httpx.AsyncClient, user: Any) -> None:
+async def test_user_tags_and_archive_state_round_trip_and_merge(
+    sync_lib: Any, http: httpx.AsyncClient, user: Any
+) -> None:
     body = {"url": "https://t.example/", "userTags": [" Rust ", "go", "RUST", "Go ", "web dev"], "isArchived": True}
     data = (await put_bm(http, user, "t1", body)).json()["data"]
     assert data["userTags"] == ["Rust", "go", "web dev"] and data["isArchived"] is True
     # Absent fields keep their values; present ones overwrite.
     data = (await put_bm(http, user, "t1", {"url": "https://t.example/", "title": "T"})).json()["data"]
     assert data["userTags"] == ["Rust", "go", "web dev"] and data["isArchived"] is True
-    data = (await put_bm(http, user, "t1", {"url": "https://t.example/", "userTags": [], "isArchived": False})
-            ).json()["data"]
+    data = (await put_bm(http, user, "t1", {"url": "https://t.example/", "userTags": [], "isArchived": False})).json()[
+        "data"
+    ]
     assert data["userTags"] == [] and data["isArchived"] is False
     library = await sync_lib(user)
     assert library.bookmarks["t1"]["userTags"] == [] and library.bookmarks["t1"]["isArchived"] is False
@@ -131,10 +134,21 @@ async def test_collection_create_merge_and_idempotency(sync_lib: Any, http: http
 
 @pytest.mark.parametrize(
     "body",
-    [{}, {"name": ""}, {"name": "   "}, {"name": "x" * 201}, {"name": 5}, {"name": "a\u0000"},
-     {"name": "A", "parentId": "ghost"}, {"name": "A", "parentId": "bad id!"}, {"name": "A", "parentId": 7}],
+    [
+        {},
+        {"name": ""},
+        {"name": "   "},
+        {"name": "x" * 201},
+        {"name": 5},
+        {"name": "a\u0000"},
+        {"name": "A", "parentId": "ghost"},
+        {"name": "A", "parentId": "bad id!"},
+        {"name": "A", "parentId": 7},
+    ],
 )
-async def test_bad_collection_writes_are_refused(sync_lib: Any, http: httpx.AsyncClient, user: Any, body: dict[str, Any]) -> None:
+async def test_bad_collection_writes_are_refused(
+    sync_lib: Any, http: httpx.AsyncClient, user: Any, body: dict[str, Any]
+) -> None:
     response = await put_col(http, user, "c1", body)
     assert response.status_code == 400, response.text
     assert response.json()["code"] == "invalid-request"
@@ -216,9 +230,7 @@ async def test_delete_moves_children_up_and_strips_the_id_from_bookmarks(
     assert (await del_col(http, user, "never-existed")).status_code == 204
 
 
-async def test_collections_share_the_stream_and_limit_counts_every_record(
-    http: httpx.AsyncClient, user: Any
-) -> None:
+async def test_collections_share_the_stream_and_limit_counts_every_record(http: httpx.AsyncClient, user: Any) -> None:
     await put_bm(http, user, "b1", {"url": "https://b1.example/"})
     await put_col(http, user, "c1", {"name": "C1"})
     await put_bm(http, user, "b2", {"url": "https://b2.example/"})
@@ -252,8 +264,12 @@ async def test_account_deletion_and_merge_cover_collections(
     await put_col(http, owner, "both", {"name": "owner-older"})
     await put_col(http, anon, "both", {"name": "anon-newer"})
     await put_col(http, anon, "anon-only", {"name": "Anon", "parentId": "both"})
-    await put_bm(http, anon, "tagged", {"url": "https://tg.example/", "userTags": ["k"], "isArchived": True,
-                                         "collectionIds": ["anon-only"]})
+    await put_bm(
+        http,
+        anon,
+        "tagged",
+        {"url": "https://tg.example/", "userTags": ["k"], "isArchived": True, "collectionIds": ["anon-only"]},
+    )
     await put_col(http, doomed, "mine", {"name": "Mine"})
     device = await sync_lib(owner)
 
@@ -273,8 +289,10 @@ async def test_account_deletion_and_merge_cover_collections(
 
     async def purged() -> bool:
         async with bookmarks_app.state.sessions() as session:
-            count = select(func.count()).select_from(collections_table).where(
-                collections_table.c.owner_uid.in_([doomed.id, anon.id])
+            count = (
+                select(func.count())
+                .select_from(collections_table)
+                .where(collections_table.c.owner_uid.in_([doomed.id, anon.id]))
             )
             return (await session.execute(count)).scalar_one() == 0
 
@@ -292,8 +310,12 @@ async def test_collections_are_per_user(sync_lib: Any, http: httpx.AsyncClient, 
 
 async def test_collection_changes_are_published_for_nudges(http: httpx.AsyncClient, user: Any, infra: Any) -> None:
     consumer = AIOKafkaConsumer(
-        "collection.changed", "bookmark.saved", bootstrap_servers=infra.kafka_bootstrap,
-        group_id=f"test-{uuid.uuid4().hex}", auto_offset_reset="earliest", enable_auto_commit=False,
+        "collection.changed",
+        "bookmark.saved",
+        bootstrap_servers=infra.kafka_bootstrap,
+        group_id=f"test-{uuid.uuid4().hex}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
     )
     await consumer.start()
     try:

@@ -52,8 +52,9 @@ async def _database_at_head(infra: Any) -> AsyncIterator[str]:
         await asyncio.to_thread(upgrade_head, migrations_dir=MIGRATIONS_DIR, url=url)
         yield url
     finally:
-        await _execute(base.render_as_string(hide_password=False), f'DROP DATABASE "{name}" WITH (FORCE)',
-                       autocommit=True)
+        await _execute(
+            base.render_as_string(hide_password=False), f'DROP DATABASE "{name}" WITH (FORCE)', autocommit=True
+        )
 
 
 # What 0006 adds, taken away again to go back to an earlier release.

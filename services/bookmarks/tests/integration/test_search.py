@@ -59,15 +59,23 @@ async def ids(http: httpx.AsyncClient, user: Any, q: str) -> list[str]:
 def enriched(user: Any, bookmark_id: str, page_text: str, language: str | None, **result: Any) -> EnrichmentCompleted:
     url = f"https://example.com/{bookmark_id}"
     values = {"normalizedUrl": url, "domain": "example.com", "text": page_text, "language": language} | result
-    return EnrichmentCompleted(userId=user.id, clientBookmarkId=bookmark_id, normalizedUrl=url,
-                               result=EnrichmentResult(**values))
+    return EnrichmentCompleted(
+        userId=user.id, clientBookmarkId=bookmark_id, normalizedUrl=url, result=EnrichmentResult(**values)
+    )
 
 
 Publish = Callable[[Any], Awaitable[None]]
 
 
-async def enrich(http: httpx.AsyncClient, publish: Publish, user: Any, bookmark_id: str, page_text: str,
-                 language: str | None, **result: Any) -> None:
+async def enrich(
+    http: httpx.AsyncClient,
+    publish: Publish,
+    user: Any,
+    bookmark_id: str,
+    page_text: str,
+    language: str | None,
+    **result: Any,
+) -> None:
     """Publish an enrichment result and wait until delta shows it."""
     await publish(enriched(user, bookmark_id, page_text, language, **result))
 
@@ -86,16 +94,40 @@ async def library(http: httpx.AsyncClient, user: Any, publish: Publish) -> Any:
     await put(http, user, "fr", title="Budget 2025", clientSavedAt="2025-01-02T10:00:00Z")
     await put(http, user, "de", title="Wohnen", clientSavedAt="2025-01-04T10:00:00Z")
     await put(http, user, "en-garden", title="Balcony ideas", clientSavedAt="2025-01-05T10:00:00Z")
-    await put(http, user, "climate", url="https://news.example.org/c", title="Climate change now",
-              notes="why it matters", isFavorite=True, collectionIds=["reading"],
-              clientSavedAt="2025-01-06T10:00:00Z", lastOpenedAt="2025-01-07T10:00:00Z")
-    await put(http, user, "climate-rev", title="Change of climate", userTags=["Science"],
-              clientSavedAt="2025-01-07T10:00:00Z")
-    await put(http, user, "py-title", url="https://docs.python.org/3/", title="Python tips",
-              clientSavedAt="2025-03-01T10:00:00Z")
+    await put(
+        http,
+        user,
+        "climate",
+        url="https://news.example.org/c",
+        title="Climate change now",
+        notes="why it matters",
+        isFavorite=True,
+        collectionIds=["reading"],
+        clientSavedAt="2025-01-06T10:00:00Z",
+        lastOpenedAt="2025-01-07T10:00:00Z",
+    )
+    await put(
+        http, user, "climate-rev", title="Change of climate", userTags=["Science"], clientSavedAt="2025-01-07T10:00:00Z"
+    )
+    await put(
+        http,
+        user,
+        "py-title",
+        url="https://docs.python.org/3/",
+        title="Python tips",
+        clientSavedAt="2025-03-01T10:00:00Z",
+    )
     await put(http, user, "py-notes", title="Misc", notes="python snakes python", clientSavedAt="2025-02-01T10:00:00Z")
-    await put(http, user, "py-tag", url="https://python.org/x", title="Snakes", userTags=["Python", "Café"],
-              isArchived=True, clientSavedAt="2025-01-20T10:00:00Z")
+    await put(
+        http,
+        user,
+        "py-tag",
+        url="https://python.org/x",
+        title="Snakes",
+        userTags=["Python", "Café"],
+        isArchived=True,
+        clientSavedAt="2025-01-20T10:00:00Z",
+    )
     await put(http, user, "xss", title='<script>alert("x")</script> python', clientSavedAt="2025-01-10T10:00:00Z")
     await enrich(http, publish, user, "fr", FRENCH, "fr", title=None)
     await enrich(http, publish, user, "de", GERMAN, "de", title=None)
@@ -170,8 +202,7 @@ async def test_filter_only_queries_are_newest_first_without_snippets(http: httpx
     assert all(r["snippet"] is None for r in await search(http, library, "is:unread"))
 
 
-async def test_title_and_tag_matches_rank_above_notes_then_newest_first(http: httpx.AsyncClient,
-                                                                       library: Any) -> None:
+async def test_title_and_tag_matches_rank_above_notes_then_newest_first(http: httpx.AsyncClient, library: Any) -> None:
     assert await ids(http, library, "python") == ["py-title", "py-tag", "xss", "py-notes"]
 
 
@@ -215,8 +246,11 @@ async def test_cursor_tampering_and_reuse_with_another_query_are_refused(
     cursor = first["nextCursor"]
     assert cursor
     assert (await search_raw(http, library, "PYTHON", limit=1, cursor=cursor)).status_code == 200
-    for q, bad in (("snakes", cursor), ("python", cursor[:-2] + ("A" if cursor[-2] != "A" else "B") + cursor[-1]),
-                   ("python", "garbage")):
+    for q, bad in (
+        ("snakes", cursor),
+        ("python", cursor[:-2] + ("A" if cursor[-2] != "A" else "B") + cursor[-1]),
+        ("python", "garbage"),
+    ):
         response = await search_raw(http, library, q, cursor=bad)
         assert response.status_code == 400 and response.json()["code"] == "invalid-cursor", (q, bad)
     other = make_user()
@@ -269,8 +303,10 @@ async def test_page_text_is_searchable_once_enrichment_is_visible_and_survives_l
 async def _search_rows(bookmarks_app: Any, owner: uuid.UUID) -> int:
     async with bookmarks_app.state.sessions() as session:
         found = await session.execute(
-            text("SELECT count(*) FROM bookmarks WHERE owner_uid = :o AND (search_vector <> '' "
-                 "OR search_page_text IS NOT NULL OR search_tags <> '{}')"),
+            text(
+                "SELECT count(*) FROM bookmarks WHERE owner_uid = :o AND (search_vector <> '' "
+                "OR search_page_text IS NOT NULL OR search_tags <> '{}')"
+            ),
             {"o": owner},
         )
         return int(found.scalar_one())

@@ -89,8 +89,9 @@ class Doc:
     language: str | None = None
 
     def fields(self) -> SearchDocument:
-        return SearchDocument(title=self.title, tags=self.tags, user_tags=self.user_tags, notes=self.notes,
-                              summary=self.summary)
+        return SearchDocument(
+            title=self.title, tags=self.tags, user_tags=self.user_tags, notes=self.notes, summary=self.summary
+        )
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,9 @@ LONG = "x" * 10_001
         ({"url": "https://e.com/", "collectionIds": [""]}, "invalid-request", "collectionIds"),
     ],
 )
-async def test_bad_bodies(http: httpx.AsyncClient, user: Any, sync: Any, body: Any, code: str,
-                          field: str | None) -> None:
+async def test_bad_bodies(
+    http: httpx.AsyncClient, user: Any, sync: Any, body: Any, code: str, field: str | None
+) -> None:
     response = await http.put("/v1/bookmarks/v1", json=body, headers=user.headers)
     assert response.status_code == 400, response.text
     error = response.json()
@@ -70,8 +71,9 @@ async def test_bad_limits(http: httpx.AsyncClient, user: Any, limit: str) -> Non
 
 async def test_body_over_one_mib_is_413(http: httpx.AsyncClient, user: Any) -> None:
     body = b'{"url": "https://e.com/", "notes": "' + b"x" * (1024 * 1024) + b'"}'
-    response = await http.put("/v1/bookmarks/big", content=body,
-                              headers={**user.headers, "content-type": "application/json"})
+    response = await http.put(
+        "/v1/bookmarks/big", content=body, headers={**user.headers, "content-type": "application/json"}
+    )
     assert response.status_code == 413
     assert response.json()["code"] == "payload-too-large"
 
@@ -117,8 +119,9 @@ async def test_nul_text_and_bad_timestamps_are_refused(
 async def test_unpaired_surrogates_are_refused(http: httpx.AsyncClient, user: Any, sync: Any, field: str) -> None:
     # Valid JSON (an escaped lone surrogate) that no UTF-8 database can store.
     raw = '{"url": "https://e.com/", "' + field + '": "https://e.com/a\\ud800b"}'
-    response = await http.put("/v1/bookmarks/s1", content=raw.encode(),
-                              headers={**user.headers, "content-type": "application/json"})
+    response = await http.put(
+        "/v1/bookmarks/s1", content=raw.encode(), headers={**user.headers, "content-type": "application/json"}
+    )
     assert response.status_code == 400, response.text
     assert response.json()["code"] == "invalid-request" and field in response.json()["message"]
     live, dead, _ = await sync(user)
@@ -126,8 +129,11 @@ async def test_unpaired_surrogates_are_refused(http: httpx.AsyncClient, user: An
 
 
 async def test_nul_in_an_update_changes_nothing(http: httpx.AsyncClient, user: Any, sync: Any) -> None:
-    created = await http.put("/v1/bookmarks/n2", json={"url": "https://e.com/", "title": "kept",
-                                                       "collectionIds": ["c1"]}, headers=user.headers)
+    created = await http.put(
+        "/v1/bookmarks/n2",
+        json={"url": "https://e.com/", "title": "kept", "collectionIds": ["c1"]},
+        headers=user.headers,
+    )
     assert created.status_code == 200
     for path, body in [
         ("/v1/bookmarks/n2", {"url": "https://e.com/", "title": NUL}),
@@ -142,10 +148,15 @@ async def test_nul_in_an_update_changes_nothing(http: httpx.AsyncClient, user: A
 
 
 async def test_timestamps_are_stored_as_the_same_instant(http: httpx.AsyncClient, user: Any) -> None:
-    response = await http.put("/v1/bookmarks/t1", json={"url": "https://e.com/",
-                                                        "clientSavedAt": "0001-01-01T00:00:00-01:00",
-                                                        "lastOpenedAt": "9999-12-31T23:59:59+00:00"},
-                              headers=user.headers)
+    response = await http.put(
+        "/v1/bookmarks/t1",
+        json={
+            "url": "https://e.com/",
+            "clientSavedAt": "0001-01-01T00:00:00-01:00",
+            "lastOpenedAt": "9999-12-31T23:59:59+00:00",
+        },
+        headers=user.headers,
+    )
     assert response.status_code == 200, response.text
     data = response.json()["data"]
     assert data["clientSavedAt"].startswith("0001-01-01T01:00:00")
@@ -161,19 +172,30 @@ async def test_altered_cursors_are_invalid_cursor(http: httpx.AsyncClient, user:
     ok = await http.get("/v1/bookmarks/delta", params={"cursor": cursor}, headers=user.headers)
     assert ok.status_code == 200
     body, mac = cursor.split(".")
-    for altered in [cursor + "!", cursor + "~", cursor + " ", " " + cursor, cursor + "=", f"{body}=.{mac}",
-                    f"{body}.{mac}==", cursor + "\u0000"]:
+    for altered in [
+        cursor + "!",
+        cursor + "~",
+        cursor + " ",
+        " " + cursor,
+        cursor + "=",
+        f"{body}=.{mac}",
+        f"{body}.{mac}==",
+        cursor + "\u0000",
+    ]:
         response = await http.get("/v1/bookmarks/delta", params={"cursor": altered}, headers=user.headers)
         assert response.status_code == 400, (altered, response.text)
         assert response.json()["code"] == "invalid-cursor"
 
 
-async def test_non_string_alg_or_kid_in_the_token_header_is_401(http: httpx.AsyncClient, user: Any,
-                                                                  access_jwks: Any, sync: Any) -> None:
+async def test_non_string_alg_or_kid_in_the_token_header_is_401(
+    http: httpx.AsyncClient, user: Any, access_jwks: Any, sync: Any
+) -> None:
     hostile = access_jwks.hostile_header_tokens(sub=str(user.id), claims={"jti": "j"})
     for name, token in hostile.items():
-        for method, path, body in (("GET", "/v1/bookmarks/delta", None),
-                                   ("PUT", "/v1/bookmarks/h1", {"url": "https://e.com/"})):
+        for method, path, body in (
+            ("GET", "/v1/bookmarks/delta", None),
+            ("PUT", "/v1/bookmarks/h1", {"url": "https://e.com/"}),
+        ):
             response = await http.request(method, path, json=body, headers={"Authorization": f"Bearer {token}"})
             assert response.status_code == 401, (name, path, response.text)
             assert response.json()["code"] == "unauthorized"

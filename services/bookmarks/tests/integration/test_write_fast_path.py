@@ -94,7 +94,11 @@ HANDED_OVER = [
 
 @pytest.mark.parametrize(("body", "content_type", "status"), ACCEPTED + HANDED_OVER)
 async def test_a_put_is_answered_through_the_fast_path_as_fastapi_answers_it(
-    raw_http: httpx.AsyncClient, fast_path: dict[str, Any], user: Any, body: bytes, content_type: str | None,
+    raw_http: httpx.AsyncClient,
+    fast_path: dict[str, Any],
+    user: Any,
+    body: bytes,
+    content_type: str | None,
     status: int,
 ) -> None:
     path = f"/v1/bookmarks/fp-{uuid.uuid4().hex[:8]}"

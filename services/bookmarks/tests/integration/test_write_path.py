@@ -99,17 +99,29 @@ async def test_a_deleted_user_gets_no_position_and_no_event(engine: AsyncEngine)
 
 async def test_a_pending_enrichment_is_taken_by_the_create_only(engine: AsyncEngine) -> None:
     sessions, owner = create_session_factory(engine), uuid.uuid4()
-    completed = EnrichmentCompleted.model_validate({
-        "userId": str(owner), "clientBookmarkId": "b1", "normalizedUrl": "https://example.com/a",
-        "enrichedAt": "2026-11-23T12:00:00Z",
-        "result": {"normalizedUrl": "https://example.com/a", "domain": "example.com", "title": "From the page",
-                   "tags": ["x"]},
-    })
+    completed = EnrichmentCompleted.model_validate(
+        {
+            "userId": str(owner),
+            "clientBookmarkId": "b1",
+            "normalizedUrl": "https://example.com/a",
+            "enrichedAt": "2026-11-23T12:00:00Z",
+            "result": {
+                "normalizedUrl": "https://example.com/a",
+                "domain": "example.com",
+                "title": "From the page",
+                "tags": ["x"],
+            },
+        }
+    )
     async with engine.begin() as conn:
-        await conn.execute(insert(pending_enrichments).values(
-            owner_uid=owner, client_bookmark_id="b1", normalized_url="https://example.com/a",
-            event=completed.model_dump(mode="json"),
-        ))
+        await conn.execute(
+            insert(pending_enrichments).values(
+                owner_uid=owner,
+                client_bookmark_id="b1",
+                normalized_url="https://example.com/a",
+                event=completed.model_dump(mode="json"),
+            )
+        )
     # Deleting another id leaves it; creating b1 applies and removes it.
     await service.delete_bookmark(sessions=sessions, owner=owner, client_bookmark_id="other")
     view = await _put(sessions, owner, "b1")

@@ -27,8 +27,15 @@ def created(**fields: object) -> Bookmark:
 
 
 def enriched() -> Bookmark:
-    result = EnrichmentResult(normalizedUrl="https://e.com/a", domain="e.com", title="Server title",
-                              summary="S", saveWhy="W", tags=["t"], snapshotStatus="ready")
+    result = EnrichmentResult(
+        normalizedUrl="https://e.com/a",
+        domain="e.com",
+        title="Server title",
+        summary="S",
+        saveWhy="W",
+        tags=["t"],
+        snapshotStatus="ready",
+    )
     return rules.apply_enrichment(created(title="Mine"), result, T1, T1)
 
 
@@ -116,10 +123,19 @@ def test_tombstones() -> None:
 
 
 def test_enrichment_fills_server_fields_and_never_erases_user_text() -> None:
-    b = created(title="Mine", description="My words", thumbnail_url="https://e.com/t.png", user_tags=["u"],
-                is_archived=True)
-    empty = EnrichmentResult(normalizedUrl="https://e.com/a", domain="e.com", title="", description=None,
-                             thumbnailUrl="", summary="S", tags=["x", "y"], snapshotStatus="ready")
+    b = created(
+        title="Mine", description="My words", thumbnail_url="https://e.com/t.png", user_tags=["u"], is_archived=True
+    )
+    empty = EnrichmentResult(
+        normalizedUrl="https://e.com/a",
+        domain="e.com",
+        title="",
+        description=None,
+        thumbnailUrl="",
+        summary="S",
+        tags=["x", "y"],
+        snapshotStatus="ready",
+    )
     out = rules.apply_enrichment(b, empty, T1, T2)
     assert (out.title, out.description, out.thumbnail_url) == ("Mine", "My words", "https://e.com/t.png")
     assert out.summary == "S" and out.tags == ("x", "y") and out.enrichment_status == "completed"
@@ -129,8 +145,13 @@ def test_enrichment_fills_server_fields_and_never_erases_user_text() -> None:
 
 def test_enrichment_overwrites_with_non_empty_values() -> None:
     b = created(title="Mine")
-    full = EnrichmentResult(normalizedUrl="https://e.com/a", domain="e.com", title="Page", description="D",
-                            thumbnailUrl="https://e.com/i.png")
+    full = EnrichmentResult(
+        normalizedUrl="https://e.com/a",
+        domain="e.com",
+        title="Page",
+        description="D",
+        thumbnailUrl="https://e.com/i.png",
+    )
     out = rules.apply_enrichment(b, full, T1, T1)
     assert (out.title, out.description, out.thumbnail_url) == ("Page", "D", "https://e.com/i.png")
 

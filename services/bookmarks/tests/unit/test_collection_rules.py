@@ -20,10 +20,16 @@ def chain(n: int) -> dict[str, str | None]:
     return {f"c{i}": (f"c{i - 1}" if i > 1 else None) for i in range(1, n + 1)}
 
 
-def put(live: dict[str, str | None], cid: str, parent: str | None | object = KEEP_PARENT,
-        name: str | None = "N", existing: Collection | None = None) -> Collection | None:
-    return rules.write_collection(existing, live, owner=OWNER, collection_id=cid,
-                                  write=CollectionWrite(name=name, parent_id=parent), position=T1)
+def put(
+    live: dict[str, str | None],
+    cid: str,
+    parent: str | None | object = KEEP_PARENT,
+    name: str | None = "N",
+    existing: Collection | None = None,
+) -> Collection | None:
+    return rules.write_collection(
+        existing, live, owner=OWNER, collection_id=cid, write=CollectionWrite(name=name, parent_id=parent), position=T1
+    )
 
 
 def stored(cid: str, parent: str | None = None, name: str = "N") -> Collection:
@@ -99,13 +105,13 @@ def test_at_most_1000_live_collections() -> None:
 def test_a_deleted_collection_is_created_again_by_a_put() -> None:
     dead = rules.delete_collection(stored("a", parent="p"), OWNER, "a", T1)
     assert dead is not None and dead.is_deleted
-    revived = rules.write_collection(dead, {"q": None}, owner=OWNER, collection_id="a",
-                                     write=CollectionWrite(name="Again"), position=T2)
+    revived = rules.write_collection(
+        dead, {"q": None}, owner=OWNER, collection_id="a", write=CollectionWrite(name="Again"), position=T2
+    )
     assert revived is not None and revived.deleted_at is None and revived.updated_at == T2
     assert revived.parent_id is None and revived.name == "Again"  # the old parent is not live any more
     with pytest.raises(NestingError, match="name"):
-        rules.write_collection(dead, {}, owner=OWNER, collection_id="a", write=CollectionWrite(name=None),
-                               position=T2)
+        rules.write_collection(dead, {}, owner=OWNER, collection_id="a", write=CollectionWrite(name=None), position=T2)
 
 
 def test_delete_is_idempotent_and_records_unknown_ids() -> None:

@@ -27,10 +27,26 @@ def test_round_trip(cursor: str) -> None:
 def _alterations(cursor: str) -> list[str]:
     body, mac = cursor.split(".")
     return [
-        cursor + "!", "!" + cursor, cursor + "~", cursor.replace(".", "~."), cursor + " ", " " + cursor,
-        f"{body} .{mac}", cursor + "=", cursor + "==", f"{body}=.{mac}", f"{body}.={mac}",
-        cursor.replace("-", "+").replace("_", "/"), cursor + "\x00", cursor + "\n", f"{body}.{mac}.",
-        f"{body}..{mac}", "", ".", f"{body}.", f".{mac}",
+        cursor + "!",
+        "!" + cursor,
+        cursor + "~",
+        cursor.replace(".", "~."),
+        cursor + " ",
+        " " + cursor,
+        f"{body} .{mac}",
+        cursor + "=",
+        cursor + "==",
+        f"{body}=.{mac}",
+        f"{body}.={mac}",
+        cursor.replace("-", "+").replace("_", "/"),
+        cursor + "\x00",
+        cursor + "\n",
+        f"{body}.{mac}.",
+        f"{body}..{mac}",
+        "",
+        ".",
+        f"{body}.",
+        f".{mac}",
     ]
 
 

@@ -19,8 +19,15 @@ def item(url: str = "https://example.com/a", **fields: object) -> ImportItem:
 
 
 def stored(**fields: object) -> Bookmark:
-    base = {"owner_uid": OWNER, "client_bookmark_id": "b1", "url": "https://example.com/a",
-                "normalized_url": "https://example.com/a", "domain": "example.com", "created_at": T0, "updated_at": T0}
+    base = {
+        "owner_uid": OWNER,
+        "client_bookmark_id": "b1",
+        "url": "https://example.com/a",
+        "normalized_url": "https://example.com/a",
+        "domain": "example.com",
+        "created_at": T0,
+        "updated_at": T0,
+    }
     return Bookmark(**{**base, **fields})  # type: ignore[arg-type]
 
 
@@ -29,7 +36,12 @@ def test_a_new_url_creates_a_bookmark_with_what_the_file_says() -> None:
     applied = apply_item(None, new, owner=OWNER, collection_ids=("c1",), new_id="n1", position=T1)
     assert applied.outcome == "created" and applied.record is not None
     record = applied.record
-    assert (record.client_bookmark_id, record.title, record.user_tags, record.collection_ids) == ("n1", "A", ("x",), ("c1",))
+    assert (record.client_bookmark_id, record.title, record.user_tags, record.collection_ids) == (
+        "n1",
+        "A",
+        ("x",),
+        ("c1",),
+    )
     assert record.is_archived and not record.is_favorite and record.client_saved_at == T0
     assert record.normalized_url == "https://example.com/a" and record.created_at == T1
 

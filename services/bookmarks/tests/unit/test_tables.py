@@ -14,7 +14,12 @@ def test_every_column_is_an_attribute_of_its_record_and_back() -> None:
     # database, never part of it.
     assert {c.name for c in BOOKMARK_COLUMNS} == {f.name for f in dataclasses.fields(Bookmark)}
     assert {c.name for c in bookmarks.columns} - {c.name for c in BOOKMARK_COLUMNS} == {
-        "search_vector", "search_head", "search_config", "search_tags", "search_page_text", "search_page_vector",
+        "search_vector",
+        "search_head",
+        "search_config",
+        "search_tags",
+        "search_page_text",
+        "search_page_vector",
         "wire_document",
     }
     assert {c.name for c in collections.columns} == {f.name for f in dataclasses.fields(Collection)}

@@ -9,7 +9,10 @@ from bookmarks.domain.tags import normalize_user_tags
 
 def test_trims_dedupes_case_insensitively_keeping_first_spelling_and_order() -> None:
     assert normalize_user_tags(["  Rust ", "go", "rust", "GO", "Émile", "émile", "ß", "SS"]) == (
-        "Rust", "go", "Émile", "ß",
+        "Rust",
+        "go",
+        "Émile",
+        "ß",
     )
 
 

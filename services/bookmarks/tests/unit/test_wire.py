@@ -40,11 +40,17 @@ def test_tombstones_and_collections() -> None:
     assert wire.bookmark_tombstone(dead) == {"clientBookmarkId": "b1", "deletedAt": "2026-11-23T12:00:00.000000Z"}
     c = Collection(OWNER, "c1", "Reading", created_at=T, updated_at=T, parent_id="p")
     out = wire.collection(c)
-    assert out == {"id": "c1", "name": "Reading", "parentId": "p", "createdAt": "2026-11-23T12:00:00.000000Z",
-                   "updatedAt": "2026-11-23T12:00:00.000000Z"}
+    assert out == {
+        "id": "c1",
+        "name": "Reading",
+        "parentId": "p",
+        "createdAt": "2026-11-23T12:00:00.000000Z",
+        "updatedAt": "2026-11-23T12:00:00.000000Z",
+    }
     assert set(out) == set(schemas.Collection.model_fields)
     assert wire.collection_tombstone(dataclasses.replace(c, deleted_at=T)) == {
-        "id": "c1", "deletedAt": "2026-11-23T12:00:00.000000Z",
+        "id": "c1",
+        "deletedAt": "2026-11-23T12:00:00.000000Z",
     }
 
 

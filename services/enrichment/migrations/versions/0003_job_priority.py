@@ -20,7 +20,10 @@ _IN_FLIGHT = sa.text("status IN ('pending', 'processing', 'retrying')")
 def upgrade() -> None:
     op.execute("ALTER TABLE jobs ADD COLUMN IF NOT EXISTS priority integer NOT NULL DEFAULT 0")
     op.create_index(
-        "ix_jobs_due_by_priority", "jobs", ["priority", "next_attempt_at"], postgresql_where=_IN_FLIGHT,
+        "ix_jobs_due_by_priority",
+        "jobs",
+        ["priority", "next_attempt_at"],
+        postgresql_where=_IN_FLIGHT,
         if_not_exists=True,
     )
 

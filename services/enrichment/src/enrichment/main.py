@@ -38,9 +38,7 @@ def create_app(
         app.state.settings = settings
         app.state.clock = clock or SystemClock()
         app.state.entitlements = entitlements
-        app.state.verifier = AccessTokenVerifier(
-            jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience
-        )
+        app.state.verifier = AccessTokenVerifier(jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
         try:
             async with service_backbone(
                 app,

@@ -20,6 +20,4 @@ ATTEMPT_DURATION = Histogram(
 )
 FETCH_ERRORS = Counter("enrichment_fetch_errors_total", "Failed page fetches by error code.", ["code"])
 CACHE_LOOKUPS = Counter("enrichment_cache_lookups_total", "Results-cache lookups on enqueue.", ["result"])
-QUOTA_REJECTIONS = Counter(
-    "enrichment_quota_rejections_total", "Enqueues refused by the free-tier quota.", ["kind"]
-)
+QUOTA_REJECTIONS = Counter("enrichment_quota_rejections_total", "Enqueues refused by the free-tier quota.", ["kind"])

@@ -208,7 +208,11 @@ class _Target:
         self.client_saved_at = client_saved_at
 
     async def record(
-        self, *, job_id: uuid.UUID | None, status: str, result: dict[str, Any] | None = None,
+        self,
+        *,
+        job_id: uuid.UUID | None,
+        status: str,
+        result: dict[str, Any] | None = None,
         enriched_at: datetime | None = None,
     ) -> None:
         await repository.upsert_enrichment(
@@ -333,8 +337,13 @@ async def claim_job(
 
 async def _fail_crashed(session: AsyncSession, row: RowMapping) -> None:
     ended = await repository.end_attempt(
-        session, row["id"], worker_id=None, attempts=row["attempts"], status=FAILED,
-        error_code=WORKER_CRASHED_ERROR_CODE, crashed=True,
+        session,
+        row["id"],
+        worker_id=None,
+        attempts=row["attempts"],
+        status=FAILED,
+        error_code=WORKER_CRASHED_ERROR_CODE,
+        crashed=True,
     )
     if ended is not None:
         await _fan_out_failure(session, ended, FAILED, WORKER_CRASHED_ERROR_CODE)
@@ -369,9 +378,7 @@ async def complete_job(
         )
         if ended is None:
             return False
-        await repository.store_cache(
-            session, job.normalized_url, payload, job_id=job.id, ttl_seconds=cache_ttl_seconds
-        )
+        await repository.store_cache(session, job.normalized_url, payload, job_id=job.id, ttl_seconds=cache_ttl_seconds)
         await repository.replace_snapshots(
             session, job.normalized_url, job.id, [(s.kind, s.content_type, s.data) for s in snapshots]
         )
@@ -414,7 +421,12 @@ async def fail_attempt(
     status = RETRYING if delay is not None else FAILED
     async with transaction(sessions) as session:
         ended = await repository.end_attempt(
-            session, job.id, worker_id=worker_id, attempts=job.attempts, status=status, error_code=error_code,
+            session,
+            job.id,
+            worker_id=worker_id,
+            attempts=job.attempts,
+            status=status,
+            error_code=error_code,
             retry_in_seconds=delay or 0.0,
         )
         if ended is None:
@@ -427,8 +439,9 @@ async def fail_attempt(
 async def _fan_out_failure(session: AsyncSession, job: RowMapping, status: str, error_code: str) -> None:
     attached = await repository.attached_for_update(session, job["id"])
     if status == FAILED:
-        await repository.finish_attached(session, job["id"], status=FAILED, error_code=error_code, result=None,
-                                         enriched_at=None)
+        await repository.finish_attached(
+            session, job["id"], status=FAILED, error_code=error_code, result=None, enriched_at=None
+        )
     await add_events(
         session,
         [
@@ -494,14 +507,23 @@ async def apply_bookmarks_saved(session: AsyncSession, events: Sequence[Bookmark
 
 
 def _saved_row(event: BookmarkSaved) -> dict[str, Any]:
-    return repository.bookmark_url_row(event.userId, event.clientBookmarkId, normalized_url=event.normalizedUrl,
-                                       deleted=False, position=event.updatedAt)
+    return repository.bookmark_url_row(
+        event.userId,
+        event.clientBookmarkId,
+        normalized_url=event.normalizedUrl,
+        deleted=False,
+        position=event.updatedAt,
+    )
 
 
 def _deleted_row(event: BookmarkDeleted) -> dict[str, Any]:
-    return repository.bookmark_url_row(event.userId, event.clientBookmarkId,
-                                       normalized_url=event.normalizedUrl or "", deleted=True,
-                                       position=event.deletedAt)
+    return repository.bookmark_url_row(
+        event.userId,
+        event.clientBookmarkId,
+        normalized_url=event.normalizedUrl or "",
+        deleted=True,
+        position=event.deletedAt,
+    )
 
 
 async def _project(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
@@ -529,7 +551,9 @@ async def enrich_imported(session: AsyncSession, event: BookmarkSaved) -> None:
     user = await queries.user_projection(session, event.userId)
     cached = await queries.cached_result(session, event.normalizedUrl)
     action = import_action(
-        known=user is not None, use_ai=bool(user and user["use_ai"]), is_pro=bool(user and user["is_pro"]),
+        known=user is not None,
+        use_ai=bool(user and user["use_ai"]),
+        is_pro=bool(user and user["is_pro"]),
         cached=cached is not None,
     )
     target = _Target(session, event.userId, event.clientBookmarkId, event.normalizedUrl, None)
@@ -546,8 +570,12 @@ async def _bulk_job(session: AsyncSession, target: _Target, url: str) -> None:
     if in_flight is not None and await target.attach_locked(in_flight) is not None:
         return
     job = await repository.insert_job(
-        session, job_id=uuid.uuid4(), normalized_url=target.normalized_url, url=url,
-        charged_user_id=target.user_id, priority=BULK_PRIORITY,
+        session,
+        job_id=uuid.uuid4(),
+        normalized_url=target.normalized_url,
+        url=url,
+        charged_user_id=target.user_id,
+        priority=BULK_PRIORITY,
     )
     if job is None:  # created meanwhile by another enqueue: wait on that one
         in_flight = await repository.in_flight_job_for_url(session, target.normalized_url)

@@ -50,12 +50,8 @@ class Settings(CommonSettings):
     max_worker_crashes: int = Field(5, ge=1, validation_alias="ENRICHMENT_MAX_WORKER_CRASHES")
     worker_poll_seconds: float = Field(5.0, gt=0, validation_alias="ENRICHMENT_WORKER_POLL_SECONDS")
     job_retention_seconds: int = Field(7 * 86_400, ge=0, validation_alias="ENRICHMENT_JOB_RETENTION_SECONDS")
-    entitlements_timeout_seconds: float = Field(
-        1.0, gt=0, validation_alias="ENRICHMENT_ENTITLEMENTS_TIMEOUT_SECONDS"
-    )
-    user_agent: str = Field(
-        "Mozilla/5.0 (compatible; BookmarkEnricher/1.0)", validation_alias="ENRICHMENT_USER_AGENT"
-    )
+    entitlements_timeout_seconds: float = Field(1.0, gt=0, validation_alias="ENRICHMENT_ENTITLEMENTS_TIMEOUT_SECONDS")
+    user_agent: str = Field("Mozilla/5.0 (compatible; BookmarkEnricher/1.0)", validation_alias="ENRICHMENT_USER_AGENT")
 
     @field_validator("retry_delays_seconds")
     @classmethod

@@ -136,8 +136,6 @@ def build_site(site: Site) -> Starlette:
     )
 
 
-
-
 # --- auth (the real service) -------------------------------------------------------------------------
 
 
@@ -196,8 +194,6 @@ def auth_app(infra: Any) -> Any:
             anonymous_rate_limit_per_minute=0,
         )
     )
-
-
 
 
 # --- the database ------------------------------------------------------------------------------------
@@ -284,8 +280,6 @@ class Api:
         return await self.http.get(
             "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id}, headers=user.headers
         )
-
-
 
 
 async def consumer_started(app: Any) -> bool:

@@ -91,8 +91,13 @@ async def finish_job(db: Db, job_id: uuid.UUID, *, snapshots: list[Snapshot] | N
     result = EnrichmentResult.model_validate(cached_result(row["normalized_url"]))
     kept = await service.complete_job(
         sessions=db.sessions,
-        job=ClaimedJob(id=row["id"], url=row["url"], normalized_url=row["normalized_url"],
-                       attempts=row["attempts"], existing_tags=[]),
+        job=ClaimedJob(
+            id=row["id"],
+            url=row["url"],
+            normalized_url=row["normalized_url"],
+            attempts=row["attempts"],
+            existing_tags=[],
+        ),
         worker_id="test-worker",
         result=result,
         snapshots=snapshots or [],
@@ -107,7 +112,8 @@ async def finish_job(db: Db, job_id: uuid.UUID, *, snapshots: list[Snapshot] | N
 
 async def test_enqueue_needs_an_access_token(api: Api) -> None:
     response = await api.http.post(
-        "/v1/enrichment/enqueue", json={"clientBookmarkId": "a", "url": page("x"), "clientSavedAt": "2030-01-01T00:00:00Z"}
+        "/v1/enrichment/enqueue",
+        json={"clientBookmarkId": "a", "url": page("x"), "clientSavedAt": "2030-01-01T00:00:00Z"},
     )
     assert response.status_code == 401
     assert response.json()["code"] == "unauthorized"
@@ -142,15 +148,15 @@ async def test_body_is_validated_before_consent(api: Api, users: AuthUsers) -> N
         assert response.status_code == 400, body
         assert response.json()["code"] == "invalid-request"
     malformed = await api.http.post(
-        "/v1/enrichment/enqueue", content=b"{not json", headers={**no_consent.headers, "content-type": "application/json"}
+        "/v1/enrichment/enqueue",
+        content=b"{not json",
+        headers={**no_consent.headers, "content-type": "application/json"},
     )
     assert malformed.status_code == 400
     assert malformed.json()["code"] == "invalid-request"
 
 
-async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(
-    api: Api, users: AuthUsers, bid: Any
-) -> None:
+async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(api: Api, users: AuthUsers, bid: Any) -> None:
     user = await users.create()
     bookmark = bid()
     ok_at = "2030-01-01T00:00:00Z"
@@ -160,18 +166,24 @@ async def test_nul_text_and_bad_timestamps_are_refused_and_change_nothing(
         ({"clientBookmarkId": "a\u0000b", "url": page("nul"), "clientSavedAt": ok_at}, "clientBookmarkId"),
         ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1"}, "clientSavedAt"),
         ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "1700000000"}, "clientSavedAt"),
-        ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "9999-12-31T23:59:59-23:59"},
-         "clientSavedAt"),
-        ({"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "0001-01-01T00:00:00+14:00"},
-         "clientSavedAt"),
+        (
+            {"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "9999-12-31T23:59:59-23:59"},
+            "clientSavedAt",
+        ),
+        (
+            {"clientBookmarkId": bookmark, "url": page("nul"), "clientSavedAt": "0001-01-01T00:00:00+14:00"},
+            "clientSavedAt",
+        ),
     ]
     for body, field in cases:
-        response = await api.http.post("/v1/enrichment/enqueue", content=json.dumps(body),
-                                       headers={**user.headers, "content-type": "application/json"})
+        response = await api.http.post(
+            "/v1/enrichment/enqueue",
+            content=json.dumps(body),
+            headers={**user.headers, "content-type": "application/json"},
+        )
         assert response.status_code == 400, (body, response.text)
         assert response.json()["code"] == "invalid-request" and field in response.json()["message"], body
-    status = await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": "a\u0000b"},
-                                headers=user.headers)
+    status = await api.http.get("/v1/enrichment/status", params={"clientBookmarkId": "a\u0000b"}, headers=user.headers)
     assert status.status_code == 400 and status.json()["code"] == "invalid-request"
     assert not await api.db.rows("SELECT 1 FROM bookmark_enrichments WHERE user_id = :u", u=user.id)
     assert await month_used(api.db, user) == 0
@@ -224,7 +236,9 @@ async def test_new_job_is_pending_and_charged_once(api: Api, users: AuthUsers, b
 
     status = await api.status(user, bookmark)
     assert status.status_code == 200
-    assert status.json() == {"data": {"clientBookmarkId": bookmark, "status": "pending", "result": None, "errorCode": None}}
+    assert status.json() == {
+        "data": {"clientBookmarkId": bookmark, "status": "pending", "result": None, "errorCode": None}
+    }
 
 
 async def test_existing_job_reports_its_live_status(api: Api, users: AuthUsers, bid: Any) -> None:
@@ -331,11 +345,15 @@ async def test_cache_hit_applies_result_charges_nothing_and_publishes(
 
     # ... and the relay publishes it to the broker for bookmarks to apply.
     consumer = AIOKafkaConsumer(
-        "enrichment.completed", bootstrap_servers=infra.kafka_bootstrap, group_id=f"t-{uuid.uuid4()}",
-        auto_offset_reset="earliest", enable_auto_commit=False,
+        "enrichment.completed",
+        bootstrap_servers=infra.kafka_bootstrap,
+        group_id=f"t-{uuid.uuid4()}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
     )
     await consumer.start()
     try:
+
         async def published() -> bool:
             batches = await consumer.getmany(timeout_ms=500)
             return any(
@@ -360,9 +378,10 @@ async def test_cache_hit_applies_result_charges_nothing_and_publishes(
         "tags": ["bread", "baking"],
         "snapshotStatus": "ready",
     }
-    assert await api.db.scalar(
-        "SELECT array_agg(tag ORDER BY tag) FROM user_tags WHERE user_id = :u", u=user.id
-    ) == ["baking", "bread"]
+    assert await api.db.scalar("SELECT array_agg(tag ORDER BY tag) FROM user_tags WHERE user_id = :u", u=user.id) == [
+        "baking",
+        "bread",
+    ]
 
 
 async def test_expired_cache_entry_is_a_miss(api: Api, users: AuthUsers, bid: Any) -> None:
@@ -552,8 +571,11 @@ async def test_entitlements_fall_back_to_the_projection_when_auth_is_down(
         async with serve_app(app) as base_url, httpx.AsyncClient(base_url=base_url, timeout=30) as http:
 
             async def enqueue(user: User) -> httpx.Response:
-                body = {"clientBookmarkId": bid(), "url": page(f"fallback-{uuid.uuid4().hex}"),
-                        "clientSavedAt": "2030-01-01T00:00:00Z"}
+                body = {
+                    "clientBookmarkId": bid(),
+                    "url": page(f"fallback-{uuid.uuid4().hex}"),
+                    "clientSavedAt": "2030-01-01T00:00:00Z",
+                }
                 return await http.post("/v1/enrichment/enqueue", json=body, headers=user.headers)
 
             # While auth is up this API instance learns its signing keys (they stay cached).
@@ -579,15 +601,18 @@ async def _projected(db: Db, user: User, use_ai: bool) -> bool:
 # --- events from other services -----------------------------------------------------------------------
 
 
-async def test_bookmark_events_maintain_the_url_projection(
-    api: Api, infra: Any, bid: Any
-) -> None:
+async def test_bookmark_events_maintain_the_url_projection(api: Api, infra: Any, bid: Any) -> None:
     user_id = uuid.uuid4()
     bookmark = bid()
     url = page(f"projection-{uuid.uuid4().hex}")
     saved = BookmarkSaved(
-        userId=user_id, clientBookmarkId=bookmark, url=url, normalizedUrl=url, domain="news.example.org",
-        updatedAt=datetime(2030, 1, 1, tzinfo=UTC), created=True,
+        userId=user_id,
+        clientBookmarkId=bookmark,
+        url=url,
+        normalizedUrl=url,
+        domain="news.example.org",
+        updatedAt=datetime(2030, 1, 1, tzinfo=UTC),
+        created=True,
     )
     await publish(infra, saved, saved)  # a redelivery changes nothing
 
@@ -602,18 +627,27 @@ async def test_bookmark_events_maintain_the_url_projection(
 
     await publish(
         infra,
-        BookmarkDeleted(userId=user_id, clientBookmarkId=bookmark, normalizedUrl=url,
-                        deletedAt=datetime(2030, 1, 2, tzinfo=UTC)),
+        BookmarkDeleted(
+            userId=user_id, clientBookmarkId=bookmark, normalizedUrl=url, deletedAt=datetime(2030, 1, 2, tzinfo=UTC)
+        ),
     )
     await eventually(lambda: _deleted(api.db, user_id, bookmark))
     # A stale save (older position) arriving late does not revive it.
     await publish(infra, saved.model_copy(update={"eventId": uuid.uuid4()}))
     marker = BookmarkSaved(
-        userId=user_id, clientBookmarkId="marker", url=url, normalizedUrl=url, domain="news.example.org",
+        userId=user_id,
+        clientBookmarkId="marker",
+        url=url,
+        normalizedUrl=url,
+        domain="news.example.org",
         updatedAt=datetime(2030, 1, 3, tzinfo=UTC),
     )
     await publish(infra, marker)
-    await eventually(lambda: api.db.rows("SELECT 1 FROM bookmark_urls WHERE user_id = :u AND client_bookmark_id = 'marker'", u=user_id))
+    await eventually(
+        lambda: api.db.rows(
+            "SELECT 1 FROM bookmark_urls WHERE user_id = :u AND client_bookmark_id = 'marker'", u=user_id
+        )
+    )
     assert await _deleted(api.db, user_id, bookmark)
 
 
@@ -624,9 +658,7 @@ async def _deleted(db: Db, user_id: uuid.UUID, bookmark: str) -> bool:
     return bool(found) and found[0]["deleted"] is True
 
 
-async def test_user_deleted_purges_the_user_but_keeps_shared_results(
-    api: Api, users: AuthUsers, bid: Any
-) -> None:
+async def test_user_deleted_purges_the_user_but_keeps_shared_results(api: Api, users: AuthUsers, bid: Any) -> None:
     doomed, other = await users.create(), await users.create()
     alone, shared, cached = bid(), bid(), bid()
     alone_url = page(f"alone-{uuid.uuid4().hex}")
@@ -667,5 +699,7 @@ async def test_user_merged_moves_enrichments_unless_the_target_has_the_bookmark(
     assert await api.db.scalar("SELECT count(*) FROM bookmark_enrichments WHERE user_id = :u", u=source.id) == 0
     assert (await job_of(api.db, target, moved))["id"] == moved_job
     assert (await job_of(api.db, target, clash))["normalized_url"] == target_url  # the target's own won
-    assert (await api.db.one("SELECT charged_user_id FROM jobs WHERE id = :id", id=moved_job))["charged_user_id"] == target.id
+    assert (await api.db.one("SELECT charged_user_id FROM jobs WHERE id = :id", id=moved_job))[
+        "charged_user_id"
+    ] == target.id
     assert (await api.status(target, moved)).json()["data"]["status"] == "pending"

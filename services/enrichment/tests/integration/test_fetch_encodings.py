@@ -73,11 +73,17 @@ def build_app(bombs: dict[str, bytes]) -> Starlette:
     async def accept_encoding(request: Request) -> Response:
         return PlainTextResponse(request.headers.get("accept-encoding", ""))
 
-    return Starlette(routes=[
-        Route("/bomb", gzip_bomb), Route("/stacked", stacked_bomb), Route("/stacked-two-lines", stacked_bomb_two_lines),
-        Route("/gzip", gzip_page), Route("/deflate", deflate_page), Route("/encoded/{encoding}", unknown),
-        Route("/accept-encoding", accept_encoding),
-    ])
+    return Starlette(
+        routes=[
+            Route("/bomb", gzip_bomb),
+            Route("/stacked", stacked_bomb),
+            Route("/stacked-two-lines", stacked_bomb_two_lines),
+            Route("/gzip", gzip_page),
+            Route("/deflate", deflate_page),
+            Route("/encoded/{encoding}", unknown),
+            Route("/accept-encoding", accept_encoding),
+        ]
+    )
 
 
 @pytest.fixture

@@ -25,8 +25,14 @@ def page(key: str) -> str:
 
 def imported(user: User, url: str, *, source: str | None = "import") -> BookmarkSaved:
     return BookmarkSaved(
-        userId=user.id, clientBookmarkId=f"imp-{uuid.uuid4().hex[:12]}", url=url, normalizedUrl=url,
-        domain="news.example.org", updatedAt=datetime.now(UTC), created=True, source=source,
+        userId=user.id,
+        clientBookmarkId=f"imp-{uuid.uuid4().hex[:12]}",
+        url=url,
+        normalizedUrl=url,
+        domain="news.example.org",
+        updatedAt=datetime.now(UTC),
+        created=True,
+        source=source,
     )
 
 
@@ -42,7 +48,8 @@ async def projected_url(api: Api, event: BookmarkSaved) -> bool:
     """The consumer handled ``event`` (the URL projection is written in the same transaction)."""
     rows = await api.db.rows(
         "SELECT 1 FROM bookmark_urls WHERE user_id = :u AND client_bookmark_id = :b",
-        u=event.userId, b=event.clientBookmarkId,
+        u=event.userId,
+        b=event.clientBookmarkId,
     )
     return bool(rows)
 
@@ -51,7 +58,8 @@ async def enrichment_row(api: Api, event: BookmarkSaved) -> Any:
     rows = await api.db.rows(
         "SELECT be.*, j.priority FROM bookmark_enrichments be LEFT JOIN jobs j ON j.id = be.job_id "
         "WHERE be.user_id = :u AND be.client_bookmark_id = :b",
-        u=event.userId, b=event.clientBookmarkId,
+        u=event.userId,
+        b=event.clientBookmarkId,
     )
     return rows[0] if rows else None
 
@@ -62,13 +70,18 @@ async def charges(api: Api, user: User) -> int:
 
 async def seed_cache(api: Api, url: str) -> None:
     result = EnrichmentResult(
-        normalizedUrl=url, domain="news.example.org", title="Cached title", summary="Cached.", tags=["bread"],
+        normalizedUrl=url,
+        domain="news.example.org",
+        title="Cached title",
+        summary="Cached.",
+        tags=["bread"],
         snapshotStatus="ready",
     ).model_dump(mode="json")
     await api.db.execute(
         "INSERT INTO results_cache (normalized_url, result, expires_at) "
         "VALUES (:n, CAST(:r AS jsonb), now() + interval '1 day')",
-        n=url, r=json.dumps(result),
+        n=url,
+        r=json.dumps(result),
     )
 
 

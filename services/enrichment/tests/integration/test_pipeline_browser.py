@@ -57,7 +57,9 @@ PAGES: dict[str, str] = {
     "/hold": "<!DOCTYPE html><html><head><title>Held</title></head><body>held</body></html>",
     # Navigations the filter blocks after the page loaded: Chromium then shows its own error page.
     "/script-to-metadata": """<!DOCTYPE html><html><head><title>Script away</title></head><body>
-        <p>""" + "A readable paragraph that the fetched capture keeps. " * 8 + """</p>
+        <p>"""
+    + "A readable paragraph that the fetched capture keeps. " * 8
+    + """</p>
         <script>location.href = "http://169.254.169.254/latest/meta-data/";</script></body></html>""",
     "/later-to-private": """<!DOCTYPE html><html><head><title>Later away</title></head><body>
         <script>addEventListener("load", () => setTimeout(() => { location.href = "https://10.255.255.1/"; }, 0));
@@ -226,8 +228,9 @@ async def test_blocked_sub_requests_and_redirect_hops_are_aborted(renderer: Brow
     assert renderer.blocked_count >= before + 4
 
 
-@pytest.mark.parametrize("path", ["/script-to-metadata", "/later-to-private", "/refresh-to-private",
-                                  "/script-to-redirect"])
+@pytest.mark.parametrize(
+    "path", ["/script-to-metadata", "/later-to-private", "/refresh-to-private", "/script-to-redirect"]
+)
 async def test_a_blocked_navigation_is_a_render_error_not_chromiums_error_page(
     renderer: BrowserRenderer, site: Site, path: str
 ) -> None:

@@ -15,8 +15,15 @@ T0 = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 
 
 def save(user: uuid.UUID, bookmark: str, url: str, minutes: int, **extra: Any) -> BookmarkSaved:
-    return BookmarkSaved(userId=user, clientBookmarkId=bookmark, url=url, normalizedUrl=url,
-                         domain="e.example", updatedAt=T0 + timedelta(minutes=minutes), **extra)
+    return BookmarkSaved(
+        userId=user,
+        clientBookmarkId=bookmark,
+        url=url,
+        normalizedUrl=url,
+        domain="e.example",
+        updatedAt=T0 + timedelta(minutes=minutes),
+        **extra,
+    )
 
 
 def history(user: uuid.UUID) -> list[BookmarkSaved]:
@@ -33,7 +40,8 @@ def history(user: uuid.UUID) -> list[BookmarkSaved]:
 async def projection(api: Api, user: uuid.UUID) -> list[tuple[str, str, bool, datetime]]:
     rows = await api.db.rows(
         "SELECT client_bookmark_id, normalized_url, deleted, position FROM bookmark_urls WHERE user_id = :u "
-        "ORDER BY client_bookmark_id", u=user,
+        "ORDER BY client_bookmark_id",
+        u=user,
     )
     return [(r["client_bookmark_id"], r["normalized_url"], r["deleted"], r["position"]) for r in rows]
 
@@ -60,9 +68,15 @@ async def test_a_batch_of_deletes_gives_the_projection_that_event_by_event_gives
     await api.db.execute("INSERT INTO users (user_id, deleted) VALUES (:u, true)", u=gone)
 
     def deletes(user: uuid.UUID) -> list[BookmarkDeleted]:
-        return [BookmarkDeleted(userId=user, clientBookmarkId="b1", normalizedUrl="", deletedAt=T0 + timedelta(minutes=6)),
-                BookmarkDeleted(userId=user, clientBookmarkId="b2", normalizedUrl="https://e.example/2b",
-                                deletedAt=T0 + timedelta(minutes=1))]  # older than b2's last save: no effect
+        return [
+            BookmarkDeleted(userId=user, clientBookmarkId="b1", normalizedUrl="", deletedAt=T0 + timedelta(minutes=6)),
+            BookmarkDeleted(
+                userId=user,
+                clientBookmarkId="b2",
+                normalizedUrl="https://e.example/2b",
+                deletedAt=T0 + timedelta(minutes=1),
+            ),
+        ]  # older than b2's last save: no effect
 
     async with api.db.sessions() as session, session.begin():
         for event in history(one_by_one):
@@ -84,13 +98,17 @@ async def test_a_batch_of_deletes_gives_the_projection_that_event_by_event_gives
 async def test_a_batch_holding_an_import_creation_goes_event_by_event(api: Api) -> None:
     """Imported creations also look up the cache and may queue work: that path keeps event order."""
     user = uuid.uuid4()
-    events = [save(user, "i1", "https://e.example/imp", 1, source="import", created=True),
-              save(user, "i2", "https://e.example/other", 2)]
+    events = [
+        save(user, "i1", "https://e.example/imp", 1, source="import", created=True),
+        save(user, "i2", "https://e.example/other", 2),
+    ]
     async with api.db.sessions() as session, session.begin():
         await service.apply_bookmarks_saved(session, events)
     assert [row[:2] for row in await projection(api, user)] == [
-        ("i1", "https://e.example/imp"), ("i2", "https://e.example/other"),
+        ("i1", "https://e.example/imp"),
+        ("i2", "https://e.example/other"),
     ]
-    assert await api.db.rows(
-        "SELECT 1 FROM bookmark_enrichments WHERE user_id = :u AND client_bookmark_id = 'i1'", u=user
-    ) == []  # an unknown user (no consent) gets no job, as event by event
+    assert (
+        await api.db.rows("SELECT 1 FROM bookmark_enrichments WHERE user_id = :u AND client_bookmark_id = 'i1'", u=user)
+        == []
+    )  # an unknown user (no consent) gets no job, as event by event

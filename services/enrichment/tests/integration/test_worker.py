@@ -48,12 +48,19 @@ async def db(worker_db: Db) -> Db:
     return worker_db
 
 
-async def enqueue(db: Db, url: str, *, user: uuid.UUID | None = None, bookmark: str | None = None) -> tuple[uuid.UUID, str]:
+async def enqueue(
+    db: Db, url: str, *, user: uuid.UUID | None = None, bookmark: str | None = None
+) -> tuple[uuid.UUID, str]:
     user = user or uuid.uuid4()
     bookmark = bookmark or f"bm-{uuid.uuid4().hex[:10]}"
     outcome = await service.enqueue(
-        sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, url=url, client_saved_at=None,
-        entitlements=ALLOWED, clock=SystemClock(),
+        sessions=db.sessions,
+        user_id=user,
+        client_bookmark_id=bookmark,
+        url=url,
+        client_saved_at=None,
+        entitlements=ALLOWED,
+        clock=SystemClock(),
     )
     assert not outcome.cache_hit
     return user, bookmark
@@ -108,13 +115,18 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
     assert result["snapshotStatus"] == "ready"
     assert cache["expires_at"] > cache["created_at"]
 
-    kinds = {r["kind"]: r for r in await db.rows("SELECT kind, content_type, data FROM snapshots WHERE normalized_url = :n", n=url)}
+    kinds = {
+        r["kind"]: r
+        for r in await db.rows("SELECT kind, content_type, data FROM snapshots WHERE normalized_url = :n", n=url)
+    }
     assert set(kinds) == {"html", "readable_text"}
     assert f"Sourdough guide {key}".encode() in bytes(kinds["html"]["data"])
     assert b"lactobacilli" in bytes(kinds["readable_text"]["data"])
 
     for user, bookmark in ((alice, a), (bob, b)):
-        view = await service.enrichment_status(sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=True)
+        view = await service.enrichment_status(
+            sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=True
+        )
         assert view.status == "completed"
         assert view.result is not None and view.result["title"] == result["title"]
         assert view.result["saveWhy"] == result["saveWhy"]
@@ -130,8 +142,13 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
 
     # The next user's enqueue of that page is a cache hit.
     outcome = await service.enqueue(
-        sessions=db.sessions, user_id=uuid.uuid4(), client_bookmark_id="c", url=url, client_saved_at=None,
-        entitlements=ALLOWED, clock=SystemClock(),
+        sessions=db.sessions,
+        user_id=uuid.uuid4(),
+        client_bookmark_id="c",
+        url=url,
+        client_saved_at=None,
+        entitlements=ALLOWED,
+        clock=SystemClock(),
     )
     assert outcome.cache_hit and outcome.status == "completed"
 
@@ -175,7 +192,9 @@ async def test_browser_snapshot_completes_the_snapshot(infra: Any, db: Db, site:
     assert kinds["screenshot"]["content_type"] == "image/png"
     assert bytes(kinds["screenshot"]["data"]).startswith(b"\x89PNG\r\n\x1a\n")
     assert f"Sourdough guide {key}".encode() in bytes(kinds["html"]["data"])
-    shot = await service.read_snapshot(sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, kind="screenshot")
+    shot = await service.read_snapshot(
+        sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, kind="screenshot"
+    )
     assert shot.content_type == "image/png"
 
 
@@ -191,7 +210,9 @@ async def test_upstream_404_fails_at_once_without_retry(infra: Any, db: Db, site
     assert site.hits[f"/status/404/{key}"] == 1
     events = await db.events("enrichment.failed", clientBookmarkId=bookmark)
     assert [(e["status"], e["errorCode"]) for e in events] == [("failed", "upstream-4xx")]
-    view = await service.enrichment_status(sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=False)
+    view = await service.enrichment_status(
+        sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=False
+    )
     assert (view.status, view.error_code, view.result) == ("failed", "upstream-4xx", None)
     assert await db.scalar("SELECT count(*) FROM results_cache") == 0
 
@@ -217,9 +238,13 @@ async def test_third_failure_is_final(infra: Any, db: Db, site: Site) -> None:
     assert site.hits[f"/status/503/{key}"] == 3
     events = await db.events("enrichment.failed", clientBookmarkId=bookmark)
     assert [(e["status"], e["errorCode"]) for e in events] == [
-        ("retrying", "upstream-5xx"), ("retrying", "upstream-5xx"), ("failed", "upstream-5xx"),
+        ("retrying", "upstream-5xx"),
+        ("retrying", "upstream-5xx"),
+        ("failed", "upstream-5xx"),
     ]
-    view = await service.enrichment_status(sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=False)
+    view = await service.enrichment_status(
+        sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=False
+    )
     assert (view.status, view.error_code) == ("failed", "upstream-5xx")
 
 
@@ -347,9 +372,7 @@ class WorkerProcess:
         return code in (0, -signal.SIGTERM) and "Application shutdown complete" in self.log.read_text()
 
 
-async def test_job_of_a_killed_worker_is_completed_by_another(
-    infra: Any, db: Db, site: Site, tmp_path: Path
-) -> None:
+async def test_job_of_a_killed_worker_is_completed_by_another(infra: Any, db: Db, site: Site, tmp_path: Path) -> None:
     key = uuid.uuid4().hex[:8]
     _, bookmark = await enqueue(db, site.url(f"/slow-once/{key}"))
 

@@ -10,8 +10,15 @@ from enrichment.events.consumers import EVENT_FILTERS, HANDLERS
 
 
 def _save(**flags: bool) -> BookmarkSaved:
-    return BookmarkSaved(userId=uuid.uuid4(), clientBookmarkId="b", url="https://e.com",
-                         normalizedUrl="https://e.com/", domain="e.com", updatedAt=datetime.now(UTC), **flags)
+    return BookmarkSaved(
+        userId=uuid.uuid4(),
+        clientBookmarkId="b",
+        url="https://e.com",
+        normalizedUrl="https://e.com/",
+        domain="e.com",
+        updatedAt=datetime.now(UTC),
+        **flags,
+    )
 
 
 def test_title_only_saves_are_skipped_and_url_changes_creations_revivals_kept() -> None:

@@ -37,8 +37,15 @@ def decode_all(decoder: BoundedDecoder, body: bytes, *, raw_chunk: int = 16 * 10
 
 @pytest.mark.parametrize(
     ("header", "expected"),
-    [(None, None), ("", None), ("identity", None), ("GZIP", "gzip"), ("x-gzip", "x-gzip"), (" deflate ", "deflate"),
-     ("gzip, identity", "gzip")],
+    [
+        (None, None),
+        ("", None),
+        ("identity", None),
+        ("GZIP", "gzip"),
+        ("x-gzip", "x-gzip"),
+        (" deflate ", "deflate"),
+        ("gzip, identity", "gzip"),
+    ],
 )
 def test_supported_encodings(header: str | None, expected: str | None) -> None:
     assert parse_content_encoding(header) == expected

@@ -76,13 +76,25 @@ def test_snapshot_status(is_html: bool, html: bool, text: bool, rendered: bool, 
 
 def test_tags_are_lowercase_unique_and_at_most_eight() -> None:
     assert normalize_tags(["Bread", "bread ", "  Sour   Dough", "", *[f"t{i}" for i in range(10)]]) == [
-        "bread", "sour dough", "t0", "t1", "t2", "t3", "t4", "t5",
+        "bread",
+        "sour dough",
+        "t0",
+        "t1",
+        "t2",
+        "t3",
+        "t4",
+        "t5",
     ]
 
 
 def test_public_result_gates_save_why() -> None:
-    result = {"normalizedUrl": "https://a.example/", "domain": "a.example", "saveWhy": "Because.", "tags": ["x"],
-              "language": "en"}
+    result = {
+        "normalizedUrl": "https://a.example/",
+        "domain": "a.example",
+        "saveWhy": "Because.",
+        "tags": ["x"],
+        "language": "en",
+    }
     assert public_result(result, is_pro=False)["saveWhy"] is None
     pro = public_result(result, is_pro=True)
     assert pro["saveWhy"] == "Because."
@@ -103,14 +115,22 @@ def test_settings_read_the_documented_variables(monkeypatch: pytest.MonkeyPatch)
     assert settings.openai_api_key is None
     assert settings.database_url.endswith("/enrichment")
     assert (settings.host, settings.port, settings.worker_host, settings.worker_port) == (
-        "127.0.0.1", 8083, "127.0.0.1", 8084,
+        "127.0.0.1",
+        8083,
+        "127.0.0.1",
+        8084,
     )
     assert settings.worker_concurrency == 4
 
 
 def test_defaults_follow_the_configuration_contract(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("ENRICHMENT_RETRY_DELAYS_SECONDS", "ENRICHMENT_FETCH_TIMEOUT_SECONDS", "ENRICHMENT_CACHE_TTL_SECONDS",
-                 "ENRICHMENT_ALLOW_PRIVATE_NETWORKS", "ENRICHMENT_BROWSER"):
+    for name in (
+        "ENRICHMENT_RETRY_DELAYS_SECONDS",
+        "ENRICHMENT_FETCH_TIMEOUT_SECONDS",
+        "ENRICHMENT_CACHE_TTL_SECONDS",
+        "ENRICHMENT_ALLOW_PRIVATE_NETWORKS",
+        "ENRICHMENT_BROWSER",
+    ):
         monkeypatch.delenv(name, raising=False)
     settings = Settings()
     assert settings.retry_delays_seconds == (60.0, 300.0)

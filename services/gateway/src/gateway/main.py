@@ -94,8 +94,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             name="events",
             bootstrap=settings.kafka_bootstrap_servers,
             handlers={
-                TOPIC_USER_DELETED: deny, TOPIC_USER_MERGED: deny,
-                TOPIC_BOOKMARK_SAVED: nudge, TOPIC_BOOKMARK_DELETED: nudge, TOPIC_COLLECTION_CHANGED: nudge,
+                TOPIC_USER_DELETED: deny,
+                TOPIC_USER_MERGED: deny,
+                TOPIC_BOOKMARK_SAVED: nudge,
+                TOPIC_BOOKMARK_DELETED: nudge,
+                TOPIC_COLLECTION_CHANGED: nudge,
             },
             lookback_seconds=dict.fromkeys((TOPIC_USER_DELETED, TOPIC_USER_MERGED), settings.deny_retention_seconds),
             fetch_max_wait_ms=NUDGE_IDLE_FETCH_MAX_WAIT_MS,

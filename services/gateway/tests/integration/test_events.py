@@ -286,9 +286,14 @@ async def test_the_nudge_tail_polls_fast_only_while_someone_could_be_nudged(infr
     from gateway.events.consumers import TopicTail
 
     sockets: list[object] = []
-    tail = TopicTail(name="nudges", bootstrap=infra.kafka_bootstrap, handlers={"bookmark.saved": lambda _: "applied"},
-                     fetch_max_wait_ms=1000, fast_fetch=lambda: bool(sockets),
-                     fast_fetch_max_wait_ms=25)
+    tail = TopicTail(
+        name="nudges",
+        bootstrap=infra.kafka_bootstrap,
+        handlers={"bookmark.saved": lambda _: "applied"},
+        fetch_max_wait_ms=1000,
+        fast_fetch=lambda: bool(sockets),
+        fast_fetch_max_wait_ms=25,
+    )
     consumer = await start_with_retry(tail._new_consumer, "test tail")
     try:
         assert tail._fetch_wait(consumer) == 1000

@@ -110,7 +110,9 @@ async def test_a_location_naming_an_upstream_becomes_relative(gateway: Any, toke
     assert outside.headers["location"] == "https://example.com/x"
 
 
-@pytest.mark.parametrize("path", ["/v1/me/", "/v1/bookmarks/delta/", "/v1/auth/jwks/", "/v1/admin/users/u1/subscription/"])
+@pytest.mark.parametrize(
+    "path", ["/v1/me/", "/v1/bookmarks/delta/", "/v1/auth/jwks/", "/v1/admin/users/u1/subscription/"]
+)
 async def test_trailing_slashes_never_redirect(gateway: Any, path: str) -> None:
     response = await gateway.client.get(path, headers={"X-Admin-Token": "t"})
     assert response.status_code != 307 and "location" not in response.headers
@@ -142,6 +144,8 @@ async def test_no_header_value_reaches_the_proxy_logs(
     token = tokens.mint()
     with caplog.at_level(logging.DEBUG):
         await raw_exchange(gateway.url, request_bytes("/v1/bookmarks/delta", [("Authorization", f"Bearer {token} ")]))
-        await raw_exchange(gateway.url, request_bytes("/v1/admin/users/u/subscription", [("X-Admin-Token", "hunter2 ")]))
+        await raw_exchange(
+            gateway.url, request_bytes("/v1/admin/users/u/subscription", [("X-Admin-Token", "hunter2 ")])
+        )
     text = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
     assert token not in text and "hunter2" not in text

@@ -19,8 +19,17 @@ NOW = datetime(2026, 11, 23, tzinfo=UTC)
 def _record(event: Event) -> ConsumerRecord[bytes, bytes]:
     value = event.model_dump_json().encode()
     return ConsumerRecord(
-        topic=event.topic, partition=0, offset=0, timestamp=0, timestamp_type=0, key=event.key.encode(),
-        value=value, checksum=None, serialized_key_size=0, serialized_value_size=len(value), headers=(),
+        topic=event.topic,
+        partition=0,
+        offset=0,
+        timestamp=0,
+        timestamp_type=0,
+        key=event.key.encode(),
+        value=value,
+        checksum=None,
+        serialized_key_size=0,
+        serialized_value_size=len(value),
+        headers=(),
     )
 
 
@@ -28,8 +37,18 @@ def test_bookmark_and_collection_changes_nudge_their_user_and_nothing_else_does(
     nudged: list[uuid.UUID] = []
     handle = nudge_handler(lambda user, _at: nudged.append(user))
     a, b, c, d = (uuid.uuid4() for _ in range(4))
-    handle(_record(BookmarkSaved(userId=a, clientBookmarkId="x", url="https://e.com", normalizedUrl="https://e.com/",
-                                 domain="e.com", updatedAt=NOW)))
+    handle(
+        _record(
+            BookmarkSaved(
+                userId=a,
+                clientBookmarkId="x",
+                url="https://e.com",
+                normalizedUrl="https://e.com/",
+                domain="e.com",
+                updatedAt=NOW,
+            )
+        )
+    )
     handle(_record(BookmarkDeleted(userId=b, clientBookmarkId="x", deletedAt=NOW)))
     handle(_record(CollectionChanged(userId=c, collectionId="c1", updatedAt=NOW)))
     handle(_record(UserUpdated(userId=d, isAnonymous=False, isPro=True, useAi=False)))
@@ -40,10 +59,18 @@ def test_every_nudging_event_is_keyed_by_its_user() -> None:
     """The tail skips records of users without a socket by their key alone: that is sound only while the
     key of every event that nudges is its user's id."""
     user = uuid.uuid4()
-    for event in (BookmarkSaved(userId=user, clientBookmarkId="x", url="https://e.com", normalizedUrl="https://e.com/",
-                                domain="e.com", updatedAt=NOW),
-                  BookmarkDeleted(userId=user, clientBookmarkId="x", deletedAt=NOW),
-                  CollectionChanged(userId=user, collectionId="c1", updatedAt=NOW)):
+    for event in (
+        BookmarkSaved(
+            userId=user,
+            clientBookmarkId="x",
+            url="https://e.com",
+            normalizedUrl="https://e.com/",
+            domain="e.com",
+            updatedAt=NOW,
+        ),
+        BookmarkDeleted(userId=user, clientBookmarkId="x", deletedAt=NOW),
+        CollectionChanged(userId=user, collectionId="c1", updatedAt=NOW),
+    ):
         assert _record(event).key == str(user).encode()
 
 

@@ -29,10 +29,27 @@ def _example(template: str) -> list[str]:
 PATHS = sorted(
     {p for spec in ROUTES for p in _example(spec.template)}
     | {
-        "/v1/events", "/v1/openapi.json", "/docs", "/healthz", "/readyz", "/openapi.json", "/", "/v1", "/v1/",
-        "/v1/unknown/x", "/v1/bookmarks", "/v1/bookmarks/", "/v1/bookmarks/search", "/v1/bookmarks/delta",
-        "/v1/bookmarks/a b/collections", "/v1/bookmarks/../internal/x", "/internal/users", "/v2/bookmarks/x",
-        "/v1/me", "/v1/me/", "/v1//bookmarks/x",
+        "/v1/events",
+        "/v1/openapi.json",
+        "/docs",
+        "/healthz",
+        "/readyz",
+        "/openapi.json",
+        "/",
+        "/v1",
+        "/v1/",
+        "/v1/unknown/x",
+        "/v1/bookmarks",
+        "/v1/bookmarks/",
+        "/v1/bookmarks/search",
+        "/v1/bookmarks/delta",
+        "/v1/bookmarks/a b/collections",
+        "/v1/bookmarks/../internal/x",
+        "/internal/users",
+        "/v2/bookmarks/x",
+        "/v1/me",
+        "/v1/me/",
+        "/v1//bookmarks/x",
     }
 )
 

@@ -59,7 +59,13 @@ async def anonymous(sessions: Sessions, tokens: Tokens, response: Response) -> S
 
 
 async def _oauth(
-    request: Request, *, provider: str, id_token: str, link: bool, sessions: Sessions, tokens: Tokens,
+    request: Request,
+    *,
+    provider: str,
+    id_token: str,
+    link: bool,
+    sessions: Sessions,
+    tokens: Tokens,
     providers: Providers,
 ) -> IssuedSession:
     verifier = providers.get(provider)
@@ -77,8 +83,13 @@ async def oauth_idp_a(
 ) -> SessionOut:
     """Sign in with, or link, an identity of provider A."""
     issued = await _oauth(
-        request, provider=PROVIDER_A, id_token=body.idToken, link=body.link is True,
-        sessions=sessions, tokens=tokens, providers=providers,
+        request,
+        provider=PROVIDER_A,
+        id_token=body.idToken,
+        link=body.link is True,
+        sessions=sessions,
+        tokens=tokens,
+        providers=providers,
     )
     return _session_response(issued, response)
 
@@ -89,8 +100,13 @@ async def oauth_idp_b(
 ) -> SessionOut:
     """Sign in with, or link, an identity of provider B."""
     issued = await _oauth(
-        request, provider=PROVIDER_B, id_token=body.identityToken, link=body.link is True,
-        sessions=sessions, tokens=tokens, providers=providers,
+        request,
+        provider=PROVIDER_B,
+        id_token=body.identityToken,
+        link=body.link is True,
+        sessions=sessions,
+        tokens=tokens,
+        providers=providers,
     )
     return _session_response(issued, response)
 

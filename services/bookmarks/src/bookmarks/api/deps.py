@@ -24,9 +24,5 @@ async def _settings(request: Request) -> Settings:
 CurrentUser = Annotated[Principal, Depends(current_principal)]
 Sessions = Annotated[SessionFactory, Depends(_sessions)]
 AppSettings = Annotated[Settings, Depends(_settings)]
-ClientBookmarkId = Annotated[
-    str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated bookmark id.")
-]
-CollectionId = Annotated[
-    str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated collection id.")
-]
+ClientBookmarkId = Annotated[str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated bookmark id.")]
+CollectionId = Annotated[str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated collection id.")]

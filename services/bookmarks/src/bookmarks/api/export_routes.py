@@ -15,20 +15,21 @@ from common.errors import InvalidRequest
 
 router = APIRouter(prefix="/v1/exports", tags=["exports"], responses=ERROR_RESPONSES)
 
-_FILE = {"description": "The export file, streamed.", "content": {
-    "text/html": {"schema": {"type": "string"}},
-    "application/json": {"schema": {"type": "object"}},
-    "text/csv": {"schema": {"type": "string"}},
-}}
+_FILE = {
+    "description": "The export file, streamed.",
+    "content": {
+        "text/html": {"schema": {"type": "string"}},
+        "application/json": {"schema": {"type": "object"}},
+        "text/csv": {"schema": {"type": "string"}},
+    },
+}
 
 
 @router.get("", response_class=StreamingResponse, responses={200: _FILE})
 async def get_export(
     user: CurrentUser,
     sessions: Sessions,
-    fmt: Annotated[
-        str | None, Query(alias="format", max_length=32, description="`netscape`, `json` or `csv`.")
-    ] = None,
+    fmt: Annotated[str | None, Query(alias="format", max_length=32, description="`netscape`, `json` or `csv`.")] = None,
 ) -> StreamingResponse:
     """Every live bookmark and collection, from one consistent snapshot, streamed as it is read."""
     if fmt not in FORMATS:

@@ -70,7 +70,11 @@ async def create_import(
     with upload.file:
         async with sessions() as session, session.begin():
             row = await store.create_import(
-                session, import_id=uuid.uuid4(), owner=user.user_id, fmt=upload.format, upload=upload.file,
+                session,
+                import_id=uuid.uuid4(),
+                owner=user.user_id,
+                fmt=upload.format,
+                upload=upload.file,
                 size=upload.size,
             )
     wakeup = getattr(request.app.state, "import_wakeup", None)
@@ -110,7 +114,10 @@ async def _report_lines(sessions: SessionFactory, import_id: uuid.UUID) -> Async
 
 def _report_line(row: RowMapping) -> bytes:
     line = {
-        "line": row["line"], "url": row["url"], "outcome": row["outcome"], "reason": row["reason"],
+        "line": row["line"],
+        "url": row["url"],
+        "outcome": row["outcome"],
+        "reason": row["reason"],
         "clientBookmarkId": row["client_bookmark_id"],
     }
     return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -119,8 +126,9 @@ def _report_line(row: RowMapping) -> bytes:
 @router.get(
     "/{importId}/report",
     response_class=StreamingResponse,
-    responses={200: {"description": "JSON Lines: one object per item in file order.",
-                     "content": {"application/jsonl": {}}}},
+    responses={
+        200: {"description": "JSON Lines: one object per item in file order.", "content": {"application/jsonl": {}}}
+    },
 )
 async def get_import_report(importId: str, user: CurrentUser, sessions: Sessions) -> StreamingResponse:  # noqa: N803
     """The per-item outcome, one JSON object per line in file order (items processed so far)."""

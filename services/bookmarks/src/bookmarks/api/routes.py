@@ -44,7 +44,11 @@ async def get_delta(
     """Delta sync: bookmarks and collections strictly after ``cursor`` in stream order; ``limit``
     counts every record of the page."""
     page = await service.read_delta(
-        sessions=sessions, owner=user.user_id, cursor=cursor, limit=limit, cursor_secret=settings.cursor_secret,
+        sessions=sessions,
+        owner=user.user_id,
+        cursor=cursor,
+        limit=limit,
+        cursor_secret=settings.cursor_secret,
         documents=wire.DELTA_DOCUMENTS,
     )
     DELTA_PAGE_RECORDS.labels("bookmarks").observe(page.records.count)
@@ -68,12 +72,14 @@ async def search_bookmarks(
 ) -> dict[str, Any]:
     """Full-text search of the caller's live bookmarks: ranked results with ``<mark>`` snippets."""
     page = await search_service.search(
-        sessions=sessions, owner=user.user_id, q=q, limit=limit, cursor=cursor,
+        sessions=sessions,
+        owner=user.user_id,
+        q=q,
+        limit=limit,
+        cursor=cursor,
         cursor_secret=settings.cursor_secret,
     )
-    results = [
-        {"bookmark": wire.bookmark(r.record, is_pro=page.is_pro), "snippet": r.snippet} for r in page.results
-    ]
+    results = [{"bookmark": wire.bookmark(r.record, is_pro=page.is_pro), "snippet": r.snippet} for r in page.results]
     return {"data": {"results": results, "nextCursor": page.next_cursor}}
 
 

@@ -151,9 +151,11 @@ def document_function_sql() -> str:
     members = _sql_members((name, new.c[attr], kind) for name, attr, kind in _STORED_FIELDS)
     dialect = asyncpg.dialect()  # type: ignore[no-untyped-call]
     lines = "\n    || ".join(str(m.compile(dialect=dialect, compile_kwargs={"literal_binds": True})) for m in members)
-    return ("CREATE OR REPLACE FUNCTION bookmark_wire_document() RETURNS trigger\n"
-            "LANGUAGE plpgsql AS $wire$\nBEGIN\n  NEW.wire_document := " + lines + ";\n"
-            "  RETURN NEW;\nEND\n$wire$")
+    return (
+        "CREATE OR REPLACE FUNCTION bookmark_wire_document() RETURNS trigger\n"
+        "LANGUAGE plpgsql AS $wire$\nBEGIN\n  NEW.wire_document := " + lines + ";\n"
+        "  RETURN NEW;\nEND\n$wire$"
+    )
 
 
 def dumps(payload: Any) -> bytes:
@@ -193,8 +195,9 @@ def _sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[An
 
 
 def _sql_bookmark_tombstone(table: Table) -> ColumnElement[Any]:
-    return _sql_object([("clientBookmarkId", table.c.client_bookmark_id, "plain"),
-                        ("deletedAt", table.c.deleted_at, "iso")])
+    return _sql_object(
+        [("clientBookmarkId", table.c.client_bookmark_id, "plain"), ("deletedAt", table.c.deleted_at, "iso")]
+    )
 
 
 def _sql_collection(table: Table) -> ColumnElement[Any]:
@@ -215,8 +218,12 @@ DELTA_DOCUMENTS = DeltaDocuments(
 
 def delta_body(cursor: str | None, next_cursor: str | None, page: DeltaSlice) -> bytes:
     """The delta envelope around the documents PostgreSQL rendered (each group comma-joined JSON)."""
-    groups = (("upserts", page.bookmarks), ("tombstones", page.bookmark_tombstones),
-              ("collections", page.collections), ("collectionTombstones", page.collection_tombstones))
+    groups = (
+        ("upserts", page.bookmarks),
+        ("tombstones", page.bookmark_tombstones),
+        ("collections", page.collections),
+        ("collectionTombstones", page.collection_tombstones),
+    )
     parts = [b'{"data":{"cursor":', dumps(cursor), b',"nextCursor":', dumps(next_cursor)]
     for key, documents in groups:
         parts += [b',"', key.encode(), b'":[', documents, b"]"]

@@ -139,12 +139,12 @@ def write_collection(
     return replace(existing, name=name, parent_id=parent, updated_at=position, deleted_at=None)
 
 
-def delete_collection(existing: Collection | None, owner: uuid.UUID, collection_id: str,
-                      position: datetime) -> Collection | None:
+def delete_collection(
+    existing: Collection | None, owner: uuid.UUID, collection_id: str, position: datetime
+) -> Collection | None:
     """Tombstone (also for an unknown id, like bookmarks); None when already deleted."""
     if existing is None:
-        return Collection(owner, collection_id, "", created_at=position, updated_at=position,
-                          deleted_at=position)
+        return Collection(owner, collection_id, "", created_at=position, updated_at=position, deleted_at=position)
     if existing.is_deleted:
         return None
     return replace(existing, updated_at=position, deleted_at=position)
@@ -160,6 +160,4 @@ def incoming_wins(existing: Collection | None, incoming: Collection) -> bool:
 
 
 def moved_to(record: Collection, target: uuid.UUID, position: datetime) -> Collection:
-    return replace(
-        record, owner_uid=target, updated_at=position, deleted_at=position if record.is_deleted else None
-    )
+    return replace(record, owner_uid=target, updated_at=position, deleted_at=position if record.is_deleted else None)

@@ -93,9 +93,7 @@ def _row_keys(cls: Any) -> tuple[str, ...]:
 
 def _read_fields(cls: Any, row: Mapping[Any, Any]) -> dict[str, Any]:
     # PostgreSQL arrays arrive as lists; the domain keeps them as (immutable) tuples.
-    return {
-        name: tuple(value) if isinstance(value := row[name], list) else value for name in _row_keys(cls)
-    }
+    return {name: tuple(value) if isinstance(value := row[name], list) else value for name in _row_keys(cls)}
 
 
 def _write_fields(obj: Any) -> dict[str, Any]:
@@ -167,8 +165,14 @@ def tombstone(
     """
     if existing is None:
         return Bookmark(
-            owner_uid=owner, client_bookmark_id=client_bookmark_id, url="", normalized_url="", domain="",
-            created_at=position, updated_at=position, deleted_at=position,
+            owner_uid=owner,
+            client_bookmark_id=client_bookmark_id,
+            url="",
+            normalized_url="",
+            domain="",
+            created_at=position,
+            updated_at=position,
+            deleted_at=position,
         )
     if existing.is_deleted:
         return None
@@ -231,7 +235,10 @@ def apply_enrichment_failure(
     if status == "failed" and snapshot in ("pending", "processing"):
         snapshot = "failed"  # final: no snapshot will be taken (docs/api-guide.md §6)
     return replace(
-        existing, enrichment_status=status, last_error_code=error_code, snapshot_status=snapshot,
+        existing,
+        enrichment_status=status,
+        last_error_code=error_code,
+        snapshot_status=snapshot,
         updated_at=position,
     )
 
@@ -248,6 +255,4 @@ def incoming_wins(existing: Bookmark | None, incoming: Bookmark) -> bool:
 
 def moved_to(record: Bookmark, target: uuid.UUID, position: datetime) -> Bookmark:
     """The source's winning record as it enters the target's stream at ``position``."""
-    return replace(
-        record, owner_uid=target, updated_at=position, deleted_at=position if record.is_deleted else None
-    )
+    return replace(record, owner_uid=target, updated_at=position, deleted_at=position if record.is_deleted else None)

@@ -113,10 +113,24 @@ class CsvWriter:
     def row(self, b: Bookmark) -> list[str]:
         paths = ["/".join(self._folders[cid].path) for cid in b.collection_ids if cid in self._folders]
         return [
-            b.url, b.title or "", b.description or "", b.notes or "", "|".join(b.user_tags), "|".join(paths),
-            _flag(b.is_favorite), _flag(b.is_archived), str(_unix(b.client_saved_at or b.created_at)),
-            _iso(b.client_saved_at), _iso(b.last_opened_at), _iso(b.created_at), _iso(b.updated_at),
-            b.thumbnail_url or "", b.domain, b.summary or "", "|".join(b.tags), b.enrichment_status,
+            b.url,
+            b.title or "",
+            b.description or "",
+            b.notes or "",
+            "|".join(b.user_tags),
+            "|".join(paths),
+            _flag(b.is_favorite),
+            _flag(b.is_archived),
+            str(_unix(b.client_saved_at or b.created_at)),
+            _iso(b.client_saved_at),
+            _iso(b.last_opened_at),
+            _iso(b.created_at),
+            _iso(b.updated_at),
+            b.thumbnail_url or "",
+            b.domain,
+            b.summary or "",
+            "|".join(b.tags),
+            b.enrichment_status,
             b.client_bookmark_id,
         ]
 
@@ -205,8 +219,11 @@ class NetscapeWriter:
 
     @staticmethod
     def _link(b: Bookmark, depth: int) -> str:
-        attrs = [f'HREF="{_attr(b.url)}"', f'ADD_DATE="{_unix(b.client_saved_at or b.created_at)}"',
-                 f'LAST_MODIFIED="{_unix(b.updated_at)}"']
+        attrs = [
+            f'HREF="{_attr(b.url)}"',
+            f'ADD_DATE="{_unix(b.client_saved_at or b.created_at)}"',
+            f'LAST_MODIFIED="{_unix(b.updated_at)}"',
+        ]
         if b.last_opened_at is not None:
             attrs.append(f'LAST_VISIT="{_unix(b.last_opened_at)}"')
         if b.user_tags:

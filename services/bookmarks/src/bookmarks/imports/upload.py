@@ -101,8 +101,10 @@ def _parser(state: _State, boundary: bytes) -> MultipartParser:
         "on_end": lambda: setattr(state, "ended", True),
     }
     return MultipartParser(
-        boundary, callbacks,  # type: ignore[arg-type]
-        max_header_count=MAX_PART_HEADERS, max_header_size=MAX_HEADER_BYTES,
+        boundary,
+        callbacks,  # type: ignore[arg-type]
+        max_header_count=MAX_PART_HEADERS,
+        max_header_size=MAX_HEADER_BYTES,
     )
 
 

@@ -276,9 +276,7 @@ def stems_statement(terms: Sequence[str], configs: ColumnElement[Any] | None = N
         .table_valued("term", with_ordinality="n")
         .render_derived(name="terms")
     )
-    config = (
-        sa.func.unnest(known if configs is None else configs).table_valued("config").render_derived(name="configs")
-    )
+    config = sa.func.unnest(known if configs is None else configs).table_valued("config").render_derived(name="configs")
     return sa.select(
         (term.c.n - 1).label("term"),
         config.c.config,

@@ -25,7 +25,11 @@ async def create_import(
     """The queued import row and its upload, 1 MiB per chunk row (read from ``upload`` a chunk at a time)."""
     await session.execute(
         insert(imports).values(
-            id=import_id, owner_uid=owner, status="queued", requested_format=fmt, size_bytes=size,
+            id=import_id,
+            owner_uid=owner,
+            status="queued",
+            requested_format=fmt,
+            size_bytes=size,
             created_at=func.now(),
         )
     )
@@ -66,7 +70,9 @@ async def claim_due(session: AsyncSession, *, worker_id: str, lease_seconds: flo
         update(imports)
         .where(imports.c.id == found.id)
         .values(
-            status="running", lease_owner=worker_id, claims=imports.c.claims + 1,
+            status="running",
+            lease_owner=worker_id,
+            claims=imports.c.claims + 1,
             lease_until=func.now() + timedelta(seconds=lease_seconds),
         )
         .returning(*imports.c)

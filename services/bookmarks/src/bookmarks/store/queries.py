@@ -76,8 +76,11 @@ def _branch(table: Table, resume: bool, live: ColumnElement[Any], tombstone: Col
     id_column = table.c.client_bookmark_id if table is bookmarks else table.c.collection_id
     deleted = table.c.deleted_at.is_not(None)
     statement = select(
-        literal(table.name, Text()).label("kind"), table.c.updated_at.label("pos"), id_column.label("rid"),
-        deleted.label("deleted"), case((deleted, tombstone), else_=live).label("doc"),
+        literal(table.name, Text()).label("kind"),
+        table.c.updated_at.label("pos"),
+        id_column.label("rid"),
+        deleted.label("deleted"),
+        case((deleted, tombstone), else_=live).label("doc"),
     ).where(table.c.owner_uid == _OWNER)
     if resume:
         statement = statement.where(tuple_(table.c.updated_at, id_column) > tuple_(_AFTER_POS, _AFTER_ID))
@@ -91,8 +94,7 @@ def _delta_statement(documents: DeltaDocuments, resume: bool) -> Select[Any]:
     is_pro = select(user_streams.c.is_pro).where(user_streams.c.owner_uid == _OWNER).scalar_subquery()
     merged = union_all(
         _branch(bookmarks, resume, documents.bookmark(bookmarks, is_pro), documents.bookmark_tombstone(bookmarks)),
-        _branch(collections, resume, documents.collection(collections),
-                documents.collection_tombstone(collections)),
+        _branch(collections, resume, documents.collection(collections), documents.collection_tombstone(collections)),
     ).subquery("stream")
     # One record past the page tells whether more follow; it is counted but not rendered.
     stream_order = (merged.c.pos, merged.c.rid)
@@ -110,9 +112,14 @@ def _delta_statement(documents: DeltaDocuments, resume: bool) -> Select[Any]:
         return func.convert_to(func.coalesce(text, ""), "UTF8")
 
     return select(
-        joined(bookmarks, False), joined(bookmarks, True), joined(collections, False), joined(collections, True),
-        func.count().filter(in_page), func.count() > _LIMIT,
-        func.max(rows.c.pos).filter(last), func.max(rows.c.rid).filter(last),
+        joined(bookmarks, False),
+        joined(bookmarks, True),
+        joined(collections, False),
+        joined(collections, True),
+        func.count().filter(in_page),
+        func.count() > _LIMIT,
+        func.max(rows.c.pos).filter(last),
+        func.max(rows.c.rid).filter(last),
     )
 
 

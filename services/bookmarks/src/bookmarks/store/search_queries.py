@@ -108,7 +108,12 @@ class _Planner:
 
 
 async def page(
-    conn: AsyncConnection, query: Query, match: TextMatch, *, owner: uuid.UUID, after: SearchPosition | None,
+    conn: AsyncConnection,
+    query: Query,
+    match: TextMatch,
+    *,
+    owner: uuid.UUID,
+    after: SearchPosition | None,
     limit: int,
 ) -> list[Hit]:
     """Up to ``limit`` hits after ``after`` in result order (after :func:`context`, same transaction)."""
@@ -119,14 +124,19 @@ async def page(
         if len(rows) >= limit:
             break
     return [
-        Hit(Bookmark.from_row(row._mapping), position_of(row), row.search_config, row.search_page_text)
-        for row in rows
+        Hit(Bookmark.from_row(row._mapping), position_of(row), row.search_config, row.search_page_text) for row in rows
     ]
 
 
 async def _read_tier(
-    conn: AsyncConnection, planner: _Planner, query: Query, match: TextMatch, owner: uuid.UUID,
-    tier: float | None, after: SearchPosition | None, limit: int,
+    conn: AsyncConnection,
+    planner: _Planner,
+    query: Query,
+    match: TextMatch,
+    owner: uuid.UUID,
+    tier: float | None,
+    after: SearchPosition | None,
+    limit: int,
 ) -> list[sa.Row[Any]]:
     def statement(window: int | None) -> sa.Select[Any]:
         return tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,

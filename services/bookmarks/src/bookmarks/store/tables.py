@@ -69,9 +69,7 @@ class BookmarkRow(SQLModel, table=True):
     )
     search_tags: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
     search_page_text: str | None = Field(default=None, sa_column=Column(Text))
-    search_page_vector: Any = Field(
-        default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''"))
-    )
+    search_page_vector: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''")))
     # The record's wire document (api/wire.py) without saveWhy and the closing brace, which each delta page
     # appends for the reader's plan: rendered on every insert and update by the trigger of migration 0006,
     # so a page only joins stored text. Never written by the code, never read back into the record.
@@ -82,9 +80,7 @@ class CollectionRow(SQLModel, table=True):
     """One collection (folder) of one user; same stream-position semantics as a bookmark row."""
 
     __tablename__ = "collections"
-    __table_args__ = (
-        Index("ix_collections_stream", "owner_uid", "updated_at", "collection_id", unique=True),
-    )
+    __table_args__ = (Index("ix_collections_stream", "owner_uid", "updated_at", "collection_id", unique=True),)
 
     owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
     collection_id: str = Field(sa_column=Column(Text, primary_key=True))
@@ -128,8 +124,9 @@ class PendingEnrichmentRow(SQLModel, table=True):
     client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
     normalized_url: str = Field(sa_column=Column(Text, nullable=False))
     event: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
-    received_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False,
-                                                   server_default=text("now()")))
+    received_at: datetime = Field(
+        sa_column=Column(DateTime(timezone=True), nullable=False, server_default=text("now()"))
+    )
 
 
 bookmarks = BookmarkRow.__table__  # type: ignore[attr-defined]

@@ -20,21 +20,51 @@ T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def col(cid: str, name: str, parent: str | None = None, *, deleted: bool = False) -> Collection:
-    return Collection(owner_uid=OWNER, collection_id=cid, name=name, created_at=T0, updated_at=T0,
-                      parent_id=parent, deleted_at=T0 if deleted else None)
+    return Collection(
+        owner_uid=OWNER,
+        collection_id=cid,
+        name=name,
+        created_at=T0,
+        updated_at=T0,
+        parent_id=parent,
+        deleted_at=T0 if deleted else None,
+    )
 
 
 def bm(bid: str, *cids: str, **fields: object) -> Bookmark:
-    return Bookmark(owner_uid=OWNER, client_bookmark_id=bid, url=f"https://{bid}.example/",
-                    normalized_url=f"https://{bid}.example/", domain=f"{bid}.example", created_at=T0,
-                    updated_at=T0, collection_ids=cids, **fields)  # type: ignore[arg-type]
+    return Bookmark(
+        owner_uid=OWNER,
+        client_bookmark_id=bid,
+        url=f"https://{bid}.example/",
+        normalized_url=f"https://{bid}.example/",
+        domain=f"{bid}.example",
+        created_at=T0,
+        updated_at=T0,
+        collection_ids=cids,
+        **fields,
+    )  # type: ignore[arg-type]
 
 
 def test_folders_come_parents_first_siblings_by_name() -> None:
-    tree = FolderTree.of([col("z", "zeta"), col("b", "Beta", "a"), col("a", "alpha"), col("c", "child", "b"),
-                          col("x", "Xeno", "a"), col("d", "dead", deleted=True), col("o", "orphan", "d")])
+    tree = FolderTree.of(
+        [
+            col("z", "zeta"),
+            col("b", "Beta", "a"),
+            col("a", "alpha"),
+            col("c", "child", "b"),
+            col("x", "Xeno", "a"),
+            col("d", "dead", deleted=True),
+            col("o", "orphan", "d"),
+        ]
+    )
     assert [(f.id, f.depth, f.rank) for f in tree.folders] == [
-        ("a", 1, 1), ("b", 2, 2), ("c", 3, 3), ("x", 2, 4), ("o", 1, 5), ("z", 1, 6)]
+        ("a", 1, 1),
+        ("b", 2, 2),
+        ("c", 3, 3),
+        ("x", 2, 4),
+        ("o", 1, 5),
+        ("z", 1, 6),
+    ]
     assert tree.by_id()["c"].path == ("alpha", "Beta", "child")
 
 
@@ -56,11 +86,23 @@ def test_netscape_opens_each_folder_once_and_closes_every_level() -> None:
     assert text.count("<DL><p>") == text.count("</DL><p>") == 5
     lines = [line.strip() for line in text.splitlines()[8:]]
     assert [line[:40] for line in lines if "<H3" in line or "<A " in line or "DL>" in line] == [
-        '<DT><A HREF="https://top.example/" ADD_D', '<DT><H3 ADD_DATE="1704164645" LAST_MODIF', "<DL><p>",
-        '<DT><A HREF="https://in-a.example/" ADD_', '<DT><H3 ADD_DATE="1704164645" LAST_MODIF', "<DL><p>",
-        '<DT><H3 ADD_DATE="1704164645" LAST_MODIF', "<DL><p>", '<DT><A HREF="https://in-c.example/" ADD_',
-        "</DL><p>", "</DL><p>", "</DL><p>", '<DT><H3 ADD_DATE="1704164645" LAST_MODIF', "<DL><p>", "</DL><p>",
-        "</DL><p>"]
+        '<DT><A HREF="https://top.example/" ADD_D',
+        '<DT><H3 ADD_DATE="1704164645" LAST_MODIF',
+        "<DL><p>",
+        '<DT><A HREF="https://in-a.example/" ADD_',
+        '<DT><H3 ADD_DATE="1704164645" LAST_MODIF',
+        "<DL><p>",
+        '<DT><H3 ADD_DATE="1704164645" LAST_MODIF',
+        "<DL><p>",
+        '<DT><A HREF="https://in-c.example/" ADD_',
+        "</DL><p>",
+        "</DL><p>",
+        "</DL><p>",
+        '<DT><H3 ADD_DATE="1704164645" LAST_MODIF',
+        "<DL><p>",
+        "</DL><p>",
+        "</DL><p>",
+    ]
 
 
 def test_netscape_escapes_markup_in_every_value() -> None:
@@ -71,10 +113,20 @@ def test_netscape_escapes_markup_in_every_value() -> None:
     assert 'TAGS="&quot;q&quot;,a&amp;b"' in text
 
 
-@pytest.mark.parametrize(("value", "safe"), [
-    ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"),
-    ("\rx", "'\rx"), ("a=b", "a=b"), ("https://x.example/", "https://x.example/"), ("", ""),
-])
+@pytest.mark.parametrize(
+    ("value", "safe"),
+    [
+        ("=1+1", "'=1+1"),
+        ("+1", "'+1"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("a=b", "a=b"),
+        ("https://x.example/", "https://x.example/"),
+        ("", ""),
+    ],
+)
 def test_csv_cells_that_look_like_formulas_are_prefixed(value: str, safe: str) -> None:
     assert safe_cell(value) == safe
 

@@ -33,7 +33,14 @@ MINUTE_QUOTA_MESSAGE: Final = (
 
 # Fields of the spec's "Enrichment status result", in its order.
 RESULT_FIELDS: Final = (
-    "normalizedUrl", "domain", "title", "description", "thumbnailUrl", "summary", "saveWhy", "tags",
+    "normalizedUrl",
+    "domain",
+    "title",
+    "description",
+    "thumbnailUrl",
+    "summary",
+    "saveWhy",
+    "tags",
     "snapshotStatus",
 )
 
@@ -77,9 +84,7 @@ def next_month_start(now: datetime) -> datetime:
     return datetime(year, month, 1, tzinfo=UTC)
 
 
-def check_quota(
-    *, now: datetime, month_used: int, recent_charges: Sequence[datetime]
-) -> QuotaRejection | None:
+def check_quota(*, now: datetime, month_used: int, recent_charges: Sequence[datetime]) -> QuotaRejection | None:
     """Decide a free user's next job creation; ``recent_charges`` are this user's charges in the last minute.
 
     The monthly limit is checked first: when both are hit, waiting a minute would not help.

@@ -94,7 +94,12 @@ async def in_flight_job_for_url(session: AsyncSession, normalized_url: str) -> R
 
 
 async def insert_job(
-    session: AsyncSession, *, job_id: uuid.UUID, normalized_url: str, url: str, charged_user_id: uuid.UUID,
+    session: AsyncSession,
+    *,
+    job_id: uuid.UUID,
+    normalized_url: str,
+    url: str,
+    charged_user_id: uuid.UUID,
     priority: int = 0,
 ) -> RowMapping | None:
     """Create a pending job, or return None when another job for the URL is in flight (unique index).
@@ -110,8 +115,14 @@ async def insert_job(
             RETURNING *
             """  # noqa: S608 - constant fragment
         ),
-        {"id": job_id, "n": normalized_url, "url": url, "u": charged_user_id,
-         "trace": json.dumps(current_trace_headers()), "priority": priority},
+        {
+            "id": job_id,
+            "n": normalized_url,
+            "url": url,
+            "u": charged_user_id,
+            "trace": json.dumps(current_trace_headers()),
+            "priority": priority,
+        },
     )
     return result.mappings().first()
 
@@ -265,10 +276,7 @@ async def end_attempt(
 
 async def attached_for_update(session: AsyncSession, job_id: uuid.UUID) -> list[RowMapping]:
     result = await session.execute(
-        text(
-            "SELECT * FROM bookmark_enrichments WHERE job_id = :j "
-            "ORDER BY user_id, client_bookmark_id FOR UPDATE"
-        ),
+        text("SELECT * FROM bookmark_enrichments WHERE job_id = :j ORDER BY user_id, client_bookmark_id FOR UPDATE"),
         {"j": job_id},
     )
     return list(result.mappings())
@@ -462,9 +470,7 @@ async def purge_user(session: AsyncSession, user_id: uuid.UUID, job_ids: Sequenc
             ),
             {"ids": list(job_ids)},
         )
-    await session.execute(
-        text("UPDATE jobs SET charged_user_id = NULL WHERE charged_user_id = :u"), {"u": user_id}
-    )
+    await session.execute(text("UPDATE jobs SET charged_user_id = NULL WHERE charged_user_id = :u"), {"u": user_id})
     await session.execute(
         text(
             """

@@ -40,9 +40,7 @@ _IN_FLIGHT_SQL = "status IN ('pending', 'processing', 'retrying')"
 
 
 def _ts(nullable: bool = True, *, default_now: bool = False) -> Any:
-    return Column(
-        DateTime(timezone=True), nullable=nullable, server_default=text("now()") if default_now else None
-    )
+    return Column(DateTime(timezone=True), nullable=nullable, server_default=text("now()") if default_now else None)
 
 
 class JobRow(SQLModel, table=True):
@@ -82,9 +80,7 @@ class JobRow(SQLModel, table=True):
     worker_id: str | None = Field(default=None, sa_column=Column(Text))
     error_code: str | None = Field(default=None, sa_column=Column(Text))
     # W3C trace context of the request that created the job; each attempt's span links to it.
-    trace_context: dict[str, str] = Field(
-        sa_column=Column(JSONB, nullable=False, server_default=text("'{}'::jsonb"))
-    )
+    trace_context: dict[str, str] = Field(sa_column=Column(JSONB, nullable=False, server_default=text("'{}'::jsonb")))
     created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
     updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
 
@@ -141,9 +137,7 @@ class SnapshotRow(SQLModel, table=True):
     """Stored page captures per normalized URL (shared like the cache; the newest job's replace older)."""
 
     __tablename__ = "snapshots"
-    __table_args__ = (
-        CheckConstraint("kind IN ('html', 'screenshot', 'readable_text')", name="ck_snapshots_kind"),
-    )
+    __table_args__ = (CheckConstraint("kind IN ('html', 'screenshot', 'readable_text')", name="ck_snapshots_kind"),)
 
     normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
     kind: str = Field(sa_column=Column(Text, primary_key=True))

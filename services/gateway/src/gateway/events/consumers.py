@@ -154,7 +154,8 @@ class TopicTail:
         starts.update({tp: ends[tp] for tp in fresh if tp.topic not in self.lookback_seconds})
         since_ms = {
             tp: int((time.time() - self.lookback_seconds[tp.topic]) * 1000)
-            for tp in fresh if tp.topic in self.lookback_seconds
+            for tp in fresh
+            if tp.topic in self.lookback_seconds
         }
         if since_ms:
             try:
