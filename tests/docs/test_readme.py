@@ -1,5 +1,7 @@
-"""The README documents what the code really reads, and the code reads every variable of the
-configuration contract (the variables operators and clients were promised, listed below)."""
+"""The configuration reference documents what the code really reads, the code reads every variable of
+the configuration contract (the variables operators and clients were promised, listed below), and the
+README stays a short description of the present: the two commands first, the contract's variables, links
+to the references, no benchmark diary."""
 
 from __future__ import annotations
 
@@ -43,11 +45,17 @@ def variables_read_by_the_code() -> set[str]:
     return names
 
 
-def test_every_variable_the_code_reads_is_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
-    documented = set(re.findall(r"`([A-Z][A-Z0-9_]{2,})`", readme))
-    missing = sorted(variables_read_by_the_code() - documented)
-    assert not missing, f"README does not document: {missing}"
+CONFIGURATION = ROOT / "docs" / "configuration.md"
+README = ROOT / "README.md"
+
+
+def documented_names(path: Path) -> set[str]:
+    return set(re.findall(r"`([A-Z][A-Z0-9_]{2,})`", path.read_text()))
+
+
+def test_every_variable_the_code_reads_is_in_the_configuration_reference() -> None:
+    missing = sorted(variables_read_by_the_code() - documented_names(CONFIGURATION))
+    assert not missing, f"docs/configuration.md does not document: {missing}"
 
 
 def test_every_variable_of_the_contract_is_read() -> None:
@@ -55,11 +63,34 @@ def test_every_variable_of_the_contract_is_read() -> None:
     assert not sorted(CONTRACT - read), f"contract variables no service reads: {sorted(CONTRACT - read)}"
 
 
-def test_every_contract_variable_is_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert not sorted(v for v in CONTRACT if f"`{v}`" not in readme)
+def test_every_contract_variable_is_in_the_readme_and_the_reference() -> None:
+    for path in (README, CONFIGURATION):
+        missing = sorted(CONTRACT - documented_names(path))
+        assert not missing, f"{path.name} does not document: {missing}"
 
 
 def test_readme_leads_with_the_two_commands() -> None:
-    head = (ROOT / "README.md").read_text()[:1500]
+    head = README.read_text()[:2500]
     assert "make run" in head and "make test" in head
+
+
+def test_readme_is_short_and_links_its_references() -> None:
+    text = README.read_text()
+    assert len(text.splitlines()) <= 300
+    for target in ("ARCHITECTURE.md", "docs/configuration.md", "docs/performance.md", "docs/api-guide.md"):
+        assert f"]({target})" in text, f"README does not link {target}"
+    assert "](docs/decisions/README.md)" in text
+    assert "<!-- screenshots -->" in text
+
+
+def test_readme_states_the_present_not_a_diary() -> None:
+    text = README.read_text()
+    assert not re.search(r"20\d\d-\d\d-\d\d", text), "dated entries belong in git history"
+    assert not set("§¶∆◊※◆✧✦‡†") & set(text), "footnote glyphs"
+    assert not re.search(r"\b(session|sessions|issue \d+|round \d+)\b", text, re.I)
+
+
+def test_linked_docs_exist() -> None:
+    for path in (README, ROOT / "ARCHITECTURE.md", CONFIGURATION, ROOT / "docs" / "decisions" / "README.md"):
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text()):
+            assert (path.parent / target).exists(), f"{path.name} links a missing {target}"
