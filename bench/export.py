@@ -1,4 +1,4 @@
-"""Export benchmark (issue 14, docs/api-guide.md §13): GET /v1/exports of a big library, per format.
+"""Export benchmark (docs/api-guide.md, section 13): GET /v1/exports of a big library, per format.
 
 ``.venv/bin/python bench/export.py [--count 100000]``: starts its own stack (private data dir, free
 ports), bulk-loads ``--count`` bookmarks (in 30 collections, nested, with user tags and notes) straight into

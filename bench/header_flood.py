@@ -1,4 +1,4 @@
-"""Header-flood benchmark (issue 11 item 1): latency of a normal request through the gateway, quiet and
+"""Header-flood benchmark: latency of a normal request through the gateway, quiet and
 while a bounded flood of hostile-header requests hits the same gateway on loopback.
 
     .venv/bin/python bench/header_flood.py [--base-url URL] [--samples 400] [--attackers 8] [--rate 100]

@@ -1,4 +1,4 @@
-"""Import benchmark (issue 14): a 10,000-item Pocket CSV and a 10,000-item Netscape file imported end to
+"""Import benchmark: a 10,000-item Pocket CSV and a 10,000-item Netscape file imported end to
 end through the gateway, until every bookmark is visible in delta.
 
     .venv/bin/python bench/imports.py [--base-url URL] [--items 10000]
@@ -7,9 +7,9 @@ Without ``--base-url`` it starts its own stack (private data dir, free ports). F
 the start of the upload to ``completed`` and to the last bookmark seen in delta (a device following the
 stream, limit=1000), and the peak RSS of the bookmarks process(es) during the run (sampled every 50 ms
 with psutil; needs the stack on this machine). Writes ``bench/results/imports-<timestamp>.json`` and
-``bench/results/imports-latest.json``. Goal (issue 14): 10,000 items visible in delta in ≤ 15 s.
+``bench/results/imports-latest.json``. Goal: 10,000 items visible in delta in ≤ 15 s.
 
-Then the priority of interactive enrichment (issue 14 item 4): a Pro user with AI on enqueues pages of a
+Then the priority of interactive enrichment: a Pro user with AI on enqueues pages of a
 local site one at a time and waits for each to complete, first on an idle stack, then while the same user's
 10,000-item Pocket import has queued its bulk (low-priority) jobs: seconds from enqueue to ``completed``.
 """

@@ -1,4 +1,4 @@
-"""CPU per request of the edge (issue 15, perf-edge): the gateway process per proxied write, and the
+"""CPU per request of the edge: the gateway process per proxied write, and the
 framework layer every service runs per request.
 
     .venv/bin/python bench/proxy_cpu.py [--writes 3000] [--concurrency 16] [--framework 5000]

@@ -1,4 +1,4 @@
-"""Benchmarks of the whole platform, co-located on this machine (issue 8).
+"""Benchmarks of the whole platform, co-located on this machine.
 
 ``make bench`` (quick, a few minutes) or ``make bench BENCH_ARGS=--full``. Starts its own stack (private
 data dir, free ports, durable PostgreSQL) with ``make run``'s defaults -- INFO logs, access lines, tracing

@@ -1,4 +1,4 @@
-"""Search benchmark (issue 13): query latency through the gateway at 10,000 and 100,000 bookmarks.
+"""Search benchmark: query latency through the gateway at 10,000 and 100,000 bookmarks.
 
     .venv/bin/python bench/search.py [--sizes 10000 100000] [--samples 200]
 

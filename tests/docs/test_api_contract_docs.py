@@ -38,7 +38,7 @@ def test_every_error_code_is_in_the_guide() -> None:
     documented = set(re.findall(r"^\| \d{3} \| `([a-z0-9-]+)`", guide, flags=re.M))
     assert error_codes_in_code(), "the scan found no error codes: the pattern is out of date"
     missing = sorted(error_codes_in_code() - documented)
-    assert not missing, f"docs/api-guide.md §1 does not document: {missing}"
+    assert not missing, f"docs/api-guide.md, section 1 does not document: {missing}"
 
 
 OUTSIDE = ".." + "/shared"  # spelled in two parts so this file does not name it itself

@@ -28,7 +28,7 @@ from devstack.testing import LocalJwksServer
 
 
 def assert_error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, str]:
-    """``response`` is the ``{code, message}`` error of docs/api-guide.md §1, with JSON type and a request id."""
+    """``response`` is the ``{code, message}`` error of docs/api-guide.md, section 1, with JSON type and a request id."""
     where = f"{response.request.method} {response.request.url.path}"
     assert response.status_code == status, (
         f"{where}: expected {status}, got {response.status_code}: {response.text[:500]}"
@@ -129,7 +129,7 @@ class Device:
     # -- delta sync -------------------------------------------------------------------------------
 
     async def sync(self, *, limit: int = 200) -> int:
-        """Delta sync from the stored position (spec rule 5, docs/api-guide.md §4); records applied."""
+        """Delta sync from the stored position (docs/api-guide.md, section 4); records applied."""
         cursor = self.cursor
         applied = 0
         while True:

@@ -1,6 +1,6 @@
 """Scenario (d): DELETE /v1/account removes the user everywhere, while the shared cache stays.
 
-The token is refused with 401 by every route as soon as the deletion answered (docs/api-guide.md §2);
+The token is refused with 401 by every route as soon as the deletion answered (docs/api-guide.md, section 2);
 then, once the ``user.deleted`` event has travelled, no row of the user remains in any of the three
 service databases. The databases are only read, to prove the outcome (tables and columns are found at
 run time, so a table added later is checked too). What may legitimately remain:

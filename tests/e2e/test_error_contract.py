@@ -1,4 +1,4 @@
-"""Scenario (g): the error contract at the gateway (docs/api-guide.md §1).
+"""Scenario (g): the error contract at the gateway (docs/api-guide.md, section 1).
 
 Every refusal is ``{code, message}`` as ``application/json`` with an ``X-Request-Id``, whichever layer
 produced it: the gateway's own routing, its authentication, its body limit, or an upstream service.

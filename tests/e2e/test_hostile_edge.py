@@ -1,5 +1,4 @@
-"""The edge of the running platform against hostile and secret-carrying traffic (issue 11 items 1, 3, 4,
-9, 10; issue 16 item 5), then a grep of every service's captured log for every secret that was used.
+"""The edge of the running platform against hostile and secret-carrying traffic, then a grep of every service's captured log for every secret that was used.
 
 Real traffic through the gateway: a sign-in with an identity token, a refresh, a WebSocket authenticated
 with ``?access_token=``, an operator call with ``X-Admin-Token``, a cookie, and calls with bad headers.

@@ -1,9 +1,9 @@
 """Scenario (b): an anonymous device links an idp-a identity that another account already owns.
 
-docs/api-guide.md §2: the caller is signed into the owner, the anonymous user's bookmarks are merged into
+docs/api-guide.md, section 2: the caller is signed into the owner, the anonymous user's bookmarks are merged into
 the owner (per clientBookmarkId the later ``updatedAt`` wins) with fresh positions so the owner's other
 devices receive them through delta (and a nudge), the anonymous account is deleted and its tokens are
-refused from the moment the link answered (§3.5).
+refused from the moment the link answered.
 """
 
 from __future__ import annotations

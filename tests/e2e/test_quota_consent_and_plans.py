@@ -53,6 +53,6 @@ async def test_enqueue_needs_consent(http: httpx.AsyncClient, site: LocalSite) -
     assert_error(await user.enqueue("no-consent", url), 403, "consent-required")
     assert_error(await user.enqueue("no-consent", "ftp://example.com/file"), 403, "consent-required")  # consent first
 
-    # Effective for the very next request (docs/api-guide.md §9).
+    # Effective for the very next request (docs/api-guide.md, section 9).
     await user.enable_ai()
     assert expect(await user.enqueue("no-consent", url), 202).json() == {"accepted": True, "status": "pending"}

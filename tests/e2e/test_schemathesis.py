@@ -6,7 +6,7 @@ consented to AI (``useAi``). Every response must
 
 - never be a 5xx,
 - if 2xx, match the operation's declared response schema (status, content type, body),
-- if not 2xx, be the ``{code, message}`` error body of docs/api-guide.md §1.
+- if not 2xx, be the ``{code, message}`` error body of docs/api-guide.md, section 1.
 
 ``DELETE /v1/account`` gets a fresh anonymous user per generated case, so it cannot delete the shared
 one. The operator API (``/v1/admin/*``) is not in the public document, and excluded should it appear.
@@ -32,7 +32,7 @@ from schemathesis.specs.openapi.checks import (
 
 MAX_EXAMPLES = 25
 OPENAPI_PATH = "/v1/openapi.json"
-# The contract's operations (docs/api-guide.md §9): the document must at least have these.
+# The contract's operations (docs/api-guide.md, section 9): the document must at least have these.
 REQUIRED_OPERATIONS = {
     ("POST", "/v1/auth/anonymous"),
     ("POST", "/v1/auth/oauth/idp-a"),

@@ -1,6 +1,6 @@
 """Under the supervised local stack, SIGKILL each child in turn while a client keeps writing: the stack
 heals by itself and no acknowledged write is lost — not in the delta, not in enrichment's projection —
-and WebSocket nudges resume (issue 16 item 6 / "Must show").
+and WebSocket nudges resume.
 
 The stack is this test's own (durable PostgreSQL: the point is that acknowledged writes survive), with
 ``Stack.supervise()`` doing what ``make run``'s launcher does on its main thread.

@@ -341,7 +341,7 @@ async def _collection_id(client: BookmarkClient, given: str, *, must_exist: bool
         return named[0].id
     if must_exist or not ID_PATTERN.fullmatch(given):
         raise _Fail(f"no collection {given!r} here (run `bookmarks collections` to see them)")
-    # Filing into a collection this device has not seen is allowed (docs/api-guide.md §11): say so.
+    # Filing into a collection this device has not seen is allowed (docs/api-guide.md, section 11): say so.
     _out(f"note: no collection {given!r} here yet; filed under that id")
     return given
 

@@ -188,7 +188,7 @@ class BookmarkClient:
         """Sign in with (or, ``link=True``, attach to the current user) an identity-provider-A token.
 
         Linking an identity that already has an account signs into that account and merges this
-        anonymous account's bookmarks into it (docs/api-guide.md §2); queued writes follow the merge.
+        anonymous account's bookmarks into it (docs/api-guide.md, section 2); queued writes follow the merge.
         """
         if link:
             response = await self._request("POST", "/v1/auth/oauth/idp-a", json={"idToken": id_token, "link": True})
@@ -433,7 +433,7 @@ class BookmarkClient:
         """Pull server changes since the stored cursor and apply them locally.
 
         Follows ``nextCursor`` until it is null. Each page and the cursor after it are stored together;
-        at the end the cursor of the last request is kept (docs/api-guide.md §4: the next sync replays that
+        at the end the cursor of the last request is kept (docs/api-guide.md, section 4: the next sync replays that
         page, harmless, then continues). ``invalid-cursor`` → forget the cursor and resync from scratch.
         """
         started = time.monotonic()
@@ -611,8 +611,8 @@ class BookmarkClient:
     # -- search ----------------------------------------------------------------------------------
 
     async def search(self, query: str, *, limit: int = 20, cursor: str | None = None) -> SearchPage:
-        """One page of ``GET /v1/bookmarks/search`` (online only; the query language is in the API guide
-        §12). Pass ``page.next_cursor`` back with the same ``query`` for the next page."""
+        """One page of ``GET /v1/bookmarks/search`` (online only; the query language is in
+        docs/api-guide.md, section 12). Pass ``page.next_cursor`` back with the same ``query`` for the next page."""
         params: dict[str, str | int] = {"q": query, "limit": limit}
         if cursor is not None:
             params["cursor"] = cursor

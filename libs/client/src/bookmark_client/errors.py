@@ -2,7 +2,7 @@
 
 Callers handle three situations differently, so there are three types:
 
-- :class:`ApiError`: the server answered with an error body ``{code, message}`` (docs/api-guide.md §1);
+- :class:`ApiError`: the server answered with an error body ``{code, message}`` (docs/api-guide.md, section 1);
   ``code`` is the stable, machine-readable part.
 - :class:`SessionExpired` (an :class:`ApiError` with status 401): no usable session any more; the user
   must sign in again. :class:`NotSignedIn` is the same situation before any sign-in.

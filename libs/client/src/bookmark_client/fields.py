@@ -55,7 +55,7 @@ class Writable:
 
 
 def record_id(kind: str, value: Any) -> str:
-    # The server refuses other ids with 400 (docs/api-guide.md §3 and §11).
+    # The server refuses other ids with 400 (docs/api-guide.md, sections 3 and 11).
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise ValueError(f"{kind} id must match {ID_PATTERN.pattern}: {value!r}")
     return value
@@ -141,7 +141,7 @@ def _no_nul(name: str, text: str) -> str:
 
 def user_tags(name: str, value: Any) -> list[str]:
     """Trimmed, 1-64 characters, no control characters, deduplicated case-insensitively keeping the
-    first spelling and the order, at most 50 (docs/api-guide.md §11). A bad tag is refused, never dropped."""
+    first spelling and the order, at most 50 (docs/api-guide.md, section 11). A bad tag is refused, never dropped."""
     tags: list[str] = []
     seen: set[str] = set()
     for item in _string_list(name, value):

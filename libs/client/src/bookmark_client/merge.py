@@ -12,12 +12,12 @@ That one rule gives the conflict behaviour the spec asks for:
   from the base, so they are always taken from the server: no queued operation ever writes them.
 - A queued edit of a client field is re-applied over every newer base, so a server copy fetched
   before the edit was flushed cannot hide it. That includes a queued ``title``: when the queued PUT
-  reaches the server it overwrites the enriched title there too (PUT merges, docs/api-guide.md §3), so
+  reaches the server it overwrites the enriched title there too (PUT merges, docs/api-guide.md, section 3), so
   showing the server's title meanwhile would only flicker.
 - Once an operation is accepted (or rejected) it leaves the queue and the server's copy rules again;
   a rejected edit is therefore rolled back locally instead of lingering forever.
 
-Collections (docs/api-guide.md §11) follow the same rule with their own operation kinds
+Collections (docs/api-guide.md, section 11) follow the same rule with their own operation kinds
 (``collection-put``, ``collection-delete``): a queued rename or move shows over every newer server
 copy until the server has it. The server-side effects of deleting a collection (children moved up, the
 id removed from bookmarks) arrive through delta; until then :mod:`bookmark_client.tree` resolves them
@@ -74,10 +74,10 @@ def _writable(model: type[BaseModel]) -> dict[str, tuple[str, f.Check]]:
 _BOOKMARK_WRITABLE = _writable(Bookmark)
 _COLLECTION_WRITABLE = _writable(Collection)
 
-# Fields a client may write with PUT /v1/bookmarks/{id} (spec: PUT body), in their wire spelling:
+# Fields a client may write with PUT /v1/bookmarks/{id} (the PUT body), in their wire spelling:
 # derived from the Bookmark model, so adding a field there is the only edit the client needs.
 CLIENT_FIELDS: tuple[str, ...] = tuple(_BOOKMARK_WRITABLE)
-# Fields of the PUT /v1/collections/{id} body (docs/api-guide.md §11).
+# Fields of the PUT /v1/collections/{id} body (docs/api-guide.md, section 11).
 COLLECTION_FIELDS: tuple[str, ...] = tuple(_COLLECTION_WRITABLE)
 # Local bookkeeping, never sent by the server.
 _LOCAL_ONLY = {"pending"}
@@ -139,7 +139,7 @@ def _defaults(model: BaseModel) -> dict[str, Any]:
 
 
 def skeleton(bookmark_id: str, *, owner: str | None, at: str) -> dict[str, Any]:
-    """Defaults of a bookmark the server has not seen yet (spec: "A newly created bookmark has...")."""
+    """Defaults of a bookmark the server has not seen yet (docs/api-guide.md, section 3)."""
     return _defaults(Bookmark(client_bookmark_id=bookmark_id, owner_uid=owner, created_at=at, updated_at=at))
 
 
@@ -156,7 +156,7 @@ def _apply_collection_op(record: Mapping[str, Any] | None, op: QueuedOp) -> dict
         fields: dict[str, Any] = op.payload["fields"]
         fresh = collection_skeleton(op.bookmark_id, at=op.created_at)
         if record is None or record.get("deleted"):
-            # A PUT on a deleted collection creates it again (docs/api-guide.md §11), without its old parent:
+            # A PUT on a deleted collection creates it again (docs/api-guide.md, section 11), without its old parent:
             # an absent parentId then means top level, as on the server.
             return {**fresh, **(record or {}), "parentId": None, **fields, "deleted": False, "deletedAt": None}
         return {**fresh, **record, **fields}
@@ -164,7 +164,7 @@ def _apply_collection_op(record: Mapping[str, Any] | None, op: QueuedOp) -> dict
 
 
 def apply_op(record: Mapping[str, Any] | None, op: QueuedOp, *, owner: str | None) -> dict[str, Any] | None:
-    """The record after ``op``, the way the server will apply it (docs/api-guide.md §3 and §11)."""
+    """The record after ``op``, the way the server will apply it (docs/api-guide.md, sections 3 and 11)."""
     if op.kind in COLLECTION_KINDS:
         return _apply_collection_op(record, op)
     if op.kind == "put":

@@ -96,7 +96,7 @@ class Bookmark(_Wire):
 
 
 class Collection(_Wire):
-    """The local view of a collection (docs/api-guide.md §11), like :class:`Bookmark`: the server's copy with
+    """The local view of a collection (docs/api-guide.md, section 11), like :class:`Bookmark`: the server's copy with
     this device's queued writes on top; ``deleted``/``deleted_at`` mirror a tombstone or a queued delete."""
 
     id: str
@@ -139,7 +139,7 @@ class EnrichmentJob(_Wire):
 
 
 class ImportRecord(_Wire):
-    """``POST /v1/imports`` / ``GET /v1/imports/{id}`` data (docs/api-guide.md §13)."""
+    """``POST /v1/imports`` / ``GET /v1/imports/{id}`` data (docs/api-guide.md, section 13)."""
 
     id: str
     status: str

@@ -13,7 +13,7 @@ __all__ = ["CLOSE_UNAUTHORIZED", "Coalescer", "events_url", "is_nudge"]
 
 log = logging.getLogger("bookmark_client.realtime")
 
-# docs/api-guide.md §8: bad or expired token.
+# docs/api-guide.md, section 8: bad or expired token.
 CLOSE_UNAUTHORIZED = 4401
 
 

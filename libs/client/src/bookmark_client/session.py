@@ -1,6 +1,6 @@
 """The signed-in session: current tokens, and their rotation.
 
-Refresh tokens are single-use and a reused one revokes the whole token family (docs/api-guide.md §2). So
+Refresh tokens are single-use and a reused one revokes the whole token family (docs/api-guide.md, section 2). So
 a refresh must happen at most once per token, however many requests hit a 401 at the same moment and
 however many processes share the profile: an asyncio lock covers the tasks of this process, the
 store's :meth:`~bookmark_client.store.LocalStore.session_guard` covers other processes, and whoever

@@ -311,7 +311,7 @@ class LocalStore:
         """Exclusive access to the stored session across processes, for a token refresh.
 
         Refresh tokens are single-use and presenting a used one revokes the whole family
-        (docs/api-guide.md §2), so two refreshes with the same token — from two tasks or two processes on
+        (docs/api-guide.md, section 2), so two refreshes with the same token — from two tasks or two processes on
         one profile — would sign the user out. A separate connection takes SQLite's write lock (BEGIN IMMEDIATE) for
         the duration: the second refresher waits, then reads the already rotated session.
         """

@@ -1,4 +1,4 @@
-"""The collection tree (docs/api-guide.md §11) as pure functions over local :class:`Collection` views.
+"""The collection tree (docs/api-guide.md, section 11) as pure functions over local :class:`Collection` views.
 
 The server owns the tree's rules; the client checks them against its local view so that a move the
 server would refuse (a cycle, more than ten levels, more than 1,000 collections) is reported at once

@@ -156,7 +156,7 @@ Library = tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]
 
 
 async def library(device: BookmarkClient) -> Library:
-    """What must agree across devices (docs/api-guide.md §11): the library fields of each live bookmark
+    """What must agree across devices (docs/api-guide.md, section 11): the library fields of each live bookmark
     and each live collection, with the server's updatedAt."""
     bookmarks: list[Bookmark] = await device.list_bookmarks()
     collections: list[Collection] = await device.list_collections()

@@ -1,4 +1,4 @@
-"""Import through the whole platform (docs/api-guide.md §13): the CLI uploads through the gateway (its own
+"""Import through the whole platform (docs/api-guide.md, section 13): the CLI uploads through the gateway (its own
 50 MiB body limit on this route only), polls with a progress bar and prints a summary; every imported
 bookmark reaches the device through delta."""
 

@@ -1,7 +1,7 @@
 """An in-memory stand-in for the service, served to the client through ``httpx.MockTransport``.
 
 It implements just what the client relies on (docs/api-guide.md): sessions with rotating,
-reuse-detecting refresh tokens; bookmark PUT/DELETE/collections and collection PUT/DELETE (docs/api-guide.md §11: children move up, ids leave bookmarks) with server-side positions in one stream; cursor delta pages
+reuse-detecting refresh tokens; bookmark PUT/DELETE/collections and collection PUT/DELETE (docs/api-guide.md, section 11: children move up, ids leave bookmarks) with server-side positions in one stream; cursor delta pages
 with collections and collection tombstones; enrichment and settings stubs. ``script()`` injects failures for matching requests.
 """
 

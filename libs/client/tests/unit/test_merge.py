@@ -97,7 +97,7 @@ def test_delete_or_collections_of_unknown_bookmark_shows_nothing() -> None:
     assert materialize(None, [op(1, "collections", collectionIds=["c"])], owner=None) is None
 
 
-# -- the library model (docs/api-guide.md §11) ----------------------------------------------------
+# -- the library model (docs/api-guide.md, section 11) ----------------------------------------------------
 
 
 def test_client_fields_come_from_the_model_declaration() -> None:

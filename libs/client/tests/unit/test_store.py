@@ -256,7 +256,7 @@ async def test_link_merge_keeps_queued_writes(store: LocalStore) -> None:
     assert await store.cursor() is None
 
 
-# -- collections, userTags, isArchived (docs/api-guide.md §11) ------------------------------------
+# -- collections, userTags, isArchived (docs/api-guide.md, section 11) ------------------------------------
 
 
 def server_collection(collection_id: str, **fields: Any) -> dict[str, Any]:

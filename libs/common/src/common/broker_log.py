@@ -1,4 +1,4 @@
-"""Noticing that the broker lost records the outbox relay had delivered (issue 16).
+"""Noticing that the broker lost records the outbox relay had delivered.
 
 Kafka keeps its log across restarts; the embedded broker of ``make run`` (Tansu with memory storage)
 does not, and a real cluster can lose an unreplicated partition. Either way the outbox rows were marked
@@ -55,7 +55,7 @@ class AckedLog:
         """The partitions whose log now ends before where it was seen to end, is empty although records
         were acknowledged on it, or no longer exists (``partitions``: the broker's current partitions per
         topic, when known). These are the marks of a topic deleted and re-created, with fewer partitions
-        too (one auto-created by a client before the stack re-created it, issue 16). Remembers the ends."""
+        too (one auto-created by a client before the stack re-created it). Remembers the ends."""
         gone = [tp for tp in self._acked if partitions is not None and tp.partition not in partitions.get(tp.topic, ())]
         shrunk = [
             tp for tp, end in end_offsets.items() if end < self._ends.get(tp, 0) or (end == 0 and tp in self._acked)

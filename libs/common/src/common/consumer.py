@@ -1,4 +1,4 @@
-"""Consumer runner (ARCHITECTURE rule 2): idempotent handlers, offsets committed after the effect.
+"""Consumer runner (ARCHITECTURE.md, rule 2): idempotent handlers, offsets committed after the effect.
 
 A fetched batch (per partition) is applied in ONE transaction: the event ids of the batch go into
 ``processed_events`` in one statement, and the handler of every id that was not there yet runs in the
@@ -15,7 +15,7 @@ A handler that keeps failing is retried with backoff and after ``max_attempts`` 
 ``dead_letters`` (metric ``events_dead_lettered_total``) so the partition moves
 on; a message that does not parse is parked at once (retrying cannot fix it).
 
-Only the handler's own failures on a healthy database count as attempts (issue 16): a database outage
+Only the handler's own failures on a healthy database count as attempts: a database outage
 (:func:`common.outages.is_outage`, or any failure while the database does not answer ``SELECT 1``) is
 retried without limit, with capped backoff, so an outage never sends valid events to the dead letters.
 The runner's restart delay grows while it keeps failing and starts over after a healthy period.
@@ -61,7 +61,7 @@ EventFilter = Callable[[Any], bool]
 
 # How long a fetch may wait for data. Real Kafka answers a waiting fetch as soon as data arrives, so this
 # only bounds idle polling; the embedded broker (Tansu) holds every fetch for its full wait, so it is also
-# the delivery latency there, and every fetch costs CPU in the broker and the client (issue 15).
+# the delivery latency there, and every fetch costs CPU in the broker and the client.
 # Only the gateway's nudges need low latency (see gateway.events.consumers); the services' consumers keep
 # projections, enrichment results and plan changes, where a second or two is invisible, and poll rarely.
 BACKGROUND_FETCH_MAX_WAIT_MS = 2_000
@@ -72,7 +72,7 @@ BACKGROUND_FETCH_MAX_WAIT_MS = 2_000
 FETCHER_SAFETY_WAKE_MS = 5_000
 # A topic created after we subscribed (fresh cluster, broker restarted with memory storage) is picked up
 # at the next metadata refresh; aiokafka's default waits 5 minutes. Every refresh is a broker request and
-# a parse here, so an idle consumer refreshes every 15 s (was 5 s; issue 15). Failed requests refresh at once.
+# a parse here, so an idle consumer refreshes every 15 s. Failed requests refresh at once.
 METADATA_MAX_AGE_MS = 15_000
 # Backoff between retries of an event during an infrastructure outage (never parked): capped low enough
 # that the consumer notices a recovered database within a few seconds.

@@ -37,7 +37,7 @@ def _discard_if_closed(dbapi_connection: Any, record: ConnectionPoolEntry, proxy
     checkout (BEGIN, a ping, ROLLBACK): 9 % of the bookmarks process's CPU per write, plus PostgreSQL's
     share. A restarting server closes its connections, and asyncpg marks a connection closed as soon as
     its socket does, idle in the pool or not; raising DisconnectionError makes the pool discard it and
-    hand out a fresh one (docs/decisions-made.md, "Checkout without a ping")."""
+    hand out a fresh one (docs/decisions/0054-database-gate-and-pool.md)."""
     driver = record.driver_connection
     if driver is None or driver.is_closed():
         raise DisconnectionError("the server closed this pooled connection")
@@ -54,7 +54,7 @@ class _GatedSession(AsyncSession):
     work are in PostgreSQL at once, and the others wait in arrival order. Without it, every request of a
     burst held a backend (up to the pool's size plus overflow), the backends fought over two cores and the
     WAL lock, and the pool handed a returned connection to whichever request asked first, not to the one
-    waiting longest: at 64 concurrent writes, the slowest 1 % took three times the median (issue 15).
+    waiting longest: at 64 concurrent writes, the slowest 1 % took three times the median.
     A session opened while one is already held (nested, or in a task started from one) takes no second
     permit, so nesting cannot deadlock."""
 
@@ -111,7 +111,7 @@ DriverConnection: TypeAlias = asyncpg.Connection
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A Core statement compiled once for asyncpg, run on a :func:`driver_transaction` (issue 15).
+    """A Core statement compiled once for asyncpg, run on a :func:`driver_transaction`.
 
     A session runs a statement through several layers (cache key, execution context, cursor adapter,
     result object): about 0.2 ms of CPU per statement here, more than asyncpg itself. A hot path compiles

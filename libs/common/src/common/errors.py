@@ -1,4 +1,4 @@
-"""The error model every service answers with (docs/api-guide.md §1).
+"""The error model every service answers with (docs/api-guide.md, section 1).
 
 Exception tree::
 

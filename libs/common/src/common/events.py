@@ -1,4 +1,4 @@
-"""Versioned event contracts shared by every service (README, Architecture).
+"""Versioned event contracts shared by every service (ARCHITECTURE.md).
 
 Every event is JSON on a topic of the same name as its ``type``, keyed by ``userId`` so that all events
 of one user land on one partition and keep their order. A consumer parses a message with
@@ -73,7 +73,7 @@ class BookmarkSaved(Event):
     # A deleted bookmark came back. None: a producer from before this field, which did not say.
     revived: bool | None = None
     enrichmentStatus: str = "pending"
-    # "import" for a bookmark written by a bulk import (docs/api-guide.md §13): enrichment applies cached
+    # "import" for a bookmark written by a bulk import (docs/api-guide.md, section 13): enrichment applies cached
     # results but queues only low-priority work, and only for Pro users with useAi on. None otherwise.
     source: str | None = None
 
@@ -91,7 +91,7 @@ class BookmarkDeleted(Event):
 
 
 class CollectionChanged(Event):
-    """A collection was created, changed, moved, deleted or merged (docs/api-guide.md §11): a delta reader
+    """A collection was created, changed, moved, deleted or merged (docs/api-guide.md, section 11): a delta reader
     would see it. Carries no name: consumers only need to know the user's stream moved."""
 
     type: Literal["collection.changed"] = "collection.changed"
@@ -131,7 +131,7 @@ class EnrichmentResult(BaseModel):
     tags: list[str] = Field(default_factory=list)
     snapshotStatus: str = "ready"
     language: str | None = None
-    # The page's readable text for search (docs/api-guide.md §12), at most PAGE_TEXT_MAX_BYTES of UTF-8
+    # The page's readable text for search (docs/api-guide.md, section 12), at most PAGE_TEXT_MAX_BYTES of UTF-8
     # (see page_text_excerpt): the event stays far below the broker's 1 MiB message limit.
     text: str | None = None
 

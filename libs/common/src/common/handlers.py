@@ -1,4 +1,4 @@
-"""Maps every failure to ``{"code", "message"}`` (docs/api-guide.md §1), installed once per app."""
+"""Maps every failure to ``{"code", "message"}`` (docs/api-guide.md, section 1), installed once per app."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ log = logging.getLogger("common.errors")
 
 
 class ErrorBody(BaseModel):
-    """Every non-2xx body (docs/api-guide.md §1), as documented in the OpenAPI schemas."""
+    """Every non-2xx body (docs/api-guide.md, section 1), as documented in the OpenAPI schemas."""
 
     code: str
     message: str
@@ -99,7 +99,7 @@ _INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
 
 
 async def _infrastructure_error(request: Request, exc: Exception) -> JSONResponse:
-    """A dependency outage is ``503 unavailable`` + ``Retry-After`` (issue 16), never ``500``."""
+    """A dependency outage is ``503 unavailable`` + ``Retry-After``, never ``500``."""
     if not is_outage(exc):
         return await _unexpected(request, exc)
     log.warning("dependency unavailable: %s", type(exc).__name__)

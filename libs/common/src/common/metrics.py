@@ -29,14 +29,14 @@ EVENTS_DEAD_LETTERED = Counter(
     "events_dead_lettered_total", "Events parked after exhausting their attempts.", ["service", "topic"]
 )
 
-# Broker reachability is a degraded state, not unreadiness (issue 16): /readyz ignores the broker, so
+# Broker reachability is a degraded state, not unreadiness: /readyz ignores the broker, so
 # that a broker outage does not take every pod out of its Service while the outbox keeps writes safe.
 KAFKA_BROKER_REACHABLE = Gauge(
     "kafka_broker_reachable",
     "1 while a bootstrap broker accepts TCP connections from this process, 0 while none does.",
     ["service"],
 )
-# Divergence of a projection (issue 16): the creation time of the newest event the source published vs
+# Divergence of a projection: the creation time of the newest event the source published vs
 # the newest event a consumer applied, per topic. A consumer whose broker lost records, or whose position
 # lies past a restarted broker's log end, shows lag 0 but stops advancing here.
 EVENTS_SOURCE_NEWEST = Gauge(

@@ -81,8 +81,8 @@ def is_server_dropping(exc: BaseException) -> bool:
     A backend that is shut down, killed or orphaned by a crashed postmaster sends a FATAL error to its
     idle connection, then closes the socket. asyncpg reads the error first, and its protocol waits for a
     ready-for-query message that never comes; until the socket's end arrives, the connection still
-    reports itself open, and every operation fails with this ``InternalClientError`` (issue 16: a write
-    that checked out such a connection answered 500). Only an error the server sent on its own leaves an
+    reports itself open, and every operation fails with this ``InternalClientError``, which
+    must answer 503 like any outage, not 500. Only an error the server sent on its own leaves an
     idle connection in that state: an error answering our own statement ends with ready-for-query.
     """
     return isinstance(exc, asyncpg.InternalClientError) and _STILL_CONSUMING_AN_ERROR in str(exc)

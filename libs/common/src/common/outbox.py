@@ -1,4 +1,4 @@
-"""Transactional outbox (ARCHITECTURE rule 1): events are rows written with the state change, and a
+"""Transactional outbox (ARCHITECTURE.md, rule 1): events are rows written with the state change, and a
 relay publishes them to Kafka.
 
 The relay runs in every API process but only one per database publishes at a time: it holds a
@@ -12,10 +12,10 @@ re-publishes its retained window.
 
 The relay's own commits (marking rows published, the retention cleanup) are asynchronous
 (``synchronous_commit = off`` on its connection): a crash of PostgreSQL can forget the last marks, and the
-relay then publishes those rows again, which idempotent consumers (ARCHITECTURE rule 2) already absorb.
+relay then publishes those rows again, which idempotent consumers (ARCHITECTURE.md, rule 2) already absorb.
 The one commit that un-marks rows (re-publishing after the broker lost records) stays synchronous.
 The events themselves are written by the state change's own, synchronous commit. A drain whose batch held
-every pending row takes two statements (read, mark) and no WAL flush of its own (issue 15).
+every pending row takes two statements (read, mark) and no WAL flush of its own.
 """
 
 from __future__ import annotations
@@ -53,9 +53,8 @@ NOTIFY_CHANNEL = "outbox"
 RELAY_LOCK_ID = 7_311_500_001
 # A wake-up that comes less than BUSY_WITHIN seconds after the previous drain began means writes are
 # arriving faster than one at a time: the relay waits LINGER seconds so the next drain takes the rows
-# of several writes at once (issue 15: under 16 concurrent writers, bookmarks-database transactions per
-# write 2.35 -> 2.27, and 8-11% less CPU per create across the stack in interleaved rounds). A quiet stack
-# publishes at once.
+# of several writes at once (fewer bookmarks-database transactions per write, and less CPU per write
+# across the stack under 16 concurrent writers). A quiet stack publishes at once.
 BUSY_WITHIN = 0.05
 LINGER = 0.005
 

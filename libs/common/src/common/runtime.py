@@ -60,7 +60,7 @@ async def service_backbone(
             batch_handlers=batch_handlers,
         )
     app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
-    # The broker is not a readiness dependency (issue 16): its state is the kafka_broker_reachable metric.
+    # The broker is not a readiness dependency: its state is the kafka_broker_reachable metric.
     app.state.readiness_checks = [("database", partial(database_ready, engine))]
     tasks.start("broker-probe", watch_broker(service, settings.kafka_bootstrap_servers))
     tasks.start("outbox-relay", relay.run())

@@ -194,7 +194,7 @@ def server_options(settings: CommonSettings) -> dict[str, Any]:
 
 
 class QuietServer(uvicorn.Server):
-    """uvicorn's server with a once-a-second housekeeping tick instead of ten a second (issue 15).
+    """uvicorn's server with a once-a-second housekeeping tick instead of ten a second.
 
     uvicorn wakes its main loop every 100 ms only to refresh the ``Date`` header (once a second) and to
     see whether a signal asked it to stop. Here the tick is a second (the header keeps its one-second
@@ -222,7 +222,7 @@ class QuietServer(uvicorn.Server):
 
 
 def freeze_startup_heap() -> None:
-    """Move everything start-up loaded out of the garbage collector's generations (issue 15).
+    """Move everything start-up loaded out of the garbage collector's generations.
 
     Modules, models, table metadata and warmed caches live as long as the process. Left in the oldest
     generation, every full collection walked all of them: under 16 concurrent writes the bookmarks process

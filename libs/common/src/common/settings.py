@@ -1,4 +1,4 @@
-"""Settings base: configuration comes only from the environment (README, Configuration)."""
+"""Settings base: configuration comes only from the environment (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -29,11 +29,11 @@ class CommonSettings(BaseSettings):
     # Connections kept open per process. Size it to the requests a replica has in its database at once: a
     # connection beyond it is closed when it is returned to a full pool and opened again at the next burst,
     # a new PostgreSQL backend each time (at 16 concurrent writes, 10 cost 0.7 ms of PostgreSQL CPU per
-    # write; issue 15). The pool may still grow by 10 (overflow) under a larger burst.
+    # write). The pool may still grow by 10 (overflow) under a larger burst.
     db_pool_size: int = Field(20, gt=0, validation_alias="DB_POOL_SIZE")
     # Units of work (sessions) a process has in PostgreSQL at once; the rest wait their turn, first come
     # first served (common.db.create_session_factory). At 64 concurrent writes on two cores this took the
-    # slowest 1 % from 375 ms to under 200, at the same throughput (issue 15).
+    # slowest 1 % from 375 ms to under 200, at the same throughput.
     db_concurrency: int = Field(DEFAULT_DB_CONCURRENCY, gt=0, validation_alias="DB_CONCURRENCY")
     max_body_bytes: int = Field(1024 * 1024, gt=0, validation_alias="MAX_BODY_BYTES")
     # Per-route exceptions to MAX_BODY_BYTES, keyed "METHOD /exact/path" (JSON object in the environment).

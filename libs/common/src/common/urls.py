@@ -1,4 +1,4 @@
-"""URL validation and normalization (docs/api-guide.md §7), shared by bookmarks and enrichment.
+"""URL validation and normalization (docs/api-guide.md, section 7), shared by bookmarks and enrichment.
 
 The normalized URL is the identity of a page across users (results cache, duplicate detection),
 so both services must call the same function and get byte-identical results.
@@ -66,9 +66,9 @@ def validate_http_url(url: str) -> None:
 
 
 def normalize_url(url: str) -> NormalizedUrl:
-    """Normalize ``url`` per docs/api-guide.md §7; raise InvalidUrlError when it is not a usable http(s) URL.
+    """Normalize ``url`` per docs/api-guide.md, section 7; raise InvalidUrlError when it is not a usable http(s) URL.
 
-    Beyond §7: userinfo (``user:password@``) is dropped, because a normalized URL is stored, shared
+    Beyond that section: userinfo (``user:password@``) is dropped, because a normalized URL is stored, shared
     across users as a cache key and shown in clients, and must never carry credentials. A trailing dot
     on the host is removed, IPv6 hosts are written in canonical compressed form inside brackets, and a
     leading ``www.`` is kept when removing it would leave a single label (``www.com`` stays). Path and
@@ -166,7 +166,7 @@ _PLAIN_HOST: Final = re.compile(rf"{_PLAIN_LABEL}(?:\.{_PLAIN_LABEL})*")
 
 def _to_ascii(host: str) -> str:
     """The host's ASCII (A-label) form. Most hosts are plain ASCII names that IDNA only lowercases: those
-    skip the idna package, whose checks were 3 % of the bookmarks process per write (issue 15); a unit
+    skip the idna package, whose checks were 3 % of the bookmarks process per write; a unit
     test holds the shortcut equal to the package on every host it takes."""
     if host.isascii() and _PLAIN_HOST.fullmatch(lowered := host.lower()):
         return lowered

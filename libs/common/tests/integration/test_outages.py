@@ -1,4 +1,4 @@
-"""The event plumbing through real outages (issue 16 items 3 and 5): PostgreSQL stopped while a consumer
+"""The event plumbing through real outages: PostgreSQL stopped while a consumer
 works (events wait, none is dead-lettered) and a broker that restarts empty (the relay notices the lost
 records and re-publishes its retained window, so a consumer that had not read them yet still gets them)."""
 

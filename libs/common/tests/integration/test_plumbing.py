@@ -1,4 +1,4 @@
-"""The event plumbing against a real PostgreSQL and a real broker (issue 2, "tests that prove it"):
+"""The event plumbing against a real PostgreSQL and a real broker:
 outbox delivery across a broker outage, exactly-once effects under redelivery, per-key order, and poison
 events parked without blocking the partition."""
 
@@ -162,7 +162,7 @@ async def _stop(tasks: list[asyncio.Task[Any]]) -> None:
 async def test_events_committed_while_the_relay_publishes_are_not_left_behind(
     scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker
 ) -> None:
-    """A drain stops after a batch shorter than its limit without reading again (issue 15): rows committed
+    """A drain stops after a batch shorter than its limit without reading again: rows committed
     meanwhile must be published on the wake-up their NOTIFY sets. Four writers commit one event at a time
     while the relay runs, so commits keep landing during its reads and publishes."""
     url, engine = scratch_db

@@ -1,4 +1,4 @@
-"""Every failure of a service app answers {code, message} (docs/api-guide.md §1)."""
+"""Every failure of a service app answers {code, message} (docs/api-guide.md, section 1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pure rules of failure handling (issue 16): restart delays, outage backoff, noticing a lost broker log."""
+"""Pure rules of failure handling: restart delays, outage backoff, noticing a lost broker log."""
 
 from __future__ import annotations
 

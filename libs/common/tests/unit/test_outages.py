@@ -1,4 +1,4 @@
-"""A dependency outage answers 503 unavailable + Retry-After; a bug stays a 500 (issue 16 item 1)."""
+"""A dependency outage answers 503 unavailable + Retry-After; a bug stays a 500."""
 
 from __future__ import annotations
 

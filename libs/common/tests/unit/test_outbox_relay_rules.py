@@ -1,5 +1,5 @@
 """The outbox relay's pending gauges, read from the batch it just fetched when that batch held every
-pending row, and its linger after a wake-up under load (issue 15)."""
+pending row, and its linger after a wake-up under load."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Prepared statements (common.db.Prepared): a Core statement compiled once for asyncpg, its parameters
-in placeholder order with literals filled in and SQLAlchemy's bind processors applied (issue 15)."""
+in placeholder order with literals filled in and SQLAlchemy's bind processors applied."""
 
 from __future__ import annotations
 

@@ -165,7 +165,7 @@ def test_validate_accepts_valid_url() -> None:
     validate_http_url("https://example.com/?utm_source=x")
 
 
-# --- the plain-host shortcut of _to_ascii (issue 15) ------------------------------------------------------
+# --- the plain-host shortcut of _to_ascii ------------------------------------------------------
 
 
 def _outcome(convert: Any, host: str) -> str:

@@ -138,7 +138,7 @@ async def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int =
     """Create the missing ``topics``, retrying for ``retry_for`` seconds until the broker answers.
 
     A topic that exists with another partition count was auto-created by a client that asked for it
-    before we did (a restarted broker, issue 16): it is deleted and created again with ``partitions``.
+    before we did (a restarted broker): it is deleted and created again with ``partitions``.
     The few records it may hold are lost to the broker, not to the platform: the outbox relays notice
     (their acknowledged offsets are gone) and re-publish. Other existing topics are kept as they are.
     """

@@ -1,4 +1,4 @@
-"""``make run`` heals like a kubelet: a dead child is restarted with backoff (issue 16).
+"""``make run`` heals like a kubelet: a dead child is restarted with backoff.
 
 :class:`Healer` watches the components of a started :class:`devstack.stack.Stack` — PostgreSQL, the
 broker, every service and the enrichment worker — and restarts whichever died, in that order (a service

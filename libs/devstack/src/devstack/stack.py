@@ -132,7 +132,7 @@ class StackConfig:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, services: bool = True) -> StackConfig:
-        """The configuration of ``make run``: defaults overridden by the environment (README, Configuration)."""
+        """The configuration of ``make run``: defaults overridden by the environment (docs/configuration.md)."""
         env = os.environ if environ is None else environ
         data_dir = Path(env[DATA_DIR_ENV]) if env.get(DATA_DIR_ENV) else _repo_root() / ".data"
         ports = {spec.name: _port(env, f"{spec.env_prefix}_PORT", spec.default_port) for spec in SERVICES}

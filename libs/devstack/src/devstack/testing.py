@@ -172,7 +172,7 @@ async def serve_app(
 
 async def assert_body_limit_is_applied_and_named(app: Any, limit: int) -> None:
     """``app`` (its lifespan not run: nothing is connected) refuses a body one byte over ``limit`` with
-    the 413 that names the limit (``MAX_BODY_BYTES``, issue 11 item 12)."""
+    the 413 that names the limit (``MAX_BODY_BYTES``)."""
     import httpx
 
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:

@@ -1,4 +1,4 @@
-"""``make run`` heals (issue 16 item 6): PostgreSQL and the broker SIGKILLed under a supervised stack come
+"""``make run`` heals: PostgreSQL and the broker SIGKILLed under a supervised stack come
 back by themselves on their ports, the database with its data, the broker with its topics at the
 configured partition count (also when a client re-created one by auto-creation first)."""
 

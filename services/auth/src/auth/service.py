@@ -146,7 +146,7 @@ async def refresh_session(*, sessions: SessionFactory, tokens: TokenIssuer, refr
             if again is None or again["used_at"] is None:
                 raise InvalidRefreshToken()  # expired
             # Already rotated: the server cannot tell the legitimate client from a thief, so the whole
-            # family dies (docs/api-guide.md §2), including a racing duplicate request's fresh pair.
+            # family dies (docs/api-guide.md, section 2), including a racing duplicate request's fresh pair.
             await repository.revoke_family(session, found["family_id"], "reuse")
             reused_family = found["family_id"]
     if issued is None:

@@ -1,4 +1,4 @@
-"""Auth service configuration (environment only, README, Configuration)."""
+"""Auth service configuration (environment only, docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Forged, confused and misdirected access tokens never authenticate (docs/api-guide.md §2)."""
+"""Forged, confused and misdirected access tokens never authenticate (docs/api-guide.md, section 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Broker stopped (issue 16 item 2): the service stays ready and keeps accepting writes, reports the
+"""Broker stopped: the service stays ready and keeps accepting writes, reports the
 broker in kafka_broker_reachable instead, and the events written meanwhile reach the broker once it is back."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """PostgreSQL stopped under load: every request answers 503 unavailable + Retry-After (never 500), and the
-service recovers by itself once the database is back (issue 16 item 1). The mapping lives in
+service recovers by itself once the database is back. The mapping lives in
 libs/common (common.outages + common.handlers), so it is the same in every service."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sign-in with and linking of identity-provider identities, merges and conflicts (docs/api-guide.md §2)."""
+"""Sign-in with and linking of identity-provider identities, merges and conflicts (docs/api-guide.md, section 2)."""
 
 from __future__ import annotations
 

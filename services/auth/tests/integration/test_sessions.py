@@ -275,7 +275,7 @@ async def test_logout_revokes_the_family_and_leaves_the_access_token(api: Any) -
     refused = await api.refresh(rotated["refreshToken"])
     assert refused.status_code == 401
     assert refused.json()["code"] == "invalid-refresh-token"
-    # Logout revokes refresh tokens only; the access token lives until it expires (spec: Authentication 4).
+    # Logout revokes refresh tokens only; the access token lives until it expires.
     assert (await api.me(rotated["accessToken"])).status_code == 200
 
 

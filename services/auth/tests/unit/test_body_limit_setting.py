@@ -1,4 +1,4 @@
-"""MAX_BODY_BYTES is the body limit of this service too, and the 413 names it (issue 11 item 12)."""
+"""MAX_BODY_BYTES is the body limit of this service too, and the 413 names it."""
 
 from __future__ import annotations
 

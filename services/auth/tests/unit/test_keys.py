@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 
 from auth.domain.keys import KeyRing, SigningKey, SigningKeyError, generate_signing_key, jwk_thumbprint
 
-# RFC 7638 §3.1: the example key and its thumbprint.
+# RFC 7638, section 3.1: the example key and its thumbprint.
 RFC7638_JWK = {
     "kty": "RSA",
     "n": (

@@ -1,4 +1,4 @@
-"""Configuration from the environment (README, Configuration)."""
+"""Configuration from the environment (docs/configuration.md)."""
 
 from __future__ import annotations
 

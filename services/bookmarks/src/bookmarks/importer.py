@@ -1,4 +1,4 @@
-"""The import job (docs/api-guide.md §13): claimed under a lease, run in batches, resumable after a crash.
+"""The import job (docs/api-guide.md, section 13): claimed under a lease, run in batches, resumable after a crash.
 
 A background loop of the bookmarks process (``run_import_worker``) claims a queued import (or one whose
 worker's lease ran out) with ``FOR UPDATE SKIP LOCKED``, copies the stored upload to a local temporary

@@ -1,4 +1,5 @@
-"""``GET /v1/bookmarks/search`` (docs/api-guide.md §12): parse, read one page in one snapshot, sign the cursor."""
+"""``GET /v1/bookmarks/search`` (docs/api-guide.md, section 12): parse, read one page in one snapshot,
+sign the cursor."""
 
 from __future__ import annotations
 

@@ -225,7 +225,7 @@ async def replace_collections(
 async def upsert_collection(
     *, sessions: SessionFactory, owner: uuid.UUID, collection_id: str, write: CollectionWrite
 ) -> Collection:
-    """Create, revive, rename or move a collection (docs/api-guide.md §11); idempotent."""
+    """Create, revive, rename or move a collection (docs/api-guide.md, section 11); idempotent."""
     async with sessions() as session, session.begin():
         position = (await _open(session, owner)).position
         existing = await repository.get_collection_for_update(session, owner, collection_id)

@@ -199,7 +199,7 @@ async def test_concurrent_writers_and_cursor_following_readers_converge(
 async def test_concurrent_bookmark_and_collection_writers_and_readers_converge(
     http: httpx.AsyncClient, user: Any, bookmarks_app: Any, sync_lib: Any
 ) -> None:
-    """Stress with collections (docs/api-guide.md §11): writers race bookmark puts/deletes that file into
+    """Stress with collections (docs/api-guide.md, section 11): writers race bookmark puts/deletes that file into
     collections, and collection puts/moves/deletes (which move children and strip ids from bookmarks,
     many records per commit), while readers follow cursors with small pages. Every reader ends with
     exactly the server's state of bookmarks and collections."""

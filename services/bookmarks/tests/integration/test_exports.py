@@ -1,4 +1,4 @@
-"""GET /v1/exports (docs/api-guide.md §13): the three formats, the JSON round trip through the import parsers,
+"""GET /v1/exports (docs/api-guide.md, section 13): the three formats, the JSON round trip through the import parsers,
 streaming in batches, one snapshot, and hostile parameters."""
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ async def test_json_export_round_trips_through_the_import_parser(
     library = await sync_lib(user)
     items = list(iter_items(io.BytesIO((await export(http, user, "json")).content)))
     assert all(item.valid for item in items), items
-    # The one dangling collection id (§E2 allows it) is dropped with a warning; nothing else is repaired.
+    # The one dangling collection id (the API allows one) is dropped with a warning; nothing else is repaired.
     assert {item.client_bookmark_id: item.warnings for item in items if item.warnings} == {
         "unknown-col": ("collection id(s) nope not in the export; not filed there",)
     }

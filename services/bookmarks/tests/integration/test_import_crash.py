@@ -1,4 +1,4 @@
-"""A real crash of the process running an import (docs/api-guide.md §13: "kill the process mid-import: it
+"""A real crash of the process running an import (docs/api-guide.md, section 13: "kill the process mid-import: it
 resumes and imports every item exactly once").
 
 Two real ``python -m bookmarks`` processes on a database of their own (no other worker can interfere):

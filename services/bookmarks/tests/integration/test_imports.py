@@ -1,4 +1,4 @@
-"""POST/GET /v1/imports and the import job (docs/api-guide.md §13) on the real PostgreSQL and broker.
+"""POST/GET /v1/imports and the import job (docs/api-guide.md, section 13) on the real PostgreSQL and broker.
 
 The job runs in the service's own background worker (started by the app's lifespan), exactly as in
 production; tests upload, then poll the Import record until it is finished.

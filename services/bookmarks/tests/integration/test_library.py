@@ -1,4 +1,4 @@
-"""The library model (docs/api-guide.md §11): user tags, archive state, collections in the delta stream."""
+"""The library model (docs/api-guide.md, section 11): user tags, archive state, collections in the delta stream."""
 
 from __future__ import annotations
 

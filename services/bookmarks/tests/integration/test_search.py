@@ -1,4 +1,4 @@
-"""GET /v1/bookmarks/search (docs/api-guide.md §12) through the service on the real PostgreSQL and broker."""
+"""GET /v1/bookmarks/search (docs/api-guide.md, section 12) through the service on the real PostgreSQL and broker."""
 
 from __future__ import annotations
 

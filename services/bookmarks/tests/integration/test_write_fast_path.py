@@ -1,4 +1,4 @@
-"""The bookmark write fast path answers exactly as FastAPI's own routes do (issue 15).
+"""The bookmark write fast path answers exactly as FastAPI's own routes do.
 
 Each request is sent twice to the same app: once with :class:`BookmarkWriteFastPath` in front of the
 routes and once with it taken out, and the two answers (status, body) must be equal. A PUT of the same

@@ -1,4 +1,4 @@
-"""The lean write path (issue 15): every bookmark write is two statements in one transaction (open the
+"""The lean write path: every bookmark write is two statements in one transaction (open the
 stream reading the row under lock, store it with its outbox row), and nothing of the guarantees goes."""
 
 from __future__ import annotations

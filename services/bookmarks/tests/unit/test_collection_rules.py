@@ -1,4 +1,4 @@
-"""docs/api-guide.md §11: the collection rules of domain/collections.py, without a database."""
+"""docs/api-guide.md, section 11: the collection rules of domain/collections.py, without a database."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The delta cursor codec: round trip, and every altered spelling refused (issue 11, item 8)."""
+"""The delta cursor codec: round trip, and every altered spelling refused."""
 
 from __future__ import annotations
 

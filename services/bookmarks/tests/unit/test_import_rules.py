@@ -1,4 +1,4 @@
-"""The pure rules of the import job (docs/api-guide.md §13): create, merge, unchanged, invalid."""
+"""The pure rules of the import job (docs/api-guide.md, section 13): create, merge, unchanged, invalid."""
 
 from __future__ import annotations
 

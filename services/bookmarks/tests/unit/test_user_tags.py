@@ -1,4 +1,4 @@
-"""docs/api-guide.md §11: the userTags rule."""
+"""docs/api-guide.md, section 11: the userTags rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Count worker crashes (lease expiries) of a job apart from its attempts at the site (issue 16).
+"""Count worker crashes (lease expiries) of a job apart from its attempts at the site.
 
 Revision ID: 0002
 Revises: 0001

@@ -1,6 +1,6 @@
 """Read-your-writes view of a user's consent and plan: asked from auth's internal API.
 
-Consent changed a moment ago must already count (docs/api-guide.md §9), which an event projection cannot
+Consent changed a moment ago must already count (docs/api-guide.md, section 9), which an event projection cannot
 promise; so every enqueue asks auth, with a short timeout. When auth cannot answer, the projection fed by
 ``user.updated`` is the fallback: slightly stale beats refusing every enqueue during an auth outage.
 """

@@ -53,7 +53,7 @@ from enrichment.store import queries, repository
 
 # A job whose workers kept dying on it (lease expiries: process killed, Chromium OOM-killed, node lost)
 # ends with this code once ENRICHMENT_MAX_WORKER_CRASHES is reached. A crash is not an attempt failure
-# of the site, so it neither uses up the site's retries nor reports a site error (issue 16).
+# of the site, so it neither uses up the site's retries nor reports a site error.
 WORKER_CRASHED_ERROR_CODE = "worker-crashed"
 
 
@@ -110,7 +110,7 @@ async def resolve_entitlements(
     async with sessions() as session:
         row = await queries.user_projection(session, user_id)
     if row is None:
-        # Never heard of: consent is opt-in (docs/api-guide.md §9), so nothing is enabled yet.
+        # Never heard of: consent is opt-in (docs/api-guide.md, section 9), so nothing is enabled yet.
         return Entitlements(exists=True, use_ai=False, is_pro=False)
     return Entitlements(exists=not row["deleted"], use_ai=bool(row["use_ai"]), is_pro=bool(row["is_pro"]))
 

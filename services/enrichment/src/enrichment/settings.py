@@ -1,4 +1,4 @@
-"""Enrichment configuration (environment only; names as in README, Configuration)."""
+"""Enrichment configuration (environment only; names as in docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -68,5 +68,5 @@ class Settings(CommonSettings):
 
     @property
     def max_attempts(self) -> int:
-        """One first attempt plus one retry per configured delay (spec: the third failure is final)."""
+        """One first attempt plus one retry per configured delay (the third failure is final)."""
         return len(self.retry_delays_seconds) + 1

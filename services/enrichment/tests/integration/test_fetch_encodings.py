@@ -1,4 +1,4 @@
-"""Compressed answers from a real HTTP server on 127.0.0.1 (issue 11, item 2).
+"""Compressed answers from a real HTTP server on 127.0.0.1.
 
 Bombs are built here by streaming compression (never held uncompressed); memory is checked with
 tracemalloc's peak of Python allocations (every decoded byte is one), and the loop's responsiveness by

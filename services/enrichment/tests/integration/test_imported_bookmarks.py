@@ -1,4 +1,4 @@
-"""Enrichment of bookmarks an import created (docs/api-guide.md §13), decided by enrichment's own consumer
+"""Enrichment of bookmarks an import created (docs/api-guide.md, section 13), decided by enrichment's own consumer
 from ``bookmark.saved`` events with ``source: "import"``: the cached result at once (nothing charged),
 a low-priority job for Pro users with useAi on, nothing for free users."""
 

@@ -1,4 +1,4 @@
-"""The browser's filtering proxy: checked, pinned connections only (docs/api-guide.md §6)."""
+"""The browser's filtering proxy: checked, pinned connections only (docs/api-guide.md, section 6)."""
 
 from __future__ import annotations
 

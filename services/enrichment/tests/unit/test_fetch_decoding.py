@@ -1,4 +1,4 @@
-"""Bounded Content-Encoding decoding (issue 11, item 2): the cap holds while inflating."""
+"""Bounded Content-Encoding decoding: the cap holds while inflating."""
 
 from __future__ import annotations
 

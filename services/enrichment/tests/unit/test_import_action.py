@@ -1,4 +1,4 @@
-"""What enrichment does for a bookmark an import created (docs/api-guide.md §13)."""
+"""What enrichment does for a bookmark an import created (docs/api-guide.md, section 13)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Metadata and main text extraction from fixture pages (docs/api-guide.md §6)."""
+"""Metadata and main text extraction from fixture pages (docs/api-guide.md, section 6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The built-in offline analyser: extractive summary, one-sentence save_why, tags (docs/api-guide.md §6)."""
+"""The built-in offline analyser: extractive summary, one-sentence save_why, tags (docs/api-guide.md, section 6)."""
 
 from __future__ import annotations
 

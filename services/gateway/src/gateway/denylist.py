@@ -1,4 +1,4 @@
-"""Users whose still-unexpired access tokens must be refused (docs/api-guide.md §2).
+"""Users whose still-unexpired access tokens must be refused (docs/api-guide.md, section 2).
 
 Fed from ``user.deleted`` / ``user.merged`` on every replica, and locally at once when this replica
 proxied the deleting request. An entry only has to outlive the tokens issued before the deletion, so it

@@ -1,4 +1,4 @@
-"""Real-time ``bookmarks_changed`` nudges over WebSocket (docs/api-guide.md §8).
+"""Real-time ``bookmarks_changed`` nudges over WebSocket (docs/api-guide.md, section 8).
 
 Every replica consumes every bookmark event (see ``gateway.events``) and nudges the sockets it holds,
 so a client may be connected to any replica. A burst of events for one user is coalesced into one
@@ -179,7 +179,7 @@ class Hub:
 
         The first change nudges at once and opens a coalescing window; changes within the window are sent
         as one nudge when it ends, which opens the next window. So an isolated write costs no waiting
-        (issue 15: the trailing window was half of the nudge latency) and a burst at most one nudge per
+        (a trailing window alone would double the nudge latency) and a burst at most one nudge per
         window, never dropping the last change.
         """
         if user_id not in self._sockets:

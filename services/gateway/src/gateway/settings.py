@@ -1,4 +1,4 @@
-"""Gateway configuration (environment only, README, Configuration plus the ``GATEWAY_*`` variables)."""
+"""Gateway configuration (environment only, docs/configuration.md plus the ``GATEWAY_*`` variables)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A lean pooled HTTP/1.1 client for the proxy hot path: asyncio protocols and httptools' C parser.
 
 The general-purpose client (httpx over httpcore and anyio) cost more gateway CPU per proxied request
-than everything else the gateway does (issue 15: ~40 % of its samples, a ``poll()`` per pooled
-connection per request to find a live one among them). This client does only what a reverse proxy to
+than everything else the gateway does (about 40 % of its samples, a ``poll()`` per
+pooled connection per request to find a live one among them). This client does only what a reverse proxy to
 our own HTTP/1.1 upstreams needs:
 
 - one pool per upstream origin, most recently used connection first; a connection learns that its

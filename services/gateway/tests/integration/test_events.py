@@ -265,7 +265,7 @@ async def test_nudges_and_denials_resume_after_the_broker_restarts(
 
 
 async def test_the_first_socket_shortens_the_tails_wait_at_once(gateway: Any, tokens: Any) -> None:
-    """The tail does not wake to look for sockets (issue 15: it woke four times a second); the hub tells it."""
+    """The tail does not wake to look for sockets on a timer; the hub tells it."""
     tail = gateway.app.state.event_tail
 
     def wait_ms() -> int | None:

@@ -1,4 +1,4 @@
-"""Hostile requests at the gateway's edge (issue 11): header floods, long URLs, malformed framing,
+"""Hostile requests at the gateway's edge: header floods, long URLs, malformed framing,
 whitespace in header values, internal redirects, and the client address behind trusted proxies.
 
 Raw sockets where an HTTP client library would refuse to send the request (or would trim it first).

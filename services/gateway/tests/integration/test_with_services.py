@@ -1,7 +1,7 @@
 """The edge deny-list with the real auth and bookmarks services behind the gateway (served in-process).
 
 Account deletion and merges must be refused by the replica that proxied them from the moment the
-response is returned (docs/api-guide.md §2), and by every other replica once ``user.deleted`` /
+response is returned (docs/api-guide.md, section 2), and by every other replica once ``user.deleted`` /
 ``user.merged`` (published by auth's outbox relay) reaches it.
 """
 

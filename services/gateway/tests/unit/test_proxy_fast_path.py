@@ -1,4 +1,4 @@
-"""The proxy fast path selects exactly the route FastAPI's own matching would (issue 15).
+"""The proxy fast path selects exactly the route FastAPI's own matching would.
 
 FastAPI's router takes the first route, in order, whose ``matches`` is FULL; a PARTIAL (right path,
 other method) becomes 405 only when no route matches fully. The fast path must pick the same proxy

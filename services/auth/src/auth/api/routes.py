@@ -1,4 +1,4 @@
-"""HTTP routes of the auth service (spec: Endpoints → auth, /me, /account; docs/api-guide.md §2)."""
+"""HTTP routes of the auth service (docs/api-guide.md, sections 2 and 9)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ UserId = Annotated[uuid.UUID, Path(description="The user's id.")]
 
 
 def _session_response(issued: IssuedSession, response: Response) -> SessionOut:
-    # Tokens must not be kept by any cache on the way (RFC 6749 §5.1).
+    # Tokens must not be kept by any cache on the way (RFC 6749, section 5.1).
     response.headers["Cache-Control"] = "no-store"
     return SessionOut.of(issued)
 
@@ -69,7 +69,7 @@ async def _oauth(
     providers: Providers,
 ) -> IssuedSession:
     verifier = providers.get(provider)
-    # A Bearer token matters only for linking; without link it is a plain sign-in (docs/api-guide.md §2).
+    # A Bearer token matters only for linking; without link it is a plain sign-in (docs/api-guide.md, section 2).
     principal = await authenticate(request) if link else None
     identity = await verifier.verify(id_token)
     if principal is None:

@@ -21,7 +21,7 @@ class IdpASignIn(_Body):
 
 class IdpBSignIn(_Body):
     identityToken: StrictText
-    # Accepted and ignored: no code-exchange endpoint is configured (docs/api-guide.md §2).
+    # Accepted and ignored: no code-exchange endpoint is configured (docs/api-guide.md, section 2).
     authorizationCode: StrictText | None = None
     link: StrictBool | None = None
 

@@ -57,7 +57,7 @@ class SigningKey:
             algorithm = "EdDSA"
         public = {m: str(jwk[m]) for m in _THUMBPRINT_MEMBERS[jwk["kty"]]}
         kid = jwk_thumbprint(public)
-        # `alg` is declared so verifiers pin it to the key (no RS/HS confusion, docs/api-guide.md §2).
+        # `alg` is declared so verifiers pin it to the key (no RS/HS confusion, docs/api-guide.md, section 2).
         public.update(kid=kid, alg=algorithm, use="sig")
         return cls(kid=kid, algorithm=algorithm, private_key=private_key, public_jwk=public)
 

@@ -12,7 +12,7 @@ import jwt
 
 from auth.domain.keys import KeyRing
 
-# 32 bytes = 256 random bits (docs/api-guide.md §2).
+# 32 bytes = 256 random bits (docs/api-guide.md, section 2).
 REFRESH_TOKEN_BYTES = 32
 
 
@@ -39,7 +39,7 @@ class TokenIssuer:
     refresh_ttl_seconds: int
 
     def access_token(self, user_id: uuid.UUID, *, now: int | None = None) -> str:
-        """A JWT for ``user_id`` signed with the current key (claims of docs/api-guide.md §2)."""
+        """A JWT for ``user_id`` signed with the current key (claims of docs/api-guide.md, section 2)."""
         issued_at = int(time.time()) if now is None else now
         key = self.keys.current
         claims = {

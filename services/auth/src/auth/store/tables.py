@@ -56,7 +56,7 @@ class UserSettingsRow(SQLModel, table=True):
     __tablename__ = "user_settings"
 
     user_id: uuid.UUID = Field(sa_column=_user_fk(primary_key=True))
-    # Consent is opt-in (docs/api-guide.md §9).
+    # Consent is opt-in (docs/api-guide.md, section 9).
     use_ai: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
     updated_at: datetime = Field(sa_column=_created_at())
 

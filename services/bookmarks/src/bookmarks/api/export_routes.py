@@ -1,4 +1,4 @@
-"""``GET /v1/exports``: the user's whole library as a file (docs/api-guide.md §13)."""
+"""``GET /v1/exports``: the user's whole library as a file (docs/api-guide.md, section 13)."""
 
 from __future__ import annotations
 

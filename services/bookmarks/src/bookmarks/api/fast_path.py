@@ -1,4 +1,4 @@
-"""PUT and DELETE of one bookmark without FastAPI's per-route machinery (issue 15).
+"""PUT and DELETE of one bookmark without FastAPI's per-route machinery.
 
 :class:`BookmarkWriteFastPath` is the first of the app's routes. A request that FastAPI would send to
 ``PUT`` or ``DELETE /v1/bookmarks/{clientBookmarkId}`` with a valid id is served here by calling the same

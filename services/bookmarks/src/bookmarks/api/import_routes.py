@@ -1,4 +1,4 @@
-"""Import routes (docs/api-guide.md §13): upload → 202, the Import record, the per-item report."""
+"""Import routes (docs/api-guide.md, section 13): upload → 202, the Import record, the per-item report."""
 
 from __future__ import annotations
 

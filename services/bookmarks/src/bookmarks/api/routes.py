@@ -1,4 +1,4 @@
-"""HTTP routes of the bookmarks service (spec: Endpoints → bookmarks; docs/api-guide.md §11)."""
+"""HTTP routes of the bookmarks service (docs/api-guide.md, sections 3, 4 and 11)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ async def search_bookmarks(
     user: CurrentUser,
     sessions: Sessions,
     settings: AppSettings,
-    q: Annotated[str | None, Query(description="The query (docs/api-guide.md §12).")] = None,
+    q: Annotated[str | None, Query(description="The query (docs/api-guide.md, section 12).")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> dict[str, Any]:

@@ -131,7 +131,7 @@ class DeltaEnvelope(BaseModel):
 
 
 class ImportRecord(BaseModel):
-    """An import (docs/api-guide.md §13); ``format`` is the detected one once the job has read the file."""
+    """An import (docs/api-guide.md, section 13); ``format`` is the detected one once the job has read the file."""
 
     id: str
     status: str = Field(description="queued | running | completed | failed")

@@ -6,7 +6,7 @@ wire by adding it to the wire model (``api/schemas.py``); values are formatted h
 One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
 in Python for a single record (:func:`bookmark`, :func:`collection`), and compiled to SQL for delta
 pages (:data:`DELTA_DOCUMENTS`), so a 1,000-record page builds no Python object per record
-(docs/decisions-made.md, "Delta pages rendered by PostgreSQL"). A bookmark's document is rendered
+(docs/decisions/0052-stored-delta-documents.md). A bookmark's document is rendered
 once per write, by a trigger whose body is this plan compiled against the new row
 (:func:`document_function_sql`, frozen in a migration; a unit test says when the plan drifts from it),
 and stored without ``saveWhy``, which a page appends under the Pro gate. Collections and tombstones are
@@ -164,7 +164,7 @@ def dumps(payload: Any) -> bytes:
 
 
 def bookmark(record: Bookmark, *, is_pro: bool) -> dict[str, Any]:
-    """The spec's Bookmark resource; ``saveWhy`` is Pro-gated (docs/api-guide.md §3)."""
+    """The spec's Bookmark resource; ``saveWhy`` is Pro-gated (docs/api-guide.md, section 3)."""
     out = _BOOKMARK(record)
     if not is_pro:
         out["saveWhy"] = None

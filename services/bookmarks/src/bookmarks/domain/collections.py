@@ -1,4 +1,4 @@
-"""Collections (docs/api-guide.md §11): the frozen record and the nesting rules, without I/O."""
+"""Collections (docs/api-guide.md, section 11): the frozen record and the nesting rules, without I/O."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Opaque delta cursors: a stream position signed for one user (docs/api-guide.md §4).
+"""Opaque delta cursors: a stream position signed for one user (docs/api-guide.md, section 4).
 
 The cursor is ``base64url(position) . base64url(hmac)``; the MAC covers the owner too, so a cursor
 altered in any way, truncated, or presented by another user is rejected as ``invalid-cursor``.
@@ -24,7 +24,7 @@ _B64URL = re.compile(r"[A-Za-z0-9_-]+")
 
 @dataclass(frozen=True, slots=True)
 class StreamPosition:
-    """A point of a user's stream. Bookmarks and collections share the stream (docs/api-guide.md §11), so
+    """A point of a user's stream. Bookmarks and collections share the stream (docs/api-guide.md, section 11), so
     ``client_bookmark_id`` holds the record's id, a bookmark's or a collection's (see ``record_id``)."""
 
     updated_at: datetime

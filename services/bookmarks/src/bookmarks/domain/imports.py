@@ -1,4 +1,4 @@
-"""Pure rules of the import job (docs/api-guide.md §13): what one imported item does to the library.
+"""Pure rules of the import job (docs/api-guide.md, section 13): what one imported item does to the library.
 
 An item whose normalized URL the user already has (live) merges into that bookmark: user tags and
 collections are added, ``isFavorite``/``isArchived`` set when the item says so, empty text fields filled.

@@ -20,7 +20,7 @@ from common.events import EnrichmentResult
 
 CLIENT_BOOKMARK_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 
-# Cleared when a write changes the normalized URL: they described the old page (docs/api-guide.md §3).
+# Cleared when a write changes the normalized URL: they described the old page (docs/api-guide.md, section 3).
 ENRICHMENT_RESET: Mapping[str, Any] = {
     "summary": None,
     "save_why": None,
@@ -36,7 +36,7 @@ ENRICHMENT_RESET: Mapping[str, Any] = {
 
 
 def _client(default: Any = dataclasses.MISSING) -> Any:
-    """A field a client write may set (docs/api-guide.md §3 and §11); the rest are the server's."""
+    """A field a client write may set (docs/api-guide.md, sections 3 and 11); the rest are the server's."""
     return field(default=default, metadata={"client": True})
 
 
@@ -233,7 +233,7 @@ def apply_enrichment_failure(
         return None
     snapshot = existing.snapshot_status
     if status == "failed" and snapshot in ("pending", "processing"):
-        snapshot = "failed"  # final: no snapshot will be taken (docs/api-guide.md §6)
+        snapshot = "failed"  # final: no snapshot will be taken (docs/api-guide.md, section 6)
     return replace(
         existing,
         enrichment_status=status,
@@ -249,7 +249,7 @@ def with_position(existing: Bookmark, position: datetime) -> Bookmark:
 
 
 def incoming_wins(existing: Bookmark | None, incoming: Bookmark) -> bool:
-    """Account merge (docs/api-guide.md §2): the later ``updatedAt`` wins per id; a tie keeps the target's."""
+    """Account merge (docs/api-guide.md, section 2): the later ``updatedAt`` wins per id; a tie keeps the target's."""
     return existing is None or existing.updated_at < incoming.updated_at
 
 

@@ -1,4 +1,4 @@
-"""User tags (docs/api-guide.md §11): trimmed, 1-64 characters, no control characters, deduplicated
+"""User tags (docs/api-guide.md, section 11): trimmed, 1-64 characters, no control characters, deduplicated
 case-insensitively keeping the first spelling, order kept, at most 50."""
 
 from __future__ import annotations

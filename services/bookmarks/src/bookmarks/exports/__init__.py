@@ -1,1 +1,1 @@
-"""Export of a user's library (docs/api-guide.md §13): ``GET /v1/exports?format=netscape|json|csv``."""
+"""Export of a user's library (docs/api-guide.md, section 13): ``GET /v1/exports?format=netscape|json|csv``."""

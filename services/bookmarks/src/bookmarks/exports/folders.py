@@ -2,8 +2,8 @@
 
 Collections come out parents before children, depth first, siblings by name (case-insensitive) then id,
 so the Netscape file nests folders correctly and the JSON export lists a parent before its children.
-A collection whose parent is not among the live ones (allowed by §E2 only transiently, but never trusted
-here) is treated as a top-level one; a parent cycle (impossible through the API) is broken the same way.
+A collection whose parent is not among the live ones (possible only transiently, and never trusted here)
+is treated as a top-level one; a parent cycle (impossible through the API) is broken the same way.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The three export formats of docs/api-guide.md §13 as incremental writers (pure: text in, text out).
+"""The three export formats of docs/api-guide.md, section 13 as incremental writers (pure: text in, text out).
 
 A writer turns the library into text piece by piece: ``head()`` once, ``batch(bookmarks)`` per batch of
 rows in the order ``ORDER`` names, ``tail()`` once; nothing is kept between calls except where the
-Netscape writer is in the folder tree. docs/decisions-made.md "Export" explains every choice.
+Netscape writer is in the folder tree. docs/decisions/0048-exports-from-one-snapshot.md explains the choices.
 """
 
 from __future__ import annotations

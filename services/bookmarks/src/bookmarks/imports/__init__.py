@@ -1,4 +1,4 @@
-"""Import parsers, one per format of docs/api-guide.md §13: pure, streaming, bounded in memory.
+"""Import parsers, one per format of docs/api-guide.md, section 13: pure, streaming, bounded in memory.
 
 ``iter_items(fp, fmt)`` is the one entry point: ``fp`` is a binary file object (the upload stored on
 disk; the ``omnivore`` ZIP needs it seekable), ``fmt`` a name of ``FORMATS`` or ``"auto"``. It yields
@@ -69,7 +69,7 @@ def resolve_format(fp: BinaryIO, fmt: str = "auto") -> str:
 
 
 def iter_items(fp: BinaryIO, fmt: str = "auto", *, start: int = 0, validate: bool = True) -> Iterator[ImportItem]:
-    """Items of the file from ordinal ``start`` on; with ``validate`` their URLs are checked (§E4)."""
+    """Items of the file from ordinal ``start`` on; with ``validate`` their URLs are checked."""
     parser = PARSERS[resolve_format(fp, fmt)]
     fp.seek(0)
     for ordinal, item in islice(enumerate(parser(fp)), start, None):

@@ -1,6 +1,6 @@
-"""This service's own JSON export (docs/api-guide.md §13), read back for import.
+"""This service's own JSON export (docs/api-guide.md, section 13), read back for import.
 
-Shape (version 1; docs/decisions-made.md "Import parsers" has every field)::
+Shape (version 1; the Bookmark fields are those of the API's Bookmark resource)::
 
     {"version": 1, "exportedAt": "...",
      "collections": [{"id", "name", "parentId", "createdAt", "updatedAt"}, ...],

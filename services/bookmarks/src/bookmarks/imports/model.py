@@ -1,4 +1,4 @@
-"""What every import parser yields, and the pure rules that clean one item (docs/api-guide.md §11, §13).
+"""What every import parser yields, and the pure rules that clean one item (docs/api-guide.md, sections 11 and 13).
 
 Parsers never reject a whole file for one bad item: an item they cannot use carries a ``reason`` and the
 rest of the file goes on. Values they can use but must shorten (a 2,000-character title, a folder 14
@@ -30,7 +30,7 @@ __all__ = [
 
 FORMATS: Final = ("netscape", "pocket-csv", "omnivore", "instapaper-csv", "raindrop-csv", "json")
 
-MAX_COLLECTION_DEPTH: Final = 10  # §E2: ten levels are allowed, an eleventh is refused
+MAX_COLLECTION_DEPTH: Final = 10  # ten levels are allowed, an eleventh is refused
 MAX_COLLECTION_NAME: Final = 200
 MAX_TAGS: Final = 50
 MAX_TAG_LENGTH: Final = 64
@@ -92,7 +92,7 @@ def invalid(line: int, url: str, reason: str) -> ImportItem:
 
 
 def validate_item(item: ImportItem) -> ImportItem:
-    """Mark ``item`` invalid unless its URL is a usable http(s) URL (docs/api-guide.md §7 normalization);
+    """Mark ``item`` invalid unless its URL is a usable http(s) URL (docs/api-guide.md, section 7 normalization);
     a valid item gets its ``normalized_url`` and ``domain``."""
     return finish_item(item, item.ordinal, validate=True)
 
@@ -131,7 +131,7 @@ def clean_text(value: str | None, limit: int, name: str, warnings: list[str]) ->
 
 
 def clean_tags(raw: list[str], warnings: list[str]) -> tuple[str, ...]:
-    """§E1 tag rules, repaired rather than refused: blanks dropped, control characters removed,
+    """The userTags rules, repaired rather than refused: blanks dropped, control characters removed,
     cut to 64 characters, case-insensitive duplicates dropped keeping the first spelling, at most 50."""
     seen: dict[str, str] = {}
     for tag in raw:

@@ -1,4 +1,4 @@
-"""Reading a ``multipart/form-data`` import upload as a stream (docs/api-guide.md §13).
+"""Reading a ``multipart/form-data`` import upload as a stream (docs/api-guide.md, section 13).
 
 The body is fed chunk by chunk to python-multipart's push parser; the ``file`` part goes straight into a
 spooled temporary file (memory up to 1 MiB, then disk), never whole into memory. Limits: at most

@@ -1,4 +1,4 @@
-"""Full-text search over a user's bookmarks (docs/api-guide.md §12): the pure parts and the SQL builder.
+"""Full-text search over a user's bookmarks (docs/api-guide.md, section 12): the pure parts and the SQL builder.
 
 - :mod:`.query`: ``parse_query(q) -> Query``, the query language as a typed, frozen AST.
 - :mod:`.folding`: ``fold(text)`` (accents and case) and its IMMUTABLE SQL twin.
@@ -6,5 +6,5 @@
 - :mod:`.snippet`: ``ts_headline`` output → safe ``<mark>`` HTML.
 - :mod:`.cursor`: keyset cursors signed for one user and one query.
 
-Design and measurements: docs/decisions-made.md, section "Search".
+Design: docs/decisions/0049-search-inside-postgresql.md and 0050-search-plans.md.
 """

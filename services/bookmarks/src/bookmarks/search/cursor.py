@@ -1,4 +1,4 @@
-"""Search cursors: the keyset of the last result, signed for one user and one query (§E3).
+"""Search cursors: the keyset of the last result, signed for one user and one query.
 
 Same mechanism as the delta cursor (:mod:`bookmarks.domain.cursor`): ``base64url(body) . base64url(mac)``
 with the MAC over ``owner|body`` and the same secret. The body starts with its own version tag ``s1``,

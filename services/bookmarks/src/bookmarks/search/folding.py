@@ -1,4 +1,4 @@
-"""Accent and case folding shared by the search index and the query (docs/api-guide.md §12).
+"""Accent and case folding shared by the search index and the query (docs/api-guide.md, section 12).
 
 ``fold(text)`` = NFKD, case fold, drop every combining mark (canonical combining class ≠ 0). It works
 character by character (``fold(a + b) == fold(a) + fold(b)``), so offsets in folded text map back to the

@@ -1,4 +1,4 @@
-"""The search query language (docs/api-guide.md §12) parsed into a typed, frozen AST.
+"""The search query language (docs/api-guide.md, section 12) parsed into a typed, frozen AST.
 
 Grammar (whitespace separates terms; quotes are ``"`` or the typographic ``“ ” „``, any of them closes)::
 

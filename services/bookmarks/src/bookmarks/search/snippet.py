@@ -1,4 +1,4 @@
-"""Search snippets: ``ts_headline`` output with sentinels turned into safe ``<mark>`` HTML (§E3).
+"""Search snippets: ``ts_headline`` output with sentinels turned into safe ``<mark>`` HTML.
 
 PostgreSQL highlights the *folded* text (:func:`headline_document`), wrapping matches in
 :data:`START`/:data:`STOP` (private-use characters, removed from the document first so user text can

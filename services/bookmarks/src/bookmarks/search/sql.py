@@ -1,7 +1,7 @@
 """The search index and query as SQLAlchemy Core expressions over any table with the search columns.
 
-Index (maintained by the application in the statement that writes the bookmark; docs/decisions-made.md
-"Search")::
+Index (maintained by the application in the statement that writes the bookmark;
+docs/decisions/0049-search-inside-postgresql.md)::
 
     search_vector       tsvector   exact tokens with positions and weights (A title+tags, B description,
                                    url, domain, saveWhy, C notes, summary, page text) + the stems of the

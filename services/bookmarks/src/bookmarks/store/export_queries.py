@@ -1,4 +1,4 @@
-"""Reads of a whole library for an export (docs/api-guide.md §13): live collections and live bookmarks.
+"""Reads of a whole library for an export (docs/api-guide.md, section 13): live collections and live bookmarks.
 
 Bookmarks come from one statement read through a server-side cursor in partitions, so a library of any
 size is never held in memory; the caller runs it inside one REPEATABLE READ transaction (one snapshot).

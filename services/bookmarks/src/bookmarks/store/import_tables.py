@@ -1,4 +1,4 @@
-"""Tables of the import job (docs/api-guide.md §13), in SQLAlchemy Core.
+"""Tables of the import job (docs/api-guide.md, section 13), in SQLAlchemy Core.
 
 The upload lives in ``import_chunks`` (bytea, 1 MiB per row) in the bookmarks database: every replica can
 read it and a committed upload survives any crash. The job's checkpoint (``next_ordinal``) and counters

@@ -1,7 +1,7 @@
 """Writes to the bookmarks database, in SQLAlchemy Core over ``store/tables.py``.
 
 Every write of a user's stream first takes a position from :func:`allocate_positions`, which locks the
-user's stream row until commit (ARCHITECTURE rule 3). Reads return frozen domain objects.
+user's stream row until commit (ARCHITECTURE.md, rule 3). Reads return frozen domain objects.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The search columns of a bookmark row, written by the same statement as the row (§E3 freshness).
+"""The search columns of a bookmark row, written by the same statement as the row, so search
+is never behind a write.
 
 :func:`index_values` gives the INSERT's values; :func:`index_updates` the ``ON CONFLICT DO UPDATE`` part.
 A write without page text (a PUT) rebuilds the own-fields part and keeps the stored page part and

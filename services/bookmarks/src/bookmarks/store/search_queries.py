@@ -1,4 +1,4 @@
-"""Search reads (docs/api-guide.md §12) over the bookmarks table: stems, one page, snippets.
+"""Search reads (docs/api-guide.md, section 12) over the bookmarks table: stems, one page, snippets.
 
 Per page: the query's stems and the owner's Pro flag (:func:`context`); each tier read until the page is
 full; one ``SELECT`` of every result's ``ts_headline``.
@@ -12,7 +12,7 @@ Why not let PostgreSQL choose: it cannot estimate how many rows a word matches (
 exact token and its stem in every language, and a lexeme it does not track is estimated from the least
 common one it does), so for a rare word it walked the newest-first index through every row of the user
 (2 s at 100,000 bookmarks). Counting the matches first from the GIN index was exact but cost 30-95 ms for
-common words. Measured in bench/search.py; docs/decisions-made.md "Search plans".
+common words. Measured in bench/search.py; docs/decisions/0050-search-plans.md.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ class DeletedUserRow(SQLModel, table=True):
 
 
 class PendingEnrichmentRow(SQLModel, table=True):
-    """An enrichment result that arrived before its bookmark (docs/api-guide.md §6); applied on create."""
+    """An enrichment result that arrived before its bookmark (docs/api-guide.md, section 6); applied on create."""
 
     __tablename__ = "pending_enrichments"
 

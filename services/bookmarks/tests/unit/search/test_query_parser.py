@@ -1,4 +1,4 @@
-"""The query language of docs/api-guide.md §12: every operator, filter, bound and error."""
+"""The query language of docs/api-guide.md, section 12: every operator, filter, bound and error."""
 
 from __future__ import annotations
 

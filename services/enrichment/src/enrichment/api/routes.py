@@ -1,4 +1,4 @@
-"""HTTP routes of the enrichment service (spec: Endpoints → enrichment)."""
+"""HTTP routes of the enrichment service (docs/api-guide.md, section 6)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ class EnqueueRequest(BaseModel):
 
     clientBookmarkId: Annotated[StrictText, Field(pattern=CLIENT_BOOKMARK_ID_PATTERN)]
     # Only the length here (a limit, 400 invalid-request); whether it is an http(s) URL is checked
-    # after consent, as invalid-url (docs/api-guide.md §6).
+    # after consent, as invalid-url (docs/api-guide.md, section 6).
     url: Annotated[StrictText, Field(max_length=2048)]
     clientSavedAt: Timestamp
 

@@ -118,7 +118,7 @@ def retry_delay(*, attempts: int, retriable: bool, delays: Sequence[float]) -> f
 
 
 def snapshot_status(*, is_html: bool, html_stored: bool, text_stored: bool, rendered_stored: bool) -> SnapshotStatus:
-    """docs/api-guide.md §6: skipped for non-HTML; completed with a browser snapshot; ready with HTML + text."""
+    """docs/api-guide.md, section 6: skipped for non-HTML; completed with a browser snapshot; ready with HTML + text."""
     if not is_html:
         return "skipped"
     if rendered_stored:
@@ -129,7 +129,7 @@ def snapshot_status(*, is_html: bool, html_stored: bool, text_stored: bool, rend
 
 
 def normalize_tags(tags: Sequence[str], *, limit: int = 8) -> list[str]:
-    """Lowercase, trimmed, deduplicated, at most ``limit`` (docs/api-guide.md §6)."""
+    """Lowercase, trimmed, deduplicated, at most ``limit`` (docs/api-guide.md, section 6)."""
     seen: dict[str, None] = {}
     for tag in tags:
         cleaned = " ".join(tag.split()).lower()
@@ -139,7 +139,7 @@ def normalize_tags(tags: Sequence[str], *, limit: int = 8) -> list[str]:
 
 
 def public_result(result: Mapping[str, Any], *, is_pro: bool) -> dict[str, Any]:
-    """The spec's "Enrichment status result"; ``saveWhy`` is Pro-gated (docs/api-guide.md §6)."""
+    """The spec's "Enrichment status result"; ``saveWhy`` is Pro-gated (docs/api-guide.md, section 6)."""
     view = {name: result.get(name) for name in RESULT_FIELDS}
     view["tags"] = list(result.get("tags") or [])
     if not is_pro:
@@ -147,7 +147,7 @@ def public_result(result: Mapping[str, Any], *, is_pro: bool) -> dict[str, Any]:
     return view
 
 
-# --- bookmarks written by an import (docs/api-guide.md §13) ------------------------------------------------
+# --- bookmarks written by an import (docs/api-guide.md, section 13) ------------------------------------------------
 
 INTERACTIVE_PRIORITY = 0
 BULK_PRIORITY = 1  # import work: claimed only when no interactive job is due

@@ -70,7 +70,7 @@ BATCH_HANDLERS: Mapping[str, BatchHandler] = {
 
 # The projection (bookmark → normalized URL, deleted) only changes when a bookmark is created, gets another
 # URL, is revived or deleted: the event says so, and every other save (title, notes, tags, enrichment
-# results, which make up most writes) is skipped without a transaction (issue 15).
+# results, which make up most writes) is skipped without a transaction.
 EVENT_FILTERS: Mapping[str, EventFilter] = {
     TOPIC_BOOKMARK_SAVED: lambda event: isinstance(event, BookmarkSaved) and event.changes_url_or_liveness(),
 }

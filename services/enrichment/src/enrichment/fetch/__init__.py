@@ -1,4 +1,4 @@
-"""SSRF-safe fetching of bookmarked pages (docs/api-guide.md §6)."""
+"""SSRF-safe fetching of bookmarked pages (docs/api-guide.md, section 6)."""
 
 from enrichment.fetch.addresses import IPAddress, is_blocked_address, parse_host_literal
 from enrichment.fetch.client import (

@@ -1,4 +1,4 @@
-"""Which IP addresses the fetcher may connect to (docs/api-guide.md §6).
+"""Which IP addresses the fetcher may connect to (docs/api-guide.md, section 6).
 
 The policy is a deny-list of every special-purpose range an attacker could use to reach us or our
 neighbours (loopback, private, link-local and cloud metadata, CGNAT, ...), plus, for IPv6, an allow-list

@@ -1,4 +1,4 @@
-"""SSRF-safe page fetcher (docs/api-guide.md §6).
+"""SSRF-safe page fetcher (docs/api-guide.md, section 6).
 
 Every hop (the first request and each redirect) is parsed, its host resolved once, every resolved
 address checked, and the TCP connection then opened to one of exactly those checked addresses: the

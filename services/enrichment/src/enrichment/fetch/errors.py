@@ -1,4 +1,4 @@
-"""Fetch failures, each carrying one of the attempt error codes of docs/api-guide.md §6.
+"""Fetch failures, each carrying one of the attempt error codes of docs/api-guide.md, section 6.
 
 FetchError(code)
   retriable:      fetch-timeout, dns-failure, upstream-5xx, upstream-rate-limited

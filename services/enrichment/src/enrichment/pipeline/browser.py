@@ -1,4 +1,4 @@
-"""Rendered snapshots through a headless Chromium (README, Configuration ENRICHMENT_BROWSER, §6.7).
+"""Rendered snapshots through a headless Chromium (``ENRICHMENT_BROWSER`` in docs/configuration.md).
 
 Debian's Chromium is driven by Python Playwright through ``executable_path``; Playwright's own browser
 downloads are never used. One browser per renderer (the worker keeps one renderer per process), a fresh

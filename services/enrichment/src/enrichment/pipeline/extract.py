@@ -1,4 +1,4 @@
-"""Metadata and main text of a fetched document (docs/api-guide.md §6).
+"""Metadata and main text of a fetched document (docs/api-guide.md, section 6).
 
 Metadata priority per field: Open Graph, Twitter cards, JSON-LD, then ``<title>`` / meta description.
 Main text comes from trafilatura, which drops navigation, ads and comments; when it finds no article the
@@ -33,7 +33,7 @@ __all__ = ["extract_page", "extract_text_plain"]
 
 logger = logging.getLogger(__name__)
 
-TITLE_MAX_CHARS: Final = 1000  # the bookmark title limit (docs/api-guide.md §1)
+TITLE_MAX_CHARS: Final = 1000  # the bookmark title limit (docs/api-guide.md, section 1)
 PLAIN_TITLE_MAX_CHARS: Final = 200
 DESCRIPTION_MAX_CHARS: Final = 2000
 SITE_NAME_MAX_CHARS: Final = 200

@@ -1,4 +1,4 @@
-"""The built-in analyser used when no LLM is configured (docs/api-guide.md §6).
+"""The built-in analyser used when no LLM is configured (docs/api-guide.md, section 6).
 
 Extractive and statistical, so it needs no network and no model download: the summary is 2–4 sentences
 of the page itself chosen by keyphrase overlap and position, save_why is a templated sentence in the

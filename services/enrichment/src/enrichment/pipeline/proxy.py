@@ -1,4 +1,4 @@
-"""A loopback HTTP proxy that is the headless browser's only way out (docs/api-guide.md §6).
+"""A loopback HTTP proxy that is the headless browser's only way out (docs/api-guide.md, section 6).
 
 Playwright's request routing sees the requests a page starts, but not redirect hops (by design, see
 microsoft/playwright#3993), nor preconnects or WebSocket handshakes, and the browser resolves host names

@@ -9,7 +9,7 @@ __all__ = ["Analysis", "PageContent", "RenderedPage"]
 
 @dataclass(frozen=True, slots=True)
 class PageContent:
-    """What a fetched document says about itself, ready for analysis (docs/api-guide.md §6)."""
+    """What a fetched document says about itself, ready for analysis (docs/api-guide.md, section 6)."""
 
     title: str | None
     description: str | None

@@ -1,7 +1,7 @@
 """Concurrent job slots: claim a due job under a lease, keep the lease alive, record the outcome.
 
 Crash safety comes from the lease, not from this process: a job whose worker dies stays ``processing``
-until its lease runs out, then any worker claims it again (ARCHITECTURE rule 4). Every write that ends
+until its lease runs out, then any worker claims it again (ARCHITECTURE.md, rule 4). Every write that ends
 an attempt is fenced by (worker id, attempt number), so a worker that lost its lease can never
 overwrite the attempt that replaced it. On shutdown, attempts in progress are handed back uncounted.
 """
@@ -33,7 +33,7 @@ _tracer = trace.get_tracer("enrichment.worker")
 
 JOBS_CHANNEL = "enrichment_jobs"
 # An unexpected failure (a bug, an unreadable analyser answer) is retried like a server error: the
-# attempt budget still bounds it, and the closed error-code set (docs/api-guide.md §6) has no better name.
+# attempt budget still bounds it, and the closed error-code set (docs/api-guide.md, section 6) has no better name.
 UNEXPECTED_ERROR_CODE = "upstream-5xx"
 
 
@@ -134,8 +134,8 @@ class JobWorker:
         """Wait for a new job's notification; True when this slot woke to poll instead.
 
         Due retries and expired leases send no notification, so they are found by polling. One idle slot
-        at a time polls, every ``poll_seconds``; the others would only find the same nothing (issue 15:
-        four idle slots were four queries every poll). A poll that finds a job wakes the other slots.
+        at a time polls, every ``poll_seconds``; the others would only find the same nothing with
+        queries of their own. A poll that finds a job wakes the other slots.
         """
         if self._poller_idle:
             await idle.wait()

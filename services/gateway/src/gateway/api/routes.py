@@ -104,7 +104,7 @@ async def forward(request: Request, spec: RouteSpec, gateway: Gateway) -> Respon
         and upstream.status_code == 204
     ):
         # Before answering: the client's very next request must already be refused here, even if the
-        # user.deleted event has not reached this replica yet (docs/api-guide.md §2).
+        # user.deleted event has not reached this replica yet (docs/api-guide.md, section 2).
         gateway.deny(principal.user_id, reason="account deleted")
     headers = gateway.proxy.response_headers(upstream, limit_headers)
     return UpstreamStreamingResponse(upstream, upstream_name=spec.upstream, headers=headers)
@@ -187,7 +187,7 @@ async def events(websocket: WebSocket) -> None:
 
 
 class ProxyFastPath(BaseRoute):
-    """The proxy routes, dispatched without FastAPI's per-route machinery (issue 15).
+    """The proxy routes, dispatched without FastAPI's per-route machinery.
 
     Placed first in the app's routes. For a request that FastAPI would send to a proxy route, it selects
     that same route (the first proxy template of the path's ``/v1/<section>`` that matches, in table

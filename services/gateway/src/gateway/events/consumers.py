@@ -4,7 +4,7 @@ A consumer group would split partitions between replicas, but each replica needs
 nudges go to the sockets it holds, and its deny-list must know every deleted user. So the
 :class:`TopicTail` assigns all partitions of its topics to itself and keeps positions in memory. One tail
 reads both the bookmark topics (nudges) and the account topics (deny-list), each with its own handler:
-every consumer's fetches cost the embedded broker CPU whether or not they find data (issue 15).
+every consumer's fetches cost the embedded broker CPU whether or not they find data.
 
 Start positions: a topic without a lookback (the nudge topics) starts at the end offsets read at
 start-up (only changes after the gateway started matter to sockets that connect after it); a topic with
@@ -174,7 +174,7 @@ class TopicTail:
         next_probe = loop.time() + self.probe_seconds
         while True:
             # A socket that connects meanwhile shortens the wait through refresh_fetch_wait, so this loop
-            # only wakes for records or once per wait (it woke every 250 ms to look; issue 15).
+            # only wakes for records or once per wait, never to look for sockets.
             wait_ms = self._fetch_wait(consumer)
             batches = await consumer.getmany(timeout_ms=wait_ms + 1000, max_records=500)
             for tp, records in batches.items():
@@ -273,9 +273,9 @@ def nudge_handler(
 
     A record whose user holds no socket here (``listening`` says no) is skipped by its key, unparsed:
     the outbox keys every event by its user (``common.events.Event.key``). The tail reads every write
-    of every user, and a replica holds sockets of few of them; parsing each event made a burst of the
-    gateway's event loop once per fetch (with no socket, 2 s of writes at once), and every request in
-    flight waited for it (issue 15). A key that is not a user id is parsed, as before.
+    of every user, and a replica holds sockets of few of them; parsing each event would make a burst of
+    the gateway's event loop once per fetch (with no socket, 2 s of writes at once), and every request in
+    flight would wait for it. A key that is not a user id is parsed.
     """
 
     def handle(record: Record) -> str:
