@@ -17,6 +17,10 @@ __all__ = ["MAX_VALUE_CHARS", "JsonStream"]
 
 MAX_VALUE_CHARS: Final = 1024 * 1024
 _NON_WS: Final = re.compile(r"[^ \t\r\n]")
+# What a value cut by the end of the buffer can leave after the decoder's error position: the start of a
+# literal, a sign, a fraction or exponent whose digits are in the next chunk.
+_LITERALS: Final = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+_NUMBER_TAIL: Final = re.compile(r"\.|[eE][-+]?")
 
 
 class JsonStream:
@@ -74,7 +78,7 @@ class JsonStream:
             try:
                 obj, end = self._decoder.raw_decode(self._buf, self._pos)
             except json.JSONDecodeError as exc:
-                self._need_more(exc.msg)
+                self._need_more(exc)
                 continue
             except RecursionError:
                 raise ImportFormatError(f"The JSON value at line {self.line} is nested too deeply.") from None
@@ -85,11 +89,32 @@ class JsonStream:
             self._pos = end
             return obj
 
-    def _need_more(self, msg: str) -> None:
+    def _need_more(self, exc: json.JSONDecodeError) -> None:
+        """Read the next chunk when the value may only be cut by the end of the buffer; else refuse."""
+        if not self._cut_by_the_end(exc):
+            raise ImportFormatError(f"Invalid JSON at line {self._line_of(exc.pos)}: {exc.msg}.")
         if len(self._buf) - self._pos > self._max:
             raise ImportFormatError(f"The JSON value at line {self.line} is longer than {self._max:,} characters.")
         if not self._fill():
-            raise ImportFormatError(f"Invalid JSON at line {self.line}: {msg}.")
+            raise ImportFormatError(f"Invalid JSON at line {self.line}: {exc.msg}.")
+
+    def _cut_by_the_end(self, exc: json.JSONDecodeError) -> bool:
+        """Whether more text could complete what the decoder stopped at: an error at the end of the buffer,
+        a string it reached the end inside, or a literal or number whose rest is in the next chunk."""
+        if exc.msg.startswith("Unterminated string"):
+            return True  # raised only when the string runs to the end of the buffer
+        rest = self._buf[exc.pos :].lstrip(" \t\r\n")
+        if exc.msg.startswith("Invalid \\uXXXX escape"):
+            return len(rest) <= 5  # "u" and fewer than four hex digits before the end
+        if not rest:
+            return True
+        if any(word.startswith(rest) and word != rest for word in _LITERALS):
+            return True
+        return _NUMBER_TAIL.fullmatch(rest) is not None
+
+    def _line_of(self, pos: int) -> int:
+        """1-based line of ``pos``, at or after the current position."""
+        return self.line + self._buf.count("\n", self._pos, pos)
 
     def skip_comma_or(self, closing: str) -> bool:
         """Consume ``,`` (True: another element follows) or ``closing`` (False)."""
