@@ -41,16 +41,62 @@ def test_normalize_tag(raw: str, expected: str | None) -> None:
 
 
 def test_tag_key_ignores_case_hyphens_spacing_and_plurals() -> None:
-    assert tag_key("Machine-Learning") == tag_key("machine learning") == tag_key("machine learnings")
-    assert tag_key("neural networks") == tag_key("Neural Network")
-    assert tag_key("libraries") == tag_key("library")
-    assert tag_key("e-mail") == tag_key("email")
-    assert tag_key("analysis") == "analysis"
-    assert tag_key("c++") != tag_key("c")
+    assert tag_key("Machine-Learning", "en") == tag_key("machine learning", "en") == tag_key("machine learnings", "en")
+    assert tag_key("neural networks", "en") == tag_key("Neural Network", "en")
+    assert tag_key("libraries", "en") == tag_key("library", "en")
+    assert tag_key("e-mail", "en") == tag_key("email", "en")
+    assert tag_key("c++", "en") != tag_key("c", "en")
 
 
 def test_tag_key_handles_german_plurals_when_told_the_language() -> None:
     assert tag_key("Wärmepumpen", "de") == tag_key("wärmepumpe", "de")
+
+
+# Pairs the language's stemmer takes for one word: plural and singular, with and without accents.
+SAME_WORD = [
+    ("en", "policies", "policy"),
+    ("en", "cities", "city"),
+    ("en", "boxes", "box"),
+    ("en", "classes", "class"),
+    ("en", "networks", "network"),
+    ("de", "Häuser", "Haus"),
+    ("de", "Straßen", "Straße"),
+    ("fr", "économiques", "économique"),
+    ("fr", "villes", "ville"),
+    ("es", "noticias", "noticia"),
+    ("pt", "cidades", "cidade"),
+    ("nl", "boeken", "boek"),
+    ("sv", "städer", "stad"),
+]
+
+
+@pytest.mark.parametrize(("language", "plural", "singular"), SAME_WORD)
+def test_plural_and_singular_share_a_key_in_their_language(language: str, plural: str, singular: str) -> None:
+    assert tag_key(plural, language) == tag_key(singular, language)
+
+
+# Different words that trimming a final "s" took for one: a real stemmer keeps them apart.
+DIFFERENT_WORDS = [("en", "news", "new"), ("en", "atlas", "atla"), ("en", "cosmos", "cosmo"), ("en", "bias", "bia")]
+
+
+@pytest.mark.parametrize(("language", "word", "other"), DIFFERENT_WORDS)
+def test_different_words_keep_different_keys(language: str, word: str, other: str) -> None:
+    assert tag_key(word, language) != tag_key(other, language)
+
+
+@pytest.mark.parametrize("language", [None, "ja", "xx"])
+@pytest.mark.parametrize(
+    ("word", "other"), [("news", "new"), ("series", "sery"), ("Windows", "window"), ("ciudades", "ciudade")]
+)
+def test_without_a_stemmed_language_words_are_only_lowercased(language: str | None, word: str, other: str) -> None:
+    # Search indexes such pages without stemming, so tags do not merge inflections there either.
+    assert tag_key(word, language) == word.lower() != tag_key(other, language)
+
+
+def test_a_spanish_plural_is_stemmed_not_cut() -> None:
+    # "ciudades" is "ciudad" + "es": cutting the "s" made "ciudade", a word of no language.
+    assert tag_key("ciudades", "es") == "ciudad"
+    assert tag_key("Ciudades", "es-MX") == tag_key("ciudades", "es")
 
 
 def test_stopwords_come_from_yake_per_language() -> None:
@@ -97,13 +143,15 @@ def test_extract_keyphrases_of_empty_text() -> None:
 
 def test_prefer_frequent_cores_replaces_one_off_phrases_by_their_repeated_part() -> None:
     text = "La energía solar crece. La energía solar vive un auge. La energía solar necesita baterías."
-    phrases = [Keyphrase(surface="energía solar crece", tag="energía solar crece", key=tag_key("energía solar crece"))]
+    phrases = [
+        Keyphrase(surface="energía solar crece", tag="energía solar crece", key=tag_key("energía solar crece", "es"))
+    ]
     refined = prefer_frequent_cores(phrases, TextIndex(text, "es"), "es")
     assert [phrase.tag for phrase in refined] == ["energía solar"]
 
 
 def _phrases(*tags: str) -> list[Keyphrase]:
-    return [Keyphrase(surface=tag, tag=tag, key=tag_key(tag)) for tag in tags]
+    return [Keyphrase(surface=tag, tag=tag, key=tag_key(tag, "en")) for tag in tags]
 
 
 def test_choose_tags_reuses_existing_spelling_over_a_new_one() -> None:
@@ -111,8 +159,9 @@ def test_choose_tags_reuses_existing_spelling_over_a_new_one() -> None:
     tags = choose_tags(
         _phrases("machine-learning", "pipeline", "python"),
         existing_tags=["machine learning", "gardening"],
-        body=TextIndex(text),
+        body=TextIndex(text, "en"),
         heading=TextIndex(""),
+        language="en",
     )
     assert tags[0] == "machine learning"
     assert "machine-learning" not in tags
@@ -124,8 +173,9 @@ def test_choose_tags_matches_existing_tags_ignoring_plurals_and_case() -> None:
     tags = choose_tags(
         _phrases("neural networks", "gpus"),
         existing_tags=["neural network"],
-        body=TextIndex(text),
+        body=TextIndex(text, "en"),
         heading=TextIndex(""),
+        language="en",
     )
     assert tags[0] == "neural network"
     assert "neural networks" not in tags
@@ -137,6 +187,7 @@ def test_choose_tags_includes_existing_tags_found_in_the_title_even_without_a_ke
         existing_tags=["baking"],
         body=TextIndex("Feed the starter daily."),
         heading=TextIndex("Baking sourdough at home"),
+        language="en",
     )
     assert tags[0] == "baking"
 
@@ -148,6 +199,7 @@ def test_choose_tags_drops_redundant_parts_and_caps_the_count() -> None:
         existing_tags=[],
         body=TextIndex(""),
         heading=TextIndex(""),
+        language="en",
     )
     assert tags[0] == "machine learning"
     assert "learning" not in tags
@@ -164,7 +216,7 @@ def test_choose_tags_falls_back_to_given_words() -> None:
 
 
 def test_text_index_counts_phrases_across_spellings() -> None:
-    index = TextIndex("Machine-learning and machine learning and MACHINE LEARNINGS.")
+    index = TextIndex("Machine-learning and machine learning and MACHINE LEARNINGS.", "en")
     assert index.count("machine learning") == 3
     assert index.count("gardening") == 0
     assert TextIndex("機械学習と機械学習").count("機械学習") == 2

@@ -12,18 +12,21 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
+import snowballstemmer
 import yake
 
 from enrichment.pipeline.text import ends_sentence, has_cjk, normalize_paragraphs, split_sentences
 
 __all__ = [
     "MAX_TAGS",
+    "SNOWBALL_LANGUAGES",
     "Keyphrase",
     "TextIndex",
     "choose_tags",
@@ -50,6 +53,19 @@ _WORD: Final = re.compile(r"\w+(?:[-.'’+#&]\w+)*[+#]*")
 _KEY_PART: Final = re.compile(r"[\w+#]+")
 # Characters kept inside a tag word: "node.js", "c++", "c#", "at&t", "e-mail".
 _INNER_PUNCTUATION: Final = frozenset("-.+#&")
+# ISO 639-1 → the Snowball stemmer of that language: the algorithms of PostgreSQL's built-in text search
+# configurations, which the bookmarks service's search stems with, so a tag and a search word that
+# PostgreSQL takes for one word share a key here too. Other languages (and none) are not stemmed.
+# PostgreSQL 16's Dutch configuration runs Snowball's original Dutch stemmer, which Snowball 3 calls
+# dutch_porter.
+SNOWBALL_LANGUAGES: Final = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "da": "danish", "nl": "dutch_porter",
+    "en": "english", "fi": "finnish", "fr": "french", "de": "german", "el": "greek", "hi": "hindi",
+    "hu": "hungarian", "id": "indonesian", "ga": "irish", "it": "italian", "lt": "lithuanian",
+    "ne": "nepali", "no": "norwegian", "nb": "norwegian", "nn": "norwegian", "pt": "portuguese",
+    "ro": "romanian", "ru": "russian", "sr": "serbian", "es": "spanish", "sv": "swedish", "ta": "tamil",
+    "tr": "turkish", "yi": "yiddish",
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,32 +116,39 @@ def _trim_word(word: str) -> str:
 
 
 def tag_key(tag: str, language: str | None = None) -> str:
-    """Identity of a tag ignoring case, hyphens, spacing and plurals.
+    """Identity of a tag ignoring case, hyphens, spacing and inflection in ``language``.
 
-    "Machine-Learning", "machine learning" and "machine learnings" share the key "machinelearning";
-    in German "Wärmepumpen" and "Wärmepumpe" share one too.
+    "Machine-Learning", "machine learning" and, in English, "machine learnings" share a key; in German
+    "Wärmepumpen" and "Wärmepumpe" share one too. Words are folded and stemmed by the language's Snowball
+    stemmer, as search indexes them, so "news" and "new" stay apart; without a language search stems,
+    words are only lowercased.
     """
     value = _ELISION.sub("", unicodedata.normalize("NFKC", tag)).lower()
-    return "".join(_singular(part, language) for part in _KEY_PART.findall(value))
+    return "".join(_stem(part, language) for part in _KEY_PART.findall(value))
 
 
-def _singular(word: str, language: str | None = None) -> str:
-    if len(word) <= 3 or not word.isalpha():
+def _stem(word: str, language: str | None) -> str:
+    """The word as search indexes it: folded (accents and case), then stemmed, in a stemmed language."""
+    algorithm = SNOWBALL_LANGUAGES.get((language or "").replace("_", "-").split("-")[0].lower())
+    if algorithm is None or not word.isalpha():
         return word
-    if language == "de":
-        # German plurals mostly add -n/-en/-s; stripping them (never more) keeps keys conservative.
-        if len(word) > 5 and word.endswith(("en", "ln", "rn")):
-            return word[:-1]
-        return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
-    if not word.isascii():
-        return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 4 else word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    folded = "".join(char for char in unicodedata.normalize("NFKD", word.casefold()) if not unicodedata.combining(char))
+    return _stem_word(algorithm, folded)
+
+
+# A Snowball stemmer keeps its work in the instance, and pages are analysed in worker threads: one
+# stemmer per thread and language. Stems are remembered across threads (pages repeat their words).
+_THREAD_STEMMERS: Final = threading.local()
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stem_word(algorithm: str, word: str) -> str:
+    stemmers: dict[str, Any] = _THREAD_STEMMERS.__dict__.setdefault("by_algorithm", {})
+    stemmer = stemmers.get(algorithm)
+    if stemmer is None:
+        stemmer = stemmers[algorithm] = snowballstemmer.stemmer(algorithm)
+    stem: str = stemmer.stemWord(word)
+    return stem
 
 
 # --- stopwords -----------------------------------------------------------------------------------------
@@ -447,4 +470,4 @@ def _redundant(tag: str, chosen: Sequence[str], language: str | None) -> bool:
 
 
 def _word_keys(tag: str, language: str | None) -> str:
-    return " ".join(_singular(part, language) for part in _KEY_PART.findall(tag.lower()))
+    return " ".join(_stem(part, language) for part in _KEY_PART.findall(tag.lower()))
