@@ -39,6 +39,8 @@ __all__ = [
 
 Check = Callable[[str, Any], Any]
 
+# The server's id rule (common.validation.CLIENT_ID_PATTERN), copied: the client does not depend on the
+# server's libraries. tests/unit/test_id_pattern.py holds the two equal.
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 MAX_URL_LENGTH = 2048
 MAX_USER_TAGS = 50

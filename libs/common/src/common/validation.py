@@ -3,6 +3,8 @@
 - :data:`Timestamp`: an ISO 8601 date-time string only (no Unix numbers, no numeric strings, no bare
   dates), converted to UTC; anything PostgreSQL ``timestamptz`` or Python's ``datetime`` cannot hold
   after that conversion is refused.
+- :data:`CLIENT_ID_PATTERN`: the ids clients choose (``clientBookmarkId``, collection ids), in a path, a
+  query or a body.
 - :data:`Text` / :data:`StrictText`: a string PostgreSQL can store: no NUL character (``\\u0000``) and no
   unpaired surrogate (``"\\ud800"`` is valid JSON but not UTF-8); before this, both ended as a 500.
 
@@ -23,6 +25,10 @@ from pydantic import AfterValidator, BeforeValidator, StrictStr
 _DATE_TIME_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 NUL = "\x00"
+# Ids a client chooses for its records. The reference client (libs/client) does not depend on this
+# library and keeps a copy; its unit tests hold the copy equal to this one.
+CLIENT_ID_PATTERN = r"^[a-zA-Z0-9_-]{1,128}$"
+CLIENT_ID_RE = re.compile(CLIENT_ID_PATTERN)
 
 
 def _iso8601_date_time(value: Any) -> Any:

@@ -9,6 +9,7 @@ from fastapi import Depends, Path, Request
 from bookmarks.settings import Settings
 from common.auth import Principal, current_principal
 from common.db import SessionFactory
+from common.validation import CLIENT_ID_PATTERN
 
 
 async def _sessions(request: Request) -> SessionFactory:
@@ -24,5 +25,5 @@ async def _settings(request: Request) -> Settings:
 CurrentUser = Annotated[Principal, Depends(current_principal)]
 Sessions = Annotated[SessionFactory, Depends(_sessions)]
 AppSettings = Annotated[Settings, Depends(_settings)]
-ClientBookmarkId = Annotated[str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated bookmark id.")]
-CollectionId = Annotated[str, Path(pattern=r"^[a-zA-Z0-9_-]{1,128}$", description="Client-generated collection id.")]
+ClientBookmarkId = Annotated[str, Path(pattern=CLIENT_ID_PATTERN, description="Client-generated bookmark id.")]
+CollectionId = Annotated[str, Path(pattern=CLIENT_ID_PATTERN, description="Client-generated collection id.")]

@@ -8,7 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, f
 
 from bookmarks.domain.tags import normalize_user_tags
 from common.handlers import error_responses
-from common.validation import Text, Timestamp
+from common.validation import CLIENT_ID_PATTERN, Text, Timestamp
 
 CollectionId = Annotated[Text, Field(min_length=1, max_length=256)]
 CollectionIds = Annotated[list[CollectionId], Field(max_length=1000)]
@@ -18,7 +18,7 @@ UserTags = Annotated[
     Field(description="The user's own tags: trimmed, 1-64 chars, no control characters, at most 50."),
     AfterValidator(lambda tags: list(normalize_user_tags(tags))),
 ]
-ID_PATTERN = r"^[a-zA-Z0-9_-]{1,128}$"
+ID_PATTERN = CLIENT_ID_PATTERN
 
 
 class BookmarkUpsert(BaseModel):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -17,8 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from common.events import EnrichmentResult
+from common.validation import CLIENT_ID_RE
 
-CLIENT_BOOKMARK_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+CLIENT_BOOKMARK_ID_RE = CLIENT_ID_RE
 
 # Cleared when a write changes the normalized URL: they described the old page (docs/api-guide.md, section 3).
 ENRICHMENT_RESET: Mapping[str, Any] = {

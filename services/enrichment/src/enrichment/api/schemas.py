@@ -7,9 +7,9 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from common.handlers import error_responses
-from common.validation import StrictText, Timestamp
+from common.validation import CLIENT_ID_PATTERN, StrictText, Timestamp
 
-CLIENT_BOOKMARK_ID_PATTERN = r"^[a-zA-Z0-9_-]{1,128}$"
+CLIENT_BOOKMARK_ID_PATTERN = CLIENT_ID_PATTERN
 
 
 class EnqueueRequest(BaseModel):
