@@ -6,7 +6,7 @@
 - :data:`CLIENT_ID_PATTERN`: the ids clients choose (``clientBookmarkId``, collection ids), in a path, a
   query or a body.
 - :data:`Text` / :data:`StrictText`: a string PostgreSQL can store: no NUL character (``\\u0000``) and no
-  unpaired surrogate (``"\\ud800"`` is valid JSON but not UTF-8); before this, both ended as a 500.
+  unpaired surrogate (``"\\ud800"`` is valid JSON but not UTF-8).
 
 Pydantic reports a refused value as a validation error on the field, which :mod:`common.handlers`
 answers as 400 ``invalid-request`` naming the field. :func:`is_storable` is the same rule for text that
