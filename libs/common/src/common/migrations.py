@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -22,6 +22,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import MetaData, Table, pool, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import async_engine_from_config
+from sqlmodel.sql.sqltypes import AutoString
 
 from common.tables import INFRA_TABLES
 
@@ -92,6 +93,7 @@ class Schema:
             "compare_type": True,
             "compare_server_default": True,
             "include_object": self.include_object,
+            "render_item": _render_item,
         }
 
     def differences(self, connection: Connection) -> list[Any]:
@@ -110,6 +112,14 @@ class Schema:
         problems = {f"missing {kind}": set(wanted[kind]) - found[kind] for kind in wanted}
         problems |= {f"unlisted {kind}": found[kind] - set(wanted[kind]) for kind in ("functions", "triggers")}
         return {kind: names for kind, names in problems.items() if names}
+
+
+def _render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
+    # A model field without its own column type gets SQLModel's AutoString; a revision names plain
+    # SQLAlchemy instead, so it never imports more than SQLAlchemy and Alembic.
+    if type_ == "type" and isinstance(obj, AutoString):
+        return "sa.String()" if obj.length is None else f"sa.String(length={obj.length})"
+    return False
 
 
 _FUNCTIONS_SQL = (
@@ -146,8 +156,11 @@ def run_env(*, url: str, schema: Schema | None = None) -> None:
     asyncio.run(run_async())
 
 
-def alembic_config(*, migrations_dir: Path, url: str = "") -> Config:
+def alembic_config(*, migrations_dir: Path, url: str = "", schema: Schema | None = None) -> Config:
+    """Alembic's configuration for a service's chain; ``schema`` replaces the service's own in ``env.py``."""
     config = Config()
+    if schema is not None:
+        config.attributes["schema"] = schema
     config.set_main_option("script_location", str(migrations_dir))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
@@ -159,6 +172,12 @@ def upgrade(*, migrations_dir: Path, url: str, revision: str = "head") -> None:
 
 def upgrade_head(*, migrations_dir: Path, url: str) -> None:
     upgrade(migrations_dir=migrations_dir, url=url)
+
+
+def next_revision_id(migrations_dir: Path) -> str | None:
+    """The id after the head's when ids are numbered (0006 → 0007); None lets Alembic choose one."""
+    head, _ = head_and_previous(migrations_dir)
+    return f"{int(head) + 1:0{len(head)}d}" if head.isdigit() else None
 
 
 def head_and_previous(migrations_dir: Path) -> tuple[str, str | None]:
