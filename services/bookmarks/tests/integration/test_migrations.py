@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic.command import downgrade
 from sqlalchemy import Column, Integer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.api import wire
 from bookmarks.migrate import MIGRATIONS_DIR, schema
 from bookmarks.store import import_repository, queries, repository
-from common.migrations import head_and_previous, next_revision_id
+from bookmarks.wire_migration import latest_function_sql, write_revision
+from common.migrations import alembic_config, head_and_previous, next_revision_id
 from devstack.migration_checks import engine_on, execute, schema_problems, scratch_database, upgrade_to
 from devstack.new_migration import autogenerate
 
@@ -211,3 +213,32 @@ async def test_make_migration_writes_the_revision_a_model_change_needs(infra: An
         await upgrade_to(chain, url, "head")
         assert await schema_problems(url, changed) == []
         assert await schema_problems(url, schema()) != []
+
+
+async def test_make_wire_document_migration_installs_the_current_document_and_re_renders_rows(
+    infra: Any, tmp_path: Path
+) -> None:
+    """A chain whose latest stored-document SQL lacks a field (as after a wire model change): the revision
+    ``make wire-document-migration`` writes renders old rows with it, and its downgrade without it."""
+    chain = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS_DIR, chain, ignore=shutil.ignore_patterns("__pycache__"))
+    assert write_revision(chain) is None  # the real chain is current: nothing to write
+    frozen = latest_function_sql(chain)
+    lines = frozen.read_text(encoding="utf-8").splitlines(keepends=True)
+    frozen.write_text("".join(line for line in lines if "',\"notes\":'" not in line), encoding="utf-8")
+    path = write_revision(chain)
+    assert path is not None and path.name == f"{next_revision_id(MIGRATIONS_DIR)}_wire_document.py"
+    async with scratch_database(infra.postgres, "bookmarks_wire") as url:
+        await upgrade_to(chain, url, head_and_previous(MIGRATIONS_DIR)[0])
+        await execute(url, _plain_bookmark("b", notes="'kept'"))
+        (before,) = await execute(url, "SELECT wire_document || '}' FROM bookmarks")
+        await upgrade_to(chain, url, "head")
+        (after,) = await execute(url, "SELECT wire_document || '}' FROM bookmarks")
+        async with engine_on(url) as engine, AsyncSession(engine) as session:
+            (record,) = await repository.all_for_owner(session, OWNER)
+        await asyncio.to_thread(downgrade, alembic_config(migrations_dir=chain, url=url), "-1")
+        (downgraded,) = await execute(url, "SELECT wire_document || '}' FROM bookmarks")
+    assert "notes" not in json.loads(before[0][0]) and "notes" not in json.loads(downgraded[0][0])
+    # The stored document is the wire document without the Pro-gated saveWhy (each page appends it).
+    expected = {key: value for key, value in wire.bookmark(record, is_pro=True).items() if key != "saveWhy"}
+    assert json.loads(after[0][0]) == expected and expected["notes"] == "kept"
