@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.api import wire
 from bookmarks.migrate import MIGRATIONS_DIR, schema
+from bookmarks.search.folding import fold_function_sql
 from bookmarks.store import import_repository, queries, repository
 from bookmarks.wire_migration import latest_function_sql, write_revision
 from common.migrations import alembic_config, head_and_previous, next_revision_id
@@ -38,6 +40,20 @@ async def database(infra: Any) -> AsyncIterator[str]:
 async def test_an_empty_database_upgraded_to_head_is_what_the_models_describe(database: str) -> None:
     await upgrade_to(MIGRATIONS_DIR, database, "head")
     assert await schema_problems(database, schema()) == []
+    # The functions the code generates are the ones the chain installed last (the models cannot say).
+    names = "'bookmark_wire_document', 'search_fold'"
+    (rows,) = await execute(database, f"SELECT proname, prosrc FROM pg_proc WHERE proname IN ({names})")
+    installed = dict(rows)
+    assert installed == {
+        "bookmark_wire_document": _body(wire.document_function_sql()),
+        "search_fold": _body(fold_function_sql()),
+    }
+
+
+def _body(function_sql: str) -> str:
+    match = re.search(r"AS (\$\w*\$)(.*)\1", function_sql, re.DOTALL)
+    assert match is not None
+    return match.group(2)
 
 
 def _bookmark(bookmark_id: str, updated_at: str, **columns: str) -> str:
