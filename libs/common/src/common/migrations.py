@@ -19,9 +19,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import MetaData, Table, pool, text
+from sqlalchemy import Index, MetaData, Table, pool, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import async_engine_from_config
+from sqlalchemy.schema import CreateIndex
 from sqlmodel.sql.sqltypes import AutoString
 
 from common.tables import INFRA_TABLES
@@ -101,6 +102,23 @@ class Schema:
         context = MigrationContext.configure(connection, opts=self.context_options())
         return list(compare_metadata(context, self.metadata))
 
+    def index_mismatches(self, connection: Connection) -> dict[str, tuple[str, str]]:
+        """Indexes whose definition in the database differs from the model's: name → (database, model).
+
+        Autogenerate compares an index's columns and expressions but not a partial index's WHERE clause,
+        so each model index is built under a scratch name in a savepoint, and PostgreSQL's own rendering
+        of both (``pg_get_indexdef``) is compared. Nothing of it stays.
+        """
+        mismatches: dict[str, tuple[str, str]] = {}
+        for table in self.metadata.tables.values():
+            for index in table.indexes:
+                if index.name is None:
+                    continue
+                actual, wanted = _index_definitions(connection, index)
+                if actual != wanted:
+                    mismatches[index.name] = (actual, wanted)
+        return mismatches
+
     def missing_catalog_objects(self, connection: Connection) -> dict[str, set[str]]:
         """The functions, triggers and unmodelled indexes the database lacks, and any it has unlisted."""
         found = {
@@ -130,6 +148,23 @@ _TRIGGERS_SQL = (
     "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND NOT t.tgisinternal"
 )
 _INDEXES_SQL = "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'"
+
+
+_SCRATCH_INDEX = "schema_check_scratch_index"
+_INDEXDEF_SQL = "SELECT pg_get_indexdef(to_regclass(:name))"
+
+
+def _index_definitions(connection: Connection, index: Index) -> tuple[str, str]:
+    """(the database's definition of ``index``, the model's), both rendered by PostgreSQL, names equal."""
+    actual = connection.execute(text(_INDEXDEF_SQL), {"name": index.name}).scalar_one_or_none() or ""
+    ddl = str(CreateIndex(index).compile(dialect=connection.dialect))
+    savepoint = connection.begin_nested()
+    try:
+        connection.exec_driver_sql(ddl.replace(f"INDEX {index.name} ON", f"INDEX {_SCRATCH_INDEX} ON", 1))
+        wanted = connection.execute(text(_INDEXDEF_SQL), {"name": _SCRATCH_INDEX}).scalar_one()
+    finally:
+        savepoint.rollback()
+    return str(actual), str(wanted).replace(_SCRATCH_INDEX, str(index.name), 1)
 
 
 def _names(connection: Connection, sql: str) -> set[str]:

@@ -5,7 +5,8 @@ PostgreSQL, compare it with the service's models, and run statements on it.
 - :func:`upgrade_to` runs the service's chain up to a revision (Alembic runs its own event loop, so in a
   thread).
 - :func:`schema_problems` every difference Alembic's autogenerate finds between the database and the
-  models, plus the functions, triggers and unmodelled indexes the catalog lacks (or has unlisted).
+  models, the functions, triggers and unmodelled indexes the catalog lacks (or has unlisted), and the
+  indexes PostgreSQL defines otherwise than the models (a partial index's WHERE clause).
 - :func:`execute` plain SQL, as an older release would have written it.
 """
 
@@ -52,7 +53,8 @@ async def schema_problems(url: str, schema: Schema) -> list[Any]:
     async with engine_on(url) as engine, engine.connect() as connection:
         differences = await connection.run_sync(schema.differences)
         catalog = await connection.run_sync(schema.missing_catalog_objects)
-    return [*differences, *catalog.items()]
+        indexes = await connection.run_sync(schema.index_mismatches)
+    return [*differences, *catalog.items(), *indexes.items()]
 
 
 async def execute(url: str, *statements: str) -> list[Any]:

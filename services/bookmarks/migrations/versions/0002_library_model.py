@@ -1,4 +1,4 @@
-"""Library model (docs/api-guide.md §11): bookmarks.user_tags and is_archived, the collections table.
+"""Library model (docs/api-guide.md, section 11): bookmarks.user_tags and is_archived, the collections table.
 
 Revision ID: 0002
 Revises: 0001

@@ -1,4 +1,4 @@
-"""Import job (docs/api-guide.md §13): imports, import_chunks, import_report; bookmarks by normalized URL.
+"""Import job (docs/api-guide.md, section 13): imports, import_chunks, import_report; bookmarks by normalized URL.
 
 Revision ID: 0003
 Revises: 0002

@@ -1,4 +1,4 @@
-"""Search (docs/api-guide.md §12): index columns on bookmarks, their indexes, and the SQL twin of fold().
+"""Search (docs/api-guide.md, section 12): index columns on bookmarks, their indexes, and the SQL twin of fold().
 
 The index-building functions (``search_stems``, ``search_fields_vector``, ``search_head_vector``,
 ``search_page_vector``) are frozen in ``0004_search_functions.sql``, the ``search_fold(text)`` function in

@@ -1,5 +1,5 @@
-"""Search: user_streams.search_configs, the page languages of each user's rows (docs/decisions-made.md
-"Search plans"), filled from the bookmarks already indexed.
+"""Search: user_streams.search_configs, the page languages of each user's rows (docs/decisions/
+0050-search-plans.md), filled from the bookmarks already indexed.
 
 Revision ID: 0005
 Revises: 0004

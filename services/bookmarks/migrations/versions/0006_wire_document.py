@@ -1,6 +1,6 @@
 """Stored wire documents: bookmarks.wire_document, rendered on every insert and update by a trigger, so a
-delta page joins stored text instead of rendering JSON (docs/decisions-made.md, "Delta pages rendered by
-PostgreSQL", third version).
+delta page joins stored text instead of rendering JSON (docs/decisions/
+0052-stored-delta-documents.md).
 
 The trigger function is frozen in ``0006_wire_document.sql``, generated once by
 ``bookmarks.api.wire.document_function_sql()``; a unit test says when the wire plan drifts from the

@@ -1,4 +1,4 @@
-"""Job priority (docs/api-guide.md §13): bulk work of imports is claimed after every due interactive job.
+"""Job priority (docs/api-guide.md, section 13): bulk work of imports is claimed after every due interactive job.
 
 Revision ID: 0003
 Revises: 0002
