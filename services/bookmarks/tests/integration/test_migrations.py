@@ -17,6 +17,7 @@ import pytest
 from alembic.command import downgrade
 from sqlalchemy import Column, Integer
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel.sql.sqltypes import AutoString
 
 from bookmarks.api import wire
 from bookmarks.migrate import MIGRATIONS_DIR, schema
@@ -216,11 +217,14 @@ async def test_make_migration_writes_the_revision_a_model_change_needs(infra: An
     shutil.copytree(MIGRATIONS_DIR, chain, ignore=shutil.ignore_patterns("__pycache__"))
     changed = schema()
     changed.metadata.tables["bookmarks"].append_column(Column("reading_minutes", Integer, nullable=True))
+    # What a model field without its own column type gets from SQLModel.
+    changed.metadata.tables["bookmarks"].append_column(Column("source", AutoString(), nullable=True))
     async with scratch_database(infra.postgres, "bookmarks_autogenerate") as url:
         path = await asyncio.to_thread(autogenerate, chain, url, "add bookmarks.reading_minutes", changed)
     assert path is not None and path.name == f"{next_revision_id(MIGRATIONS_DIR)}_add_bookmarks_reading_minutes.py"
     source = path.read_text(encoding="utf-8")
     assert 'op.add_column("bookmarks", sa.Column("reading_minutes", sa.Integer(), nullable=True))' in source
+    assert 'op.add_column("bookmarks", sa.Column("source", sa.String(), nullable=True))' in source
     assert {line for line in source.splitlines() if line.startswith(("import", "from"))} == {
         "import sqlalchemy as sa",
         "from alembic import op",
