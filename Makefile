@@ -21,7 +21,8 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "no tests collected in $(1)"; exit 0; fi; exit $$rc
 endef
 
-.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi
+.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi migration \
+	wire-document-migration
 
 help:
 	@echo "make run               start the whole platform locally (gateway on http://127.0.0.1:8080)"
@@ -29,6 +30,8 @@ help:
 	@echo "make test              lint + unit + integration + e2e tests"
 	@echo "make lint              ruff + mypy --strict per package"
 	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint | openapi"
+	@echo "make migration SERVICE=bookmarks MSG='add foo'   autogenerate the next revision from the models"
+	@echo "make wire-document-migration   a bookmarks revision installing the current stored-document SQL"
 
 $(UV):
 	$(PYTHON) -m venv .bootstrap
@@ -78,3 +81,14 @@ openapi: venv
 helm-lint: venv
 	@if [ -f deploy/helm/check.sh ]; then bash deploy/helm/check.sh; \
 	else echo "deploy/helm/check.sh does not exist yet; nothing to check"; fi
+
+# A new revision from the difference between a service's models and its chain, on a throw-away PostgreSQL.
+migration: venv
+	@if [ -z "$(SERVICE)" ] || [ -z "$(MSG)" ]; then \
+		echo 'usage: make migration SERVICE=auth|bookmarks|enrichment MSG="what the revision changes"'; exit 2; fi
+	$(VENV_PY) -m devstack.new_migration "$(SERVICE)" "$(MSG)"
+
+# The stored wire document's trigger function follows the Bookmark wire model: a new bookmarks revision
+# installs bookmarks.api.wire.document_function_sql() and re-renders every row (a unit test says when).
+wire-document-migration: venv
+	$(VENV_PY) -m bookmarks.wire_migration

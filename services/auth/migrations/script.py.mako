@@ -4,8 +4,9 @@ Revision ID: ${up_revision}
 Revises: ${down_revision | comma,n}
 Create Date: ${create_date}
 """
-from alembic import op
+
 import sqlalchemy as sa
+from alembic import op
 ${imports if imports else ""}
 
 revision = ${repr(up_revision)}

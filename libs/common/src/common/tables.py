@@ -1,6 +1,7 @@
 """Infrastructure tables every service database has: outbox, processed-event inbox, dead letters.
 
-Each service's first Alembic migration creates them with :func:`common.migrations.create_infra_tables`.
+Each service's first Alembic revision creates them from a frozen copy of their DDL; the migration tests
+compare every migrated database with these definitions.
 """
 
 from __future__ import annotations

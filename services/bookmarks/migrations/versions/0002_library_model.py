@@ -7,9 +7,7 @@ Create Date: 2026-11-23
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import ARRAY
-
-from bookmarks.store.tables import CollectionRow
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
 revision = "0002"
 down_revision = "0001"
@@ -17,25 +15,23 @@ branch_labels = None
 depends_on = None
 
 
-def _new_bookmark_columns() -> list[sa.Column[object]]:
-    return [
-        sa.Column("user_tags", ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")),
-        sa.Column("is_archived", sa.Boolean, nullable=False, server_default=sa.false()),
-    ]
-
-
 def upgrade() -> None:
-    bind = op.get_bind()
-    # 0001 creates its tables from the current definitions, so a fresh database already has these.
-    present = {c["name"] for c in sa.inspect(bind).get_columns("bookmarks")}
-    for column in _new_bookmark_columns():
-        if column.name not in present:
-            op.add_column("bookmarks", column)
-    CollectionRow.__table__.create(bind=bind, checkfirst=True)  # type: ignore[attr-defined]
+    op.add_column("bookmarks", sa.Column("user_tags", ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")))
+    op.add_column("bookmarks", sa.Column("is_archived", sa.Boolean, nullable=False, server_default=sa.text("false")))
+    op.create_table(
+        "collections",
+        sa.Column("owner_uid", UUID(as_uuid=True), primary_key=True),
+        sa.Column("collection_id", sa.Text, primary_key=True),
+        sa.Column("name", sa.Text, nullable=False),
+        sa.Column("parent_id", sa.Text),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("deleted_at", sa.DateTime(timezone=True)),
+    )
+    op.create_index("ix_collections_stream", "collections", ["owner_uid", "updated_at", "collection_id"], unique=True)
 
 
 def downgrade() -> None:
-    bind = op.get_bind()
-    CollectionRow.__table__.drop(bind=bind, checkfirst=True)  # type: ignore[attr-defined]
-    for column in _new_bookmark_columns():
-        op.drop_column("bookmarks", column.name)
+    op.drop_table("collections")
+    op.drop_column("bookmarks", "is_archived")
+    op.drop_column("bookmarks", "user_tags")

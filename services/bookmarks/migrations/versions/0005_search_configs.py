@@ -8,27 +8,26 @@ Create Date: 2026-11-25
 
 import sqlalchemy as sa
 from alembic import op
-
-from bookmarks.store.tables import bookmarks, user_streams
+from sqlalchemy.dialects.postgresql import ARRAY
 
 revision = "0005"
 down_revision = "0004"
 branch_labels = None
 depends_on = None
 
+_FILL = """
+UPDATE user_streams SET search_configs = coalesce(
+  (SELECT array_agg(DISTINCT CAST(bookmarks.search_config AS TEXT)) FROM bookmarks
+   WHERE bookmarks.owner_uid = user_streams.owner_uid AND CAST(bookmarks.search_config AS TEXT) <> 'simple'),
+  '{}'::text[])
+"""
+
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    # 0001 creates its tables from the current definitions, so a fresh database already has the column.
-    if "search_configs" not in {c["name"] for c in sa.inspect(bind).get_columns("user_streams")}:
-        op.add_column("user_streams", user_streams.c.search_configs._copy())
-    config = sa.cast(bookmarks.c.search_config, sa.Text)
-    used = (
-        sa.select(sa.func.array_agg(sa.distinct(config)))
-        .where(bookmarks.c.owner_uid == user_streams.c.owner_uid, config != "simple")
-        .scalar_subquery()
+    op.add_column(
+        "user_streams", sa.Column("search_configs", ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'"))
     )
-    op.execute(sa.update(user_streams).values(search_configs=sa.func.coalesce(used, sa.text("'{}'::text[]"))))
+    op.execute(_FILL)
 
 
 def downgrade() -> None:

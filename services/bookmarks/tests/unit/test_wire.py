@@ -71,8 +71,8 @@ def test_the_stored_document_trigger_is_the_wire_plan_as_frozen_in_the_latest_mi
     shape. This says so."""
     latest = sorted(MIGRATIONS.glob("*_wire_document.sql"))[-1]
     assert latest.read_text(encoding="utf-8") == wire.document_function_sql() + "\n", (
-        f"the Bookmark wire model no longer matches {latest.name}: write a migration that installs "
-        "wire.document_function_sql() from a new NNNN_wire_document.sql and re-renders the rows (see 0006)"
+        f"the Bookmark wire model no longer matches {latest.name}: run `make wire-document-migration` "
+        "(after the revision adding the field's column) to write the revision that installs it"
     )
 
 

@@ -5,6 +5,7 @@ Revises: 0001
 Create Date: 2026-11-23
 """
 
+import sqlalchemy as sa
 from alembic import op
 
 revision = "0002"
@@ -13,10 +14,9 @@ branch_labels = None
 depends_on = None
 
 
-# IF NOT EXISTS: 0001 creates the tables from the current models, so a fresh database has it already.
 def upgrade() -> None:
-    op.execute("ALTER TABLE jobs ADD COLUMN IF NOT EXISTS crashes integer NOT NULL DEFAULT 0")
+    op.add_column("jobs", sa.Column("crashes", sa.Integer, nullable=False, server_default=sa.text("0")))
 
 
 def downgrade() -> None:
-    op.execute("ALTER TABLE jobs DROP COLUMN IF EXISTS crashes")
+    op.drop_column("jobs", "crashes")

@@ -16,18 +16,11 @@ depends_on = None
 _IN_FLIGHT = sa.text("status IN ('pending', 'processing', 'retrying')")
 
 
-# IF NOT EXISTS: 0001 creates the tables from the current models, so a fresh database has them already.
 def upgrade() -> None:
-    op.execute("ALTER TABLE jobs ADD COLUMN IF NOT EXISTS priority integer NOT NULL DEFAULT 0")
-    op.create_index(
-        "ix_jobs_due_by_priority",
-        "jobs",
-        ["priority", "next_attempt_at"],
-        postgresql_where=_IN_FLIGHT,
-        if_not_exists=True,
-    )
+    op.add_column("jobs", sa.Column("priority", sa.Integer, nullable=False, server_default=sa.text("0")))
+    op.create_index("ix_jobs_due_by_priority", "jobs", ["priority", "next_attempt_at"], postgresql_where=_IN_FLIGHT)
 
 
 def downgrade() -> None:
-    op.drop_index("ix_jobs_due_by_priority", table_name="jobs", if_exists=True)
-    op.execute("ALTER TABLE jobs DROP COLUMN IF EXISTS priority")
+    op.drop_index("ix_jobs_due_by_priority", table_name="jobs")
+    op.drop_column("jobs", "priority")

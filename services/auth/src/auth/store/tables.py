@@ -13,7 +13,13 @@ from typing import Any
 
 from sqlalchemy import Boolean, Column, DateTime, ForeignKey, Index, LargeBinary, Text, text
 from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
+
+
+class AuthTable(SQLModel, registry=registry()):
+    """Base of the auth tables: a metadata of their own, so they never meet another service's
+    tables of the same name (``users``) in one process."""
 
 
 def _ts(nullable: bool = True) -> Any:
@@ -28,7 +34,7 @@ def _user_fk(*, primary_key: bool = False) -> Any:
     return Column(UUID(as_uuid=True), ForeignKey("users.id"), primary_key=primary_key, nullable=False)
 
 
-class UserRow(SQLModel, table=True):
+class UserRow(AuthTable, table=True):
     __tablename__ = "users"
 
     id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
@@ -40,7 +46,7 @@ class UserRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_created_at())
 
 
-class IdentityRow(SQLModel, table=True):
+class IdentityRow(AuthTable, table=True):
     """A provider identity; (provider, subject) belongs to exactly one user."""
 
     __tablename__ = "identities"
@@ -52,7 +58,7 @@ class IdentityRow(SQLModel, table=True):
     created_at: datetime = Field(sa_column=_created_at())
 
 
-class UserSettingsRow(SQLModel, table=True):
+class UserSettingsRow(AuthTable, table=True):
     __tablename__ = "user_settings"
 
     user_id: uuid.UUID = Field(sa_column=_user_fk(primary_key=True))
@@ -61,7 +67,7 @@ class UserSettingsRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_created_at())
 
 
-class SubscriptionRow(SQLModel, table=True):
+class SubscriptionRow(AuthTable, table=True):
     __tablename__ = "subscriptions"
 
     user_id: uuid.UUID = Field(sa_column=_user_fk(primary_key=True))
@@ -69,7 +75,7 @@ class SubscriptionRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_created_at())
 
 
-class RefreshTokenFamilyRow(SQLModel, table=True):
+class RefreshTokenFamilyRow(AuthTable, table=True):
     """All refresh tokens descended from one sign-in. Revoking the family kills every one of them."""
 
     __tablename__ = "refresh_token_families"
@@ -82,7 +88,7 @@ class RefreshTokenFamilyRow(SQLModel, table=True):
     revoked_reason: str | None = Field(default=None, sa_column=Column(Text))
 
 
-class RefreshTokenRow(SQLModel, table=True):
+class RefreshTokenRow(AuthTable, table=True):
     """One refresh token, by the SHA-256 of its value (the value itself is never stored).
 
     A used token stays until it expires so that presenting it again is recognised as reuse.
@@ -105,7 +111,7 @@ class RefreshTokenRow(SQLModel, table=True):
     used_at: datetime | None = Field(default=None, sa_column=_ts())
 
 
-class SigningKeyRow(SQLModel, table=True):
+class SigningKeyRow(AuthTable, table=True):
     """Access-token signing keys of the local stack (production reads them from AUTH_SIGNING_KEYS_DIR)."""
 
     __tablename__ = "signing_keys"
@@ -114,14 +120,3 @@ class SigningKeyRow(SQLModel, table=True):
     private_pem: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime = Field(sa_column=_created_at())
     retired_at: datetime | None = Field(default=None, sa_column=_ts())
-
-
-TABLES = (
-    UserRow,
-    IdentityRow,
-    UserSettingsRow,
-    SubscriptionRow,
-    RefreshTokenFamilyRow,
-    RefreshTokenRow,
-    SigningKeyRow,
-)

@@ -145,8 +145,8 @@ _STORED_FIELDS = tuple(field for field in _BOOKMARK_FIELDS if field[0] != _GATED
 def document_function_sql() -> str:
     """The trigger function that renders a bookmark's stored document on every insert and update: the
     document of :func:`bookmark` without ``saveWhy`` and the closing brace. Frozen in the latest
-    ``migrations/versions/*_wire_document.sql``; a new wire field is a migration that installs this
-    function again and re-renders the rows (as 0006 does)."""
+    ``migrations/versions/*_wire_document.sql``; a new wire field is a revision that installs this
+    function again and re-renders the rows, which ``make wire-document-migration`` writes."""
     new = bookmarks.alias("new")
     members = _sql_members((name, new.c[attr], kind) for name, attr, kind in _STORED_FIELDS)
     dialect = asyncpg.dialect()  # type: ignore[no-untyped-call]

@@ -34,16 +34,22 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
 _IN_FLIGHT_SQL = "status IN ('pending', 'processing', 'retrying')"
+
+
+class EnrichmentTable(SQLModel, registry=registry()):
+    """Base of the enrichment tables: a metadata of their own, so they never meet another service's
+    tables of the same name (``users``) in one process."""
 
 
 def _ts(nullable: bool = True, *, default_now: bool = False) -> Any:
     return Column(DateTime(timezone=True), nullable=nullable, server_default=text("now()") if default_now else None)
 
 
-class JobRow(SQLModel, table=True):
+class JobRow(EnrichmentTable, table=True):
     """One enrichment of one normalized URL; several bookmarks (of one or many users) may wait on it.
 
     ``next_attempt_at`` is when a worker may next take the job: the scheduled time of a pending or
@@ -85,7 +91,7 @@ class JobRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
 
 
-class BookmarkEnrichmentRow(SQLModel, table=True):
+class BookmarkEnrichmentRow(EnrichmentTable, table=True):
     """A user's bookmark and the enrichment it waits for (``job_id``) or received (``result``).
 
     ``status`` and ``error_code`` are written when the job ends (or a cached result is applied); while
@@ -120,7 +126,7 @@ class BookmarkEnrichmentRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
 
 
-class ResultCacheRow(SQLModel, table=True):
+class ResultCacheRow(EnrichmentTable, table=True):
     """Enrichment output per normalized URL, reused across users until ``expires_at``."""
 
     __tablename__ = "results_cache"
@@ -133,7 +139,7 @@ class ResultCacheRow(SQLModel, table=True):
     expires_at: datetime = Field(sa_column=_ts(nullable=False))
 
 
-class SnapshotRow(SQLModel, table=True):
+class SnapshotRow(EnrichmentTable, table=True):
     """Stored page captures per normalized URL (shared like the cache; the newest job's replace older)."""
 
     __tablename__ = "snapshots"
@@ -148,7 +154,7 @@ class SnapshotRow(SQLModel, table=True):
     created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
 
 
-class UserQuotaRow(SQLModel, table=True):
+class UserQuotaRow(EnrichmentTable, table=True):
     """A free user's job creations in the current UTC month. Locking it serializes the user's enqueues,
     which is what keeps both quotas exact under concurrency."""
 
@@ -160,7 +166,7 @@ class UserQuotaRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
 
 
-class QuotaChargeRow(SQLModel, table=True):
+class QuotaChargeRow(EnrichmentTable, table=True):
     """One charged job creation; the rows of the last minute are the rolling per-minute window."""
 
     __tablename__ = "quota_charges"
@@ -172,7 +178,7 @@ class QuotaChargeRow(SQLModel, table=True):
     job_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
 
 
-class UserProjectionRow(SQLModel, table=True):
+class UserProjectionRow(EnrichmentTable, table=True):
     """Projection of auth's users (user.updated / user.deleted / user.merged); the fallback when auth
     cannot be asked. A deleted user keeps only this flag so late events cannot resurrect it."""
 
@@ -186,7 +192,7 @@ class UserProjectionRow(SQLModel, table=True):
     updated_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
 
 
-class BookmarkUrlRow(SQLModel, table=True):
+class BookmarkUrlRow(EnrichmentTable, table=True):
     """Projection of the bookmarks service: which normalized URL each bookmark of a user has."""
 
     __tablename__ = "bookmark_urls"
@@ -201,7 +207,7 @@ class BookmarkUrlRow(SQLModel, table=True):
     position: datetime = Field(sa_column=_ts(nullable=False))
 
 
-class UserTagRow(SQLModel, table=True):
+class UserTagRow(EnrichmentTable, table=True):
     """Tags a user's bookmarks received, so the analyser can reuse the user's vocabulary."""
 
     __tablename__ = "user_tags"
@@ -210,16 +216,3 @@ class UserTagRow(SQLModel, table=True):
     tag: str = Field(sa_column=Column(Text, primary_key=True))
     uses: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("1")))
     last_used_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
-
-
-TABLES = (
-    JobRow,
-    BookmarkEnrichmentRow,
-    ResultCacheRow,
-    SnapshotRow,
-    UserQuotaRow,
-    QuotaChargeRow,
-    UserProjectionRow,
-    BookmarkUrlRow,
-    UserTagRow,
-)
