@@ -40,6 +40,9 @@ _BREAKS = re.compile(r"[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
 # Other C0/C1 controls, DEL, and the bidirectional embeddings, overrides and isolates (a title must not
 # reverse the columns printed after it). Zero-width joiners stay: emoji sequences need them.
 _INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Emoji presentation selectors and skin-tone modifiers: terminals disagree on the width they give them (tmux
+# draws a red heart with VS16 one cell wide, rich counts two), which would shift every column after them.
+_AMBIGUOUS_EMOJI = re.compile(r"[\ufe0e\ufe0f\U0001f3fb-\U0001f3ff]")
 # In JSON output the same characters are written as \\u escapes (the document means the same).
 _JSON_RISKY = re.compile(r"[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
@@ -63,9 +66,10 @@ THEME = Theme(
 
 def clean(text: str) -> str:
     """``text`` as one line of printable characters: escape sequences and controls removed, line breaks and
-    tabs turned into spaces, bidi controls dropped, unpaired surrogates replaced."""
+    tabs turned into spaces, bidi controls and emoji modifiers of uncertain width dropped, unpaired
+    surrogates replaced."""
     text = _ESCAPE_SEQUENCE.sub("", text)
-    text = _INVISIBLE.sub("", _BREAKS.sub(" ", text))
+    text = _AMBIGUOUS_EMOJI.sub("", _INVISIBLE.sub("", _BREAKS.sub(" ", text)))
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
@@ -104,12 +108,16 @@ def text(*parts: Part) -> Text:
 
 @dataclass(frozen=True)
 class Column:
-    """A table column: ``priority`` 0 is dropped last on a narrow terminal; widths are in terminal cells."""
+    """A table column: lower ``priority`` is dropped later on a narrow terminal; widths are in terminal cells.
+
+    The ``flexible`` column takes the width the others leave, between ``min_width`` and its data's width;
+    the others are as wide as their data, up to ``max_width``."""
 
     header: str
     priority: int
-    min_width: int
-    max_width: int
+    min_width: int = 0
+    max_width: int = 1_000_000
+    flexible: bool = False
 
 
 class Ui:
@@ -263,28 +271,25 @@ class RateColumn(ProgressColumn):
 def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[Text]], width: int) -> list[int | None]:
     """Each column's width in cells, or None for a column dropped to fit ``width``.
 
-    Columns are dropped lowest priority first until the kept ones fit at their minimum widths (the two of
-    priority 0 and 1 always stay); the spare width then goes to the kept columns, highest priority first,
-    each up to its data's width (capped at its ``max_width``).
+    Columns are dropped lowest priority first until the others, at their data's width, leave the flexible
+    column its minimum (the two of highest priority always stay); the flexible column gets the rest.
     """
     natural = [
         max([cell_len(column.header), *(cell_len(row[i].plain) for row in rows)]) for i, column in enumerate(columns)
     ]
-    capped = [min(n, c.max_width) for n, c in zip(natural, columns, strict=True)]
-    minimum = [min(cap, c.min_width) for cap, c in zip(capped, columns, strict=True)]
+    wanted = [n if c.flexible else min(n, c.max_width) for n, c in zip(natural, columns, strict=True)]
+    least = [min(n, c.min_width) if c.flexible else w for n, w, c in zip(natural, wanted, columns, strict=True)]
     keep = sorted(range(len(columns)), key=lambda i: columns[i].priority)
 
     def needed(kept: list[int]) -> int:
-        return sum(minimum[i] for i in kept) + GAP * (len(kept) - 1)
+        return sum(least[i] for i in kept) + GAP * (len(kept) - 1)
 
     while len(keep) > 2 and needed(keep) > width:
         keep.pop()
-    widths = {i: minimum[i] for i in keep}
-    spare = width - needed(keep)
+    widths = {i: least[i] for i in keep}
     for i in keep:
-        grow = max(0, min(spare, capped[i] - widths[i]))
-        widths[i] += grow
-        spare -= grow
+        if columns[i].flexible:
+            widths[i] = max(least[i], min(wanted[i], width - needed(keep) + least[i]))
     return [widths.get(i) for i in range(len(columns))]
 
 

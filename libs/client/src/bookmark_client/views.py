@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 
+from rich import filesize
 from rich.text import Text
 
 from bookmark_client.models import Bookmark, Collection, SearchResult
@@ -15,14 +16,14 @@ __all__ = ["BOOKMARK_COLUMNS", "bookmark_rows", "render_snippet", "show_bookmark
 
 # Display order; priority decides what a narrow terminal drops first (AI tags, then enrichment, …).
 BOOKMARK_COLUMNS = (
-    Column("ID", priority=1, min_width=128, max_width=128),  # never shortened: commands take it
-    Column("TITLE", priority=0, min_width=30, max_width=60),
-    Column("DOMAIN", priority=2, min_width=10, max_width=24),
-    Column("TAGS", priority=4, min_width=8, max_width=24),
-    Column("AI-TAGS", priority=7, min_width=8, max_width=24),
-    Column("COLLECTIONS", priority=5, min_width=11, max_width=24),
-    Column("STATE", priority=3, min_width=8, max_width=17),
-    Column("ENRICHMENT", priority=6, min_width=10, max_width=10),
+    Column("ID", priority=1),  # never shortened: the commands take it
+    Column("TITLE", priority=0, min_width=32, flexible=True),
+    Column("DOMAIN", priority=2, max_width=24),
+    Column("TAGS", priority=4, max_width=24),
+    Column("AI-TAGS", priority=7, max_width=24),
+    Column("COLLECTIONS", priority=5, max_width=24),
+    Column("STATE", priority=3),
+    Column("ENRICHMENT", priority=6),
 )
 
 _STATUS_STYLE = {"completed": "ok", "failed": "bad", "deleted": "bad", "pending": "warn", "processing": "warn"}
@@ -117,11 +118,8 @@ def _wrapped(ui: Ui, snippet: Text, width: int) -> list[Text]:
 
 
 def size(count: int) -> str:
-    if count < 1024:
-        return f"{count:,} bytes"
-    if count < 1 << 20:
-        return f"{count / 1024:,.0f} KiB"
-    return f"{count / (1 << 20):,.1f} MiB"
+    """A byte count as the progress bars show it (decimal units: ``1.8 MB``)."""
+    return filesize.decimal(count)
 
 
 # What starts each bookmark in an export file, per format (CSV: each CRLF-ended row after the header).
