@@ -260,6 +260,8 @@ class RateColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
+        if task.finished and task.finished_time:  # a short task has too few samples for rich's estimate
+            speed = task.completed / task.finished_time
         unit = str(task.fields.get("unit", ""))
         if speed is None:
             return Text("", style="progress.data.speed")
