@@ -720,7 +720,7 @@ async def _export(client: BookmarkClient, args: argparse.Namespace) -> int:
     The progress counts bookmarks against the number in the local profile (the last sync's view)."""
     _require_user(client)
     expected = len(await client.list_bookmarks())
-    with _ui().progress() as progress:
+    with _ui().progress(show=not _ui().out_tty) as progress:  # a file printed on the terminal is its own progress
         bar = Bar(progress, "exporting", "bookmarks", total=expected or None)
         counter = views.ExportCounter(args.fmt)
         written = await _copy(client.export(args.fmt), sys.stdout.buffer, lambda chunk: bar.update(counter.feed(chunk)))

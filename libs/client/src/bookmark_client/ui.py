@@ -160,9 +160,9 @@ class Ui:
         )
         if tty and self._live is not None and self.err_tty:
             # Both streams are the terminal the bars are drawn on: print above the bars, not through them.
-            self._live.console.print(line, soft_wrap=True)
-        elif tty:
-            console.print(line, soft_wrap=True)
+            console = self._live.console
+        if tty:
+            console.print(line, soft_wrap=_has_long_word(line.plain, console.width))
         else:
             stream.write(line.plain + "\n")
             stream.flush()
@@ -184,26 +184,31 @@ class Ui:
         self.out.print(table)
 
     @contextmanager
-    def progress(self) -> Iterator[Progress]:
-        """Progress bars on stderr; on a pipe a progress that draws nothing (the summary lines stay)."""
+    def progress(self, *, show: bool = True) -> Iterator[Progress]:
+        """Progress bars on stderr; on a pipe (or without ``show``) a progress that draws nothing."""
         progress = Progress(
             TextColumn("{task.description}"),
-            BarColumn(bar_width=None),
-            AmountColumn(),
-            RateColumn(),
+            BarColumn(bar_width=max(10, min(40, self.err.width - 50))),
+            AmountColumn(units=self.err.width >= 80),  # a narrow terminal: the numbers without their nouns
+            RateColumn(units=self.err.width >= 80),
             TimeRemainingColumn(compact=True, elapsed_when_finished=True),
             console=self.err,
-            disable=not self.err_tty,
+            disable=not (show and self.err_tty),
             redirect_stdout=False,
             redirect_stderr=False,
-            expand=True,
         )
         with progress:
-            self._live = progress if self.err_tty else None
+            self._live = None if progress.disable else progress
             try:
                 yield progress
             finally:
                 self._live = None
+
+
+def _has_long_word(line: str, width: int) -> bool:
+    """A word (say a URL) wider than the terminal: rich would fold it with line breaks a copy would keep,
+    so the terminal wraps that line itself; any other line is wrapped between words."""
+    return any(cell_len(word) > width for word in line.split())
 
 
 def _console(stream: TextIO, tty: bool, environ: dict[str, str]) -> Console:
@@ -245,6 +250,10 @@ class Bar:
 class AmountColumn(ProgressColumn):
     """``3.2/10.0 MB`` for bytes, ``120/300 items`` for a count (``120 items`` while the total is unknown)."""
 
+    def __init__(self, *, units: bool = True) -> None:
+        super().__init__()
+        self.units = units
+
     def render(self, task: Task) -> Text:
         unit = str(task.fields.get("unit", ""))
         if unit == "bytes":
@@ -252,11 +261,16 @@ class AmountColumn(ProgressColumn):
             total = f"/{filesize.decimal(int(task.total))}" if task.total is not None else ""
             return Text(done + total, style="progress.download")
         total = f"/{int(task.total)}" if task.total is not None else ""
-        return Text(f"{int(task.completed)}{total} {unit}", style="progress.download")
+        noun = f" {unit}" if self.units else ""
+        return Text(f"{int(task.completed)}{total}{noun}", style="progress.download")
 
 
 class RateColumn(ProgressColumn):
     """Throughput over rich's moving window: ``1.2 MB/s`` or ``85 items/s``."""
+
+    def __init__(self, *, units: bool = True) -> None:
+        super().__init__()
+        self.units = units
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
@@ -267,7 +281,8 @@ class RateColumn(ProgressColumn):
             return Text("", style="progress.data.speed")
         if unit == "bytes":
             return Text(f"{filesize.decimal(int(speed))}/s", style="progress.data.speed")
-        return Text(f"{speed:,.0f} {unit}/s", style="progress.data.speed")
+        noun = f" {unit}" if self.units else ""
+        return Text(f"{speed:,.0f}{noun}/s", style="progress.data.speed")
 
 
 def fit_widths(columns: Sequence[Column], rows: Sequence[Sequence[Text]], width: int) -> list[int | None]:
