@@ -10,6 +10,7 @@ traceback (set ``BOOKMARKS_DEBUG=1`` to get one), with an exit code a script can
 3     the server cannot be reached (local writes stay queued)
 4     not signed in, or the session expired: run ``bookmarks login``
 130   interrupted (Ctrl-C), except for ``watch`` where Ctrl-C is the normal way out (0)
+141   the output pipe was closed by its reader (as a tool killed by SIGPIPE)
 ====  ==========================================================
 """
 
@@ -47,6 +48,7 @@ EXIT_ERROR = 1
 EXIT_OFFLINE = 3
 EXIT_SESSION = 4
 EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141
 
 # Extra advice for server error codes a user can act on.
 _HINTS = {
@@ -256,6 +258,9 @@ async def _run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | N
         return _fail(f"{exc}; run `bookmarks sync`, or pass --discard-pending to drop them", EXIT_ERROR)
     except (ValueError, LookupError) as exc:
         return _fail(str(exc).strip("'\""), EXIT_ERROR)
+    except BrokenPipeError:  # the reader went away (`bookmarks list | head`): stop quietly, as tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
     except Exception as exc:  # the promise is one line, not a traceback; BOOKMARKS_DEBUG=1 shows it
         if os.environ.get("BOOKMARKS_DEBUG"):
             traceback.print_exc()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +170,14 @@ def test_progress_bars_on_a_terminal_and_none_on_a_pipe(library: tuple[Path, str
     assert exported_piped.stderr.splitlines() == [exported_piped.stderr.strip()]  # just "exported … (csv)"
     synced_piped = cli(profile, server, "sync")
     assert synced_piped.returncode == 0 and synced_piped.stderr == "" and "━" not in synced_piped.stdout
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(library: tuple[Path, str], tmp_path: Path) -> None:
+    profile, server = library
+    assert cli(profile, server, "import", str(pocket_csv(tmp_path / "pocket.csv", 600))).returncode == 0
+    argv = [sys.executable, "-m", "bookmark_client", "--server", server, "--profile", str(profile)]
+    with subprocess.Popen([*argv, "export", "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        assert p.stdout is not None and p.stderr is not None
+        assert p.stdout.read(100).startswith(b"{")  # like `| head -c 100`: far less than the export
+        p.stdout.close()
+        assert p.wait(timeout=120) == 141 and p.stderr.read() == b""
