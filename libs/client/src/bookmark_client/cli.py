@@ -128,7 +128,12 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--tag", dest="tags", action="append", default=[], metavar="TAG", help="a tag of yours (repeatable)"
     )
     add.add_argument(
-        "--collection", dest="collections", action="append", default=[], metavar="C", help="file into C (id or name)"
+        "--collection",
+        dest="collections",
+        action="append",
+        default=[],
+        metavar="C",
+        help="file into C (id or name; a name nothing has yet creates it)",
     )
     add.add_argument("--archived", action="store_true", help="save it as already read")
     add.add_argument("--enrich", action="store_true", help="also queue AI enrichment")
@@ -153,7 +158,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
     file = command("file", "file a bookmark into collections (or take it out)")
     file.add_argument("bookmark_id", metavar="ID")
-    file.add_argument("collections", nargs="+", metavar="C", help="collection id or name")
+    file.add_argument("collections", nargs="+", metavar="C", help="collection id or name (a new name creates it)")
     file.add_argument("--remove", action="store_true", help="take it out of these collections instead")
 
     _collections_parser(
