@@ -70,7 +70,10 @@ def render_snippet(snippet: str, *, emphasis: bool) -> Text:
     for match in _MARK.finditer(snippet):
         line.append(clean(html.unescape(snippet[position : match.start()])))
         marked = clean(html.unescape(match.group(1)))
-        line.append(marked, style="mark") if emphasis else line.append(f"[{marked}]")
+        if emphasis:
+            line.append(marked, style="mark")
+        else:
+            line.append(f"[{marked}]")
         position = match.end()
     line.append(clean(html.unescape(snippet[position:])))
     return line
@@ -84,24 +87,23 @@ def show_search_result(ui: Ui, number: int, result: SearchResult) -> None:
     """Three lines: number, title and id; the URL; the snippet. On a terminal each fits its width."""
     bookmark = result.bookmark
     title = clean(bookmark.title or bookmark.url).strip()
-    head = text(f"{number:3}. ", (title, "head"), "  [", (bookmark.client_bookmark_id, "id"), "]")
-    url = text(" " * INDENT, (bookmark.url, "link"))
     snippet = render_snippet(result.snippet, emphasis=ui.out_tty) if result.snippet else None
+    url = text(" " * INDENT, (bookmark.url, "link"))
     if not ui.out_tty:
-        for line in (head, url, None if snippet is None else Text(" " * INDENT) + snippet):
-            if line is not None:
-                ui.rich_line(line)
+        ui.rich_line(text(f"{number:3}. ", title, f"  [{bookmark.client_bookmark_id}]"))
+        ui.rich_line(url)
+        if snippet is not None:
+            ui.rich_line(Text(" " * INDENT) + snippet)
         return
     width = ui.width
-    suffix = len(f"  [{bookmark.client_bookmark_id}]")  # ids are ASCII: one cell per character
+    suffix = text("  [", (bookmark.client_bookmark_id, "id"), "]")
     fitted_title = Text(title, style="head")
-    fitted_title.truncate(max(8, width - INDENT - suffix), overflow="ellipsis")
-    ui.rich_line(text(f"{number:3}. ") + fitted_title + text("  [", (bookmark.client_bookmark_id, "id"), "]"))
+    fitted_title.truncate(max(8, width - INDENT - len(suffix)), overflow="ellipsis")  # ids are ASCII
+    ui.rich_line(text(f"{number:3}. ") + fitted_title + suffix)
     url.truncate(width, overflow="ellipsis")
     ui.rich_line(url)
-    if snippet is not None:
-        for line in _wrapped(ui, snippet, width - INDENT):
-            ui.rich_line(Text(" " * INDENT) + line)
+    for line in _wrapped(ui, snippet, width - INDENT) if snippet is not None else []:
+        ui.rich_line(Text(" " * INDENT) + line)
 
 
 def _wrapped(ui: Ui, snippet: Text, width: int) -> list[Text]:
