@@ -10,6 +10,7 @@ traceback (set ``BOOKMARKS_DEBUG=1`` to get one), with an exit code a script can
 3     the server cannot be reached (local writes stay queued)
 4     not signed in, or the session expired: run ``bookmarks login``
 130   interrupted (Ctrl-C), except for ``watch`` where Ctrl-C is the normal way out (0)
+141   the output pipe was closed by its reader (as a tool killed by SIGPIPE)
 ====  ==========================================================
 """
 
@@ -17,24 +18,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import html
-import json
 import os
-import re
 import sys
 import time
 import traceback
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, BinaryIO, TextIO
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, BinaryIO
 
 import httpx
 
+from bookmark_client import views
 from bookmark_client.client import BookmarkClient
 from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
-from bookmark_client.fields import ID_PATTERN
 from bookmark_client.models import Bookmark, Collection, ImportRecord, PageProgress, RejectedOp
 from bookmark_client.tree import collection_names, walk
+from bookmark_client.ui import Bar, Ui
 
 __all__ = ["build_parser", "main"]
 
@@ -49,6 +48,7 @@ EXIT_ERROR = 1
 EXIT_OFFLINE = 3
 EXIT_SESSION = 4
 EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141
 
 # Extra advice for server error codes a user can act on.
 _HINTS = {
@@ -128,7 +128,12 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--tag", dest="tags", action="append", default=[], metavar="TAG", help="a tag of yours (repeatable)"
     )
     add.add_argument(
-        "--collection", dest="collections", action="append", default=[], metavar="C", help="file into C (id or name)"
+        "--collection",
+        dest="collections",
+        action="append",
+        default=[],
+        metavar="C",
+        help="file into C (id or name; a name nothing has yet creates it)",
     )
     add.add_argument("--archived", action="store_true", help="save it as already read")
     add.add_argument("--enrich", action="store_true", help="also queue AI enrichment")
@@ -153,7 +158,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
     file = command("file", "file a bookmark into collections (or take it out)")
     file.add_argument("bookmark_id", metavar="ID")
-    file.add_argument("collections", nargs="+", metavar="C", help="collection id or name")
+    file.add_argument("collections", nargs="+", metavar="C", help="collection id or name (a new name creates it)")
     file.add_argument("--remove", action="store_true", help="take it out of these collections instead")
 
     _collections_parser(
@@ -214,9 +219,22 @@ def _collections_parser(parser: argparse.ArgumentParser, add_globals: Any) -> No
     action("rm", "delete a collection: its children move up, its bookmarks stay (unfiled from it)")
 
 
+_UI: Ui | None = None
+
+
+def _ui() -> Ui:
+    """The output layer of this run (made on first use for callers that skip :func:`main`)."""
+    global _UI
+    if _UI is None:
+        _UI = Ui(sys.stdout, sys.stderr)
+    return _UI
+
+
 def main(argv: Sequence[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
     """Run one command. ``transport`` replaces the network (tests serve a fake service through it)."""
+    global _UI
     args = build_parser().parse_args(argv)
+    _UI = Ui(sys.stdout, sys.stderr)
     try:
         return asyncio.run(_run(args, transport))
     except KeyboardInterrupt:
@@ -245,6 +263,9 @@ async def _run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | N
         return _fail(f"{exc}; run `bookmarks sync`, or pass --discard-pending to drop them", EXIT_ERROR)
     except (ValueError, LookupError) as exc:
         return _fail(str(exc).strip("'\""), EXIT_ERROR)
+    except BrokenPipeError:  # the reader went away (`bookmarks list | head`): stop quietly, as tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
     except Exception as exc:  # the promise is one line, not a traceback; BOOKMARKS_DEBUG=1 shows it
         if os.environ.get("BOOKMARKS_DEBUG"):
             traceback.print_exc()
@@ -258,11 +279,11 @@ def _describe(exc: ApiError) -> str:
 
 
 def _out(line: str) -> None:
-    print(line, flush=True)
+    _ui().line(line)
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"bookmarks: error: {message}", file=sys.stderr, flush=True)
+    _ui().error(message)
     return code
 
 
@@ -328,8 +349,7 @@ async def _flush_write(client: BookmarkClient, record_id: str, done: str) -> int
     return None
 
 
-async def _collection_id(client: BookmarkClient, given: str, *, must_exist: bool) -> str:
-    """A collection named on the command line by id or (unambiguous, any case) by name."""
+async def _find_collection(client: BookmarkClient, given: str) -> str | None:
     collections = await client.list_collections()
     if any(c.id == given for c in collections):
         return given
@@ -337,13 +357,30 @@ async def _collection_id(client: BookmarkClient, given: str, *, must_exist: bool
     if len(named) > 1:
         ids = ", ".join(c.id for c in named)
         raise _Fail(f"{len(named)} collections are named {given!r} ({ids}); give the id")
-    if named:
-        return named[0].id
-    if must_exist or not ID_PATTERN.fullmatch(given):
+    return named[0].id if named else None
+
+
+async def _collection_id(client: BookmarkClient, given: str, *, must_exist: bool) -> str:
+    """A collection named on the command line by id or (unambiguous, any case) by name.
+
+    Unless ``must_exist``, a name nothing answers to creates that collection (a queued create, so offline
+    too): after a sync first, when the server can be reached, so one made on another device is found.
+    """
+    found = await _find_collection(client, given)
+    if found is not None:
+        return found
+    if must_exist:
         raise _Fail(f"no collection {given!r} here (run `bookmarks collections` to see them)")
-    # Filing into a collection this device has not seen is allowed (docs/api-guide.md, section 11): say so.
-    _out(f"note: no collection {given!r} here yet; filed under that id")
-    return given
+    try:
+        await client.sync()
+    except Offline:
+        pass
+    found = await _find_collection(client, given)
+    if found is not None:
+        return found
+    created = await client.put_collection(str(uuid.uuid4()), {"name": given.strip()})
+    _out(f"created collection {created.name} ({created.id})")
+    return created.id
 
 
 async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
@@ -375,40 +412,6 @@ async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cell(value: str, width: int) -> str:
-    return value if len(value) <= width else value[: width - 1] + "…"
-
-
-def _state(b: Bookmark) -> str:
-    return ",".join(name for name, on in (("archived", b.is_archived), ("favorite", b.is_favorite)) if on)
-
-
-def _table(bookmarks: list[Bookmark], collections: list[Collection]) -> list[str]:
-    by_id = {c.id: c for c in collections}
-    header = ("ID", "TITLE", "DOMAIN", "TAGS", "AI-TAGS", "COLLECTIONS", "STATE", "ENRICHMENT")
-    rows = []
-    for b in bookmarks:
-        bookmark_id = b.client_bookmark_id + ("*" if b.pending else "")
-        status = "deleted" if b.deleted else b.enrichment_status
-        rows.append(
-            (
-                bookmark_id,
-                _cell(b.title or b.url, 40),
-                _cell(b.domain or "", 24),
-                _cell(", ".join(b.user_tags), 24),
-                _cell(", ".join(b.tags), 24),
-                _cell(", ".join(collection_names(b.collection_ids, by_id)), 24),
-                _state(b),
-                status,
-            )
-        )
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
-    if any(b.pending for b in bookmarks):
-        lines.append("* not yet synced")
-    return lines
-
-
 async def _filtered(client: BookmarkClient, args: argparse.Namespace) -> list[Bookmark]:
     bookmarks = await client.list_bookmarks(include_deleted=args.all)
     if args.archived or args.unarchived:
@@ -425,13 +428,12 @@ async def _filtered(client: BookmarkClient, args: argparse.Namespace) -> list[Bo
 async def _list(client: BookmarkClient, args: argparse.Namespace) -> int:
     bookmarks = await _filtered(client, args)
     if args.json:
-        _out(json.dumps([b.to_wire() for b in bookmarks], indent=2, ensure_ascii=False))
+        _ui().json([b.to_wire() for b in bookmarks])
         return EXIT_OK
     if not bookmarks:
         _out("no bookmarks")
         return EXIT_OK
-    for line in _table(bookmarks, await client.list_collections(include_deleted=True)):
-        _out(line)
+    views.show_bookmarks(_ui(), bookmarks, await client.list_collections(include_deleted=True))
     return EXIT_OK
 
 
@@ -491,7 +493,7 @@ async def _collections(client: BookmarkClient, args: argparse.Namespace) -> int:
         records = [{**c.to_wire(), "level": level} for level, c in walk(collections)]
         if args.all:
             records += [{**c.to_wire(), "level": None} for c in collections if c.deleted]
-        _out(json.dumps(records, indent=2, ensure_ascii=False))
+        _ui().json(records)
         return EXIT_OK
     lines = _tree_lines(collections, await client.list_bookmarks())
     if args.all:
@@ -544,14 +546,21 @@ def _print_flush(sent: int, rejected: list[RejectedOp]) -> None:
 async def _sync(client: BookmarkClient, args: argparse.Namespace) -> int:
     if client.user is None:
         raise NotSignedIn()
-    flushed = await client.flush(sync=False, max_retries=2)
+    pending = len(await client.pending_operations())
+    received = 0
+    with _ui().progress() as progress:
+        sending = Bar(progress, "sending", "changes", total=pending) if pending else None
+        flushed = await client.flush(sync=False, max_retries=2, on_sent=None if sending is None else sending.update)
+        pulling = Bar(progress, "pulling", "records")
+
+        def on_page(page: PageProgress) -> None:
+            nonlocal received
+            received += page.upserts + page.tombstones + page.collections + page.collection_tombstones
+            pulling.update(received)
+
+        result = await client.sync(on_page=on_page)
+        pulling.finish(received)
     _print_flush(flushed.sent, flushed.rejected)
-
-    def progress(page: PageProgress) -> None:
-        counts = _counts(page.upserts, page.tombstones, page.collections, page.collection_tombstones)
-        _out(f"page {page.page}: {counts}, {page.changed} changed")
-
-    result = await client.sync(on_page=progress)
     counts = _counts(result.upserts, result.tombstones, result.collections, result.collection_tombstones)
     changed = len(result.changed_ids) + len(result.changed_collection_ids)
     _out(
@@ -638,30 +647,15 @@ async def _enrich(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _progress_bar(record: ImportRecord, width: int = 30) -> str:
-    total = record.total
-    if not total:
-        return f"[{' ' * width}] {record.processed} items ({record.status})"
-    filled = min(width, record.processed * width // total)
-    return f"[{'#' * filled}{'.' * (width - filled)}] {record.processed}/{total}"
-
-
 async def _import(client: BookmarkClient, args: argparse.Namespace) -> int:
-    """Upload, then poll the Import record with a progress bar; exit 1 when the import failed."""
+    """Upload, then poll the Import record, with progress bars; exit 1 when the import failed."""
     _require_user(client)
-    record = await client.start_import(args.file, args.format)
-    _out(f"import {record.id}: uploaded, {record.status}")
-    tty = sys.stdout.isatty()
-    last = ""
-    while not record.finished:
-        await asyncio.sleep(args.interval)
-        record = await client.import_status(record.id)
-        bar = _progress_bar(record)
-        if bar != last:
-            print(f"\r{bar}" if tty else bar, end="" if tty else "\n", flush=True)
-            last = bar
-    if tty:
-        print(flush=True)
+    with _ui().progress() as progress:
+        upload = Bar(progress, "uploading", "bytes")
+        record = await client.start_import(args.file, args.format, on_upload=upload.update)
+        upload.finish()
+        _out(f"import {record.id}: uploaded {views.size(int(upload.completed))}, {record.status}")
+        record = await _poll_import(client, record, Bar(progress, "importing", "items", total=record.total), args)
     if record.status == "failed":
         raise _Fail(f"import failed: {record.error or 'unknown error'}")
     _out(
@@ -675,25 +669,16 @@ async def _import(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
-_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _plain(text: str) -> str:
-    return _CONTROL_CHARS.sub("", html.unescape(text))  # no terminal escape from a page's text
-
-
-def render_snippet(snippet: str, *, emphasis: bool) -> str:
-    """A search snippet for the terminal: ``<mark>`` becomes bold (``[…]`` when not a terminal) and
-    entities are decoded; the server escaped everything else, so no other markup can appear."""
-    start, stop = ("\x1b[1m", "\x1b[0m") if emphasis else ("[", "]")
-    parts = []
-    position = 0
-    for match in _MARK.finditer(snippet):
-        parts += [_plain(snippet[position : match.start()]), start, _plain(match.group(1)), stop]
-        position = match.end()
-    parts.append(_plain(snippet[position:]))
-    return "".join(parts)
+async def _poll_import(
+    client: BookmarkClient, record: ImportRecord, bar: Bar, args: argparse.Namespace
+) -> ImportRecord:
+    while not record.finished:
+        await asyncio.sleep(args.interval)
+        record = await client.import_status(record.id)
+        bar.update(record.processed, record.total)
+    if record.status != "failed":
+        bar.finish(record.processed)
+    return record
 
 
 async def _search(client: BookmarkClient, args: argparse.Namespace) -> int:
@@ -701,18 +686,13 @@ async def _search(client: BookmarkClient, args: argparse.Namespace) -> int:
         raise _Fail("--limit must be between 1 and 100")
     page = await client.search(" ".join(args.query), limit=args.limit)
     if args.json:
-        _out(json.dumps([{"bookmark": r.bookmark.to_wire(), "snippet": r.snippet} for r in page.results], indent=2))
+        _ui().json([{"bookmark": r.bookmark.to_wire(), "snippet": r.snippet} for r in page.results])
         return EXIT_OK
     if not page.results:
         _out("no results")
         return EXIT_OK
-    emphasis = sys.stdout.isatty()
     for number, result in enumerate(page.results, 1):
-        bookmark = result.bookmark
-        _out(f"{number:3}. {bookmark.title or bookmark.url}  [{bookmark.client_bookmark_id}]")
-        _out(f"     {bookmark.url}")
-        if result.snippet:
-            _out(f"     {render_snippet(result.snippet, emphasis=emphasis)}")
+        views.show_search_result(_ui(), number, result)
     if page.next_cursor:
         _out("(more results: raise --limit, up to 100)")
     return EXIT_OK
@@ -745,51 +725,30 @@ _COLLECTION_ACTIONS = {
 
 
 async def _export(client: BookmarkClient, args: argparse.Namespace) -> int:
-    """Stream the export to stdout as it arrives (``> file``); progress and a byte count on stderr."""
+    """Stream the export to stdout as it arrives (``> file``); progress and a byte count on stderr.
+
+    The progress counts bookmarks against the number in the local profile (the last sync's view)."""
     _require_user(client)
-    progress = _Progress(sys.stderr)
-    written = await _copy(client.export(args.fmt), sys.stdout.buffer, progress)
-    progress.done(f"exported {_size(written)} ({args.fmt})")
+    expected = len(await client.list_bookmarks())
+    with _ui().progress(show=not _ui().out_tty) as progress:  # a file printed on the terminal is its own progress
+        bar = Bar(progress, "exporting", "bookmarks", total=expected or None)
+        counter = views.ExportCounter(args.fmt)
+        written = await _copy(client.export(args.fmt), sys.stdout.buffer, lambda chunk: bar.update(counter.feed(chunk)))
+        bar.finish(counter.count)
+    _ui().note(f"exported {views.size(written)} ({args.fmt})")
     return EXIT_OK
 
 
-async def _copy(chunks: AsyncIterator[bytes], target: BinaryIO, progress: _Progress) -> int:
+async def _copy(chunks: AsyncIterator[bytes], target: BinaryIO, seen: Callable[[bytes], None]) -> int:
     written = 0
     try:
         async for chunk in chunks:
             target.write(chunk)
             written += len(chunk)
-            progress.show(f"exporting… {_size(written)}")
+            seen(chunk)
     finally:
         target.flush()
     return written
-
-
-def _size(count: int) -> str:
-    return (
-        f"{count:,} bytes"
-        if count < 1024
-        else f"{count / 1024:,.0f} KiB"
-        if count < 1 << 20
-        else (f"{count / (1 << 20):,.1f} MiB")
-    )
-
-
-class _Progress:
-    """One updating line on a terminal; on a pipe or file only the final line (logs stay readable)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream, self._live = stream, stream.isatty()
-        self._last = 0.0
-
-    def show(self, text: str) -> None:
-        now = time.monotonic()
-        if self._live and now - self._last >= 0.1:
-            self._last = now
-            print(f"\r{text}\x1b[K", end="", file=self._stream, flush=True)
-
-    def done(self, text: str) -> None:
-        print(f"\r{text}\x1b[K" if self._live else text, file=self._stream, flush=True)
 
 
 _HANDLERS = {

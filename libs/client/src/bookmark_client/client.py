@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import io
 import logging
+import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, Self
+from typing import Any, BinaryIO, Self, cast
 from urllib.parse import quote
 
 import httpx
@@ -69,6 +71,7 @@ ChangeCallback = Callable[[list[str]], Awaitable[None] | None]
 EventCallback = Callable[[], Awaitable[None] | None]
 ErrorCallback = Callable[[BaseException], Awaitable[None] | None]
 Sleep = Callable[[float], Awaitable[None]]
+UploadCallback = Callable[[int, int], None]
 
 DEFAULT_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 # An export may take a while in total; only the wait for each next piece is bounded.
@@ -362,7 +365,14 @@ class BookmarkClient:
 
     # -- offline queue ---------------------------------------------------------------------------
 
-    async def flush(self, *, sync: bool = True, max_retries: int = 5, max_retry_after: float = 60.0) -> FlushResult:
+    async def flush(
+        self,
+        *,
+        sync: bool = True,
+        max_retries: int = 5,
+        max_retry_after: float = 60.0,
+        on_sent: Callable[[int], None] | None = None,
+    ) -> FlushResult:
         """Send queued writes in order, then (``sync``) run a delta sync.
 
         Per operation: network errors, 408/429/5xx are retried up to ``max_retries`` times with
@@ -371,6 +381,7 @@ class BookmarkClient:
         drops the operation and records it (:meth:`rejected_operations`); the local copy falls back to
         the server's. 401 after one token refresh (or :class:`SessionExpired`) stops the flush.
         A ``Retry-After`` above ``max_retry_after`` seconds stops the flush at once rather than block.
+        ``on_sent`` is called with the number of operations done (sent or rejected) after each one.
         """
         result = FlushResult()
         async with self._flush_lock:
@@ -380,6 +391,8 @@ class BookmarkClient:
                     result.sent += 1
                 else:
                     result.rejected.append(rejected)
+                if on_sent is not None:
+                    on_sent(result.sent + len(result.rejected))
         if sync:
             result.sync = await self.sync()
         return result
@@ -640,10 +653,16 @@ class BookmarkClient:
         response = await self._request("GET", "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id})
         return EnrichmentJob.model_validate(_unwrap(response))
 
-    async def start_import(self, path: str | Path, fmt: str = "auto") -> ImportRecord:
-        """Upload an export file (``POST /v1/imports``, streamed from disk); the queued Import record."""
+    async def start_import(
+        self, path: str | Path, fmt: str = "auto", *, on_upload: UploadCallback | None = None
+    ) -> ImportRecord:
+        """Upload an export file (``POST /v1/imports``, streamed from disk); the queued Import record.
+
+        ``on_upload(sent, total)`` is called as the file's bytes are read into the request (a retried
+        request starts again from 0)."""
         with open(path, "rb") as fp:  # noqa: ASYNC230 - httpx streams the file in chunks
-            upload = Upload(file=fp, filename=Path(path).name, fields=(("format", fmt),))
+            source: BinaryIO = fp if on_upload is None else cast(BinaryIO, CountingReader(fp, on_upload))
+            upload = Upload(file=source, filename=Path(path).name, fields=(("format", fmt),))
             response = await self._request("POST", "/v1/imports", upload=upload)
         return ImportRecord.model_validate(_unwrap(response))
 
@@ -705,6 +724,37 @@ class BookmarkClient:
             )
         except httpx.TransportError as exc:
             raise Offline(f"Cannot reach {self.base_url}: {exc or type(exc).__name__}") from exc
+
+
+class CountingReader(io.RawIOBase):
+    """A file read through for an upload, reporting the bytes read so far and the file's size."""
+
+    def __init__(self, raw: BinaryIO, callback: UploadCallback) -> None:
+        super().__init__()
+        self._raw, self._callback = raw, callback
+        self._size = os.fstat(raw.fileno()).st_size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        position = self._raw.seek(offset, whence)
+        self._callback(position, self._size)
+        return position
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._raw.read(size)
+        self._callback(self._raw.tell(), self._size)
+        return chunk
 
 
 @dataclass(frozen=True)

@@ -172,8 +172,13 @@ def test_collections_tags_and_archive_from_the_command_line(cli: Cli, fake: Fake
     assert code == 0, out
     code, out, _ = cli("add", "https://x.example/a", "--id", "x", "--tag", "Long read", "--collection", "Deep dives")
     assert code == 0 and "added x" in out
-    code, out, _ = cli("add", "https://y.example/", "--id", "y", "--collection", "elsewhere")
-    assert "note: no collection 'elsewhere' here yet" in out
+    code, out, _ = cli("add", "https://y.example/", "--id", "y", "--collection", "Elsewhere")
+    (created,) = [c for c in fake.visible_collections(user_id).values() if c["name"] == "Elsewhere"]
+    assert code == 0 and out.splitlines()[0] == f"created collection Elsewhere ({created['id']})"
+    assert fake.visible(user_id)["y"]["collectionIds"] == [created["id"]]
+    assert cli("file", "y", "ELSEWHERE")[1].strip() == "y: in Elsewhere"  # found by name: not created again
+    assert len(fake.visible_collections(user_id)) == 3
+    assert cli("collections", "rm", "elsewhere")[0] == 0
 
     assert cli("tag", "x", "python", "LONG READ")[1].strip() == "x: tags Long read, python"
     assert cli("tag", "x", "long read", "--remove")[1].strip() == "x: tags python"
@@ -227,7 +232,6 @@ def test_library_command_errors_are_one_line(cli: Cli) -> None:
         (("archive", "nope"), "does not exist locally"),
         (("file", "nope", "a"), "no bookmark 'nope' here"),
         (("list", "--collection", "nope"), "no collection 'nope' here"),
-        (("add", "https://e.com/", "--collection", "Not An Id"), "no collection 'Not An Id' here"),
     ]:
         code, _, err = cli(*args)
         assert code == 1 and err.count("\n") == 1 and message in err, (args, err)

@@ -1,11 +1,11 @@
-"""`bookmarks import`: its options and its progress bar."""
+"""`bookmarks import` and `export`: their options, and the bookmark count behind the export's progress."""
 
 from __future__ import annotations
 
 import pytest
 
-from bookmark_client.cli import _progress_bar, build_parser
-from bookmark_client.models import ImportRecord
+from bookmark_client.cli import build_parser
+from bookmark_client.views import ExportCounter
 
 
 def test_import_options() -> None:
@@ -16,8 +16,19 @@ def test_import_options() -> None:
         build_parser({}).parse_args(["import", "f", "--format", "excel"])
 
 
-def test_progress_bar() -> None:
-    record = ImportRecord(id="i", status="running", format="netscape", total=200, processed=50)
-    assert _progress_bar(record, width=8) == "[##......] 50/200"
-    counting = ImportRecord(id="i", status="queued", format="auto", total=None, processed=0)
-    assert _progress_bar(counting, width=4) == "[    ] 0 items (queued)"
+@pytest.mark.parametrize(
+    ("fmt", "body", "count"),
+    [
+        ("json", b'{"bookmarks": [\n{"clientBookmarkId":"a"},\n{"clientBookmarkId":"b"}]}', 2),
+        ("netscape", b'<DL><p>\n<DT><H3>F</H3>\n<DL><p>\n<DT><A HREF="x">X</A>\n<DT><A HREF="y">Y</A>\n', 2),
+        ("csv", b"\xef\xbb\xbfurl,title\r\nhttps://a/,A\r\nhttps://b/,B\r\nhttps://c/,C\r\n", 3),
+    ],
+)
+def test_the_export_counter_counts_each_bookmark_once_however_the_stream_is_cut(
+    fmt: str, body: bytes, count: int
+) -> None:
+    for size in (1, 2, 3, 7, len(body)):
+        counter = ExportCounter(fmt)
+        for start in range(0, len(body), size):
+            counter.feed(body[start : start + size])
+        assert counter.count == count, (fmt, size)

@@ -122,7 +122,9 @@ async def test_writes_apply_locally_then_flush_in_order_then_sync(make_client: M
     assert [b.client_bookmark_id for b in await client.list_bookmarks()] == ["a"]
     assert fake.requests.count(("PUT", "/v1/bookmarks/a")) == 0  # nothing sent yet
 
-    result = await client.flush()
+    done: list[int] = []
+    result = await client.flush(on_sent=done.append)
+    assert done == [1, 2, 3, 4]  # the sync bar's count of sent changes
 
     writes = [r for r in fake.requests if r[1].startswith("/v1/bookmarks/") and r[1] != "/v1/bookmarks/delta"]
     assert writes == [

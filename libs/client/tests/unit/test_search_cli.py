@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from bookmark_client.cli import build_parser, render_snippet
+from bookmark_client.cli import build_parser
+from bookmark_client.views import render_snippet
 
 
 def test_marks_become_emphasis_and_entities_are_decoded() -> None:
     snippet = "&lt;script&gt; <mark>Économie</mark> &amp; <mark>budget</mark>…"
-    assert render_snippet(snippet, emphasis=False) == "<script> [Économie] & [budget]…"
-    assert render_snippet(snippet, emphasis=True) == "<script> \x1b[1mÉconomie\x1b[0m & \x1b[1mbudget\x1b[0m…"
+    assert render_snippet(snippet, emphasis=False).plain == "<script> [Économie] & [budget]…"
+    emphasised = render_snippet(snippet, emphasis=True)
+    assert emphasised.plain == "<script> Économie & budget…"
+    assert [emphasised.plain[s.start : s.end] for s in emphasised.spans if s.style == "mark"] == ["Économie", "budget"]
 
 
 def test_no_terminal_escape_survives_from_page_text() -> None:
-    assert render_snippet("a&#27;[31mred <mark>x\x1b</mark>", emphasis=False) == "a[31mred [x]"
+    assert render_snippet("a&#27;[31mred <mark>x\x1b</mark>", emphasis=False).plain == "a[31mred [x]"
 
 
 def test_search_command_joins_the_query_words() -> None:

@@ -1,0 +1,153 @@
+"""What the ``bookmarks`` commands show, built on the output layer (:mod:`bookmark_client.ui`)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from rich import filesize
+from rich.text import Text
+
+from bookmark_client.models import Bookmark, Collection, SearchResult
+from bookmark_client.tree import collection_names
+from bookmark_client.ui import Column, Ui, clean, text
+
+__all__ = ["BOOKMARK_COLUMNS", "bookmark_rows", "render_snippet", "show_bookmarks", "show_search_result"]
+
+# Display order; priority decides what a narrow terminal drops first (AI tags, then enrichment, …).
+BOOKMARK_COLUMNS = (
+    Column("ID", priority=1),  # never shortened: the commands take it
+    Column("TITLE", priority=0, min_width=32, flexible=True),
+    Column("DOMAIN", priority=2, max_width=24),
+    Column("TAGS", priority=4, max_width=24),
+    Column("AI-TAGS", priority=7, max_width=24),
+    Column("COLLECTIONS", priority=5, max_width=24),
+    Column("STATE", priority=3),
+    Column("ENRICHMENT", priority=6),
+)
+
+_STATUS_STYLE = {"completed": "ok", "failed": "bad", "deleted": "bad", "pending": "warn", "processing": "warn"}
+
+
+def _state(b: Bookmark) -> str:
+    return ",".join(name for name, on in (("archived", b.is_archived), ("favorite", b.is_favorite)) if on)
+
+
+def bookmark_rows(bookmarks: list[Bookmark], collections: list[Collection]) -> list[list[Text]]:
+    by_id = {c.id: c for c in collections}
+    rows = []
+    for b in bookmarks:
+        status = "deleted" if b.deleted else b.enrichment_status
+        rows.append(
+            [
+                text((b.client_bookmark_id, "id"), ("*" if b.pending else "", "warn")),
+                text(clean(b.title or b.url).strip()),
+                text((b.domain or "", "muted")),
+                text((", ".join(b.user_tags), "tag")),
+                text((", ".join(b.tags), "tag")),
+                text(", ".join(collection_names(b.collection_ids, by_id))),
+                text(_state(b)),
+                text((status, _STATUS_STYLE.get(status, ""))),
+            ]
+        )
+    return rows
+
+
+def show_bookmarks(ui: Ui, bookmarks: list[Bookmark], collections: list[Collection]) -> None:
+    ui.table(BOOKMARK_COLUMNS, bookmark_rows(bookmarks, collections))
+    if any(b.pending for b in bookmarks):
+        ui.line(("* not yet synced", "muted"))
+
+
+_MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+
+def render_snippet(snippet: str, *, emphasis: bool) -> Text:
+    """A search snippet: ``<mark>`` becomes a highlight (``[…]`` when ``emphasis`` is off, as on a pipe) and
+    entities are decoded; the server escaped everything else, so no other markup can appear."""
+    line = Text()
+    position = 0
+    for match in _MARK.finditer(snippet):
+        line.append(clean(html.unescape(snippet[position : match.start()])))
+        marked = clean(html.unescape(match.group(1)))
+        if emphasis:
+            line.append(marked, style="mark")
+        else:
+            line.append(f"[{marked}]")
+        position = match.end()
+    line.append(clean(html.unescape(snippet[position:])))
+    return line
+
+
+INDENT = 5
+SNIPPET_LINES = 2
+
+
+def show_search_result(ui: Ui, number: int, result: SearchResult) -> None:
+    """Three lines: number, title and id; the URL; the snippet. On a terminal each fits its width."""
+    bookmark = result.bookmark
+    title = clean(bookmark.title or bookmark.url).strip()
+    snippet = render_snippet(result.snippet, emphasis=ui.out_tty) if result.snippet else None
+    url = text(" " * INDENT, (bookmark.url, "link"))
+    if not ui.out_tty:
+        ui.rich_line(text(f"{number:3}. ", title, f"  [{bookmark.client_bookmark_id}]"))
+        ui.rich_line(url)
+        if snippet is not None:
+            ui.rich_line(Text(" " * INDENT) + snippet)
+        return
+    width = ui.width
+    suffix = text("  [", (bookmark.client_bookmark_id, "id"), "]")
+    fitted_title = Text(title, style="head")
+    fitted_title.truncate(max(8, width - INDENT - len(suffix)), overflow="ellipsis")  # ids are ASCII
+    ui.rich_line(text(f"{number:3}. ") + fitted_title + suffix)
+    url.truncate(width, overflow="ellipsis")
+    ui.rich_line(url)
+    for line in _wrapped(ui, snippet, width - INDENT) if snippet is not None else []:
+        ui.rich_line(Text(" " * INDENT) + line)
+
+
+def _wrapped(ui: Ui, snippet: Text, width: int) -> list[Text]:
+    lines = list(snippet.wrap(ui.out, max(10, width)))
+    if len(lines) > SNIPPET_LINES:
+        lines = lines[:SNIPPET_LINES]
+        last = lines[-1]
+        last.rstrip()
+        last.append("…")
+        last.truncate(width, overflow="ellipsis")
+    for line in lines:
+        line.rstrip()
+    return lines
+
+
+def size(count: int) -> str:
+    """A byte count as the progress bars show it (decimal units: ``1.8 MB``)."""
+    return filesize.decimal(count)
+
+
+# What starts each bookmark in an export file, per format (CSV: each CRLF-ended row after the header).
+_RECORD_MARK = {"json": b'"clientBookmarkId":', "netscape": b"<DT><A ", "csv": b"\r\n"}
+_HEADER_RECORDS = {"csv": 1}
+
+
+class ExportCounter:
+    """Counts the bookmarks in an export stream as its chunks go by (a mark split across chunks counts once).
+
+    An estimate for a progress bar: a CSV field holding a CRLF, or a bookmark filed in two folders of a
+    Netscape file, counts twice."""
+
+    def __init__(self, fmt: str) -> None:
+        self._mark = _RECORD_MARK[fmt]
+        self._skip = _HEADER_RECORDS.get(fmt, 0)
+        self._seen = 0
+        self._tail = b""
+
+    def feed(self, chunk: bytes) -> int:
+        data = self._tail + chunk
+        self._seen += data.count(self._mark)
+        # Too short to hold a whole mark (none of the marks can overlap itself): nothing is counted twice.
+        self._tail = data[-(len(self._mark) - 1) :]
+        return self.count
+
+    @property
+    def count(self) -> int:
+        return max(0, self._seen - self._skip)
