@@ -84,6 +84,12 @@ class _EngineSetup:
 _SETUPS: weakref.WeakKeyDictionary[Engine, _EngineSetup] = weakref.WeakKeyDictionary()
 
 
+def deadlines_of(engine: AsyncEngine) -> Deadlines:
+    """The deadlines ``engine`` was created with (the defaults for an engine made elsewhere)."""
+    setup = _SETUPS.get(engine.sync_engine)
+    return setup.deadlines if setup is not None else Deadlines()
+
+
 def create_engine(
     url: str,
     *,

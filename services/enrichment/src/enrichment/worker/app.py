@@ -71,6 +71,7 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
             cache_ttl_seconds=settings.cache_ttl_seconds,
             job_retention_seconds=settings.job_retention_seconds,
             max_crashes=settings.max_worker_crashes,
+            deadlines=Deadlines.of(settings),
         )
         # The worker writes enrichment events to the outbox too; its relay stands by (advisory lock)
         # so they are published even when no API replica runs.
