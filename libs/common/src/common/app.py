@@ -27,9 +27,9 @@ log = logging.getLogger("common.app")
 
 ReadinessCheck = Callable[[], Awaitable[None]]
 # A safety net only: each check ends by its own deadlines first (the database's connect or statement
-# deadline, 3 s at most with the defaults). Cancelling a check in the middle of a statement would leave
+# deadline, 4 s at most with the defaults). Cancelling a check in the middle of a statement would leave
 # its connection mid-protocol, so this stays above them; the chart's readiness timeoutSeconds is above it.
-READINESS_CHECK_BOUND_SECONDS = 4.0
+READINESS_CHECK_BOUND_SECONDS = 5.0
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 
 
