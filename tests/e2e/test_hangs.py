@@ -120,8 +120,27 @@ class Load:
             await self._call("healthz", "GET", "/healthz")
             await asyncio.sleep(0.2)
 
+    async def open_loop(self) -> None:
+        """A read every 0.25 s whether or not the previous ones were answered (as many clients do): what
+        piles up in the processes while answers are slow."""
+        pending: set[asyncio.Task[httpx.Response | None]] = set()
+        while not self.stop.is_set():
+            task = asyncio.create_task(self._call("read", "GET", "/v1/bookmarks/delta", params={"limit": 5}))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+            await asyncio.sleep(0.25)
+        await asyncio.gather(*pending)
+
     def tasks(self) -> list[asyncio.Task[None]]:
-        runs = [self.writer("a"), self.writer("b"), self.writer("c"), self.reader(), self.reader(), self.no_database()]
+        runs = [
+            self.writer("a"),
+            self.writer("b"),
+            self.writer("c"),
+            self.reader(),
+            self.reader(),
+            self.open_loop(),
+            self.no_database(),
+        ]
         return [asyncio.create_task(run) for run in runs]
 
     def between(self, start: float, end: float, *kinds: str) -> list[Answer]:

@@ -182,7 +182,7 @@ class JobWorker:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("periodic task failed: %s", exc)
+                log.warning("periodic task failed: %r", exc)
             await asyncio.sleep(seconds)
 
     async def refresh_stats(self) -> None:
