@@ -43,7 +43,7 @@ from devstack.stack import Stack, StackConfig
 pytestmark = pytest.mark.timeout(1200)
 
 HANG_SECONDS = 20.0
-# The contract's bound for one answer while a dependency hangs: the deadlines' sum is 3 s (connect or
+# The contract's bound for one answer while a dependency hangs: the deadlines' sum is 2.75 s (connect or
 # statement deadline after the acquire deadline); the rest is room for a shared 2-core machine.
 ANSWER_BOUND_SECONDS = 5.0
 DB_SERVICES = ("auth", "bookmarks", "enrichment", "enrichment-worker")

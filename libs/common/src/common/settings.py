@@ -7,10 +7,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DB_CONCURRENCY = 10
 # How long a unit of work waits for the database before it is an outage (docs/operations/database-hangs.md).
-# A request waits at most the acquire deadline, then one connect or statement deadline: 3 s in all,
+# A request waits at most the acquire deadline, then one connect or statement deadline: 2.75 s in all,
 # well inside the gateway's upstream deadline, so a hanging database answers 503, never 504.
 DEFAULT_DB_CONNECT_TIMEOUT = 2.0
-DEFAULT_DB_ACQUIRE_TIMEOUT = 1.0
+DEFAULT_DB_ACQUIRE_TIMEOUT = 0.75
 DEFAULT_DB_STATEMENT_TIMEOUT = 2.0
 DEFAULT_DB_READY_GRACE = 3.0
 
