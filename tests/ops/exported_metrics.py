@@ -68,6 +68,8 @@ METRICS: tuple[Metric, ...] = (
     _m("outbox_republished_total", "counter", ("service",), OUTBOX_PROCESSES, on_event=True),
     # the leading relay only (a standby replica has no series): registration is what is always there
     _m("events_source_newest_seconds", "gauge", ("service", "topic"), OUTBOX_PROCESSES, on_event=True),
+    # --- database deadlines (every process with a database) ---------------------------------------
+    _m("db_deadlines_exceeded_total", "counter", ("service", "phase"), OUTBOX_PROCESSES, on_event=True),
     # --- broker reachability (every process; a metric, not readiness) ----------------------------
     _m("kafka_broker_reachable", "gauge", ("service",), ALL_PROCESSES),
     # --- consumers (bookmarks and enrichment: ConsumerRunner; gateway: its topic tails) ---------

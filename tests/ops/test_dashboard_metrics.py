@@ -109,6 +109,7 @@ REQUIRED_ALERTS = {
     "enrichment failure ratio": "enrichment_job_transitions_total",
     "oldest pending job age": "enrichment_oldest_pending_job_age_seconds",
     "websocket nudge lag": "gateway_nudge_latency_seconds_bucket",
+    "database not answering within its deadlines": "db_deadlines_exceeded_total",
 }
 
 

@@ -207,6 +207,11 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- if not (kindIs "invalid" $c.auth.anonymousRateLimitPerMinute) -}}
 {{- $_ := set $d "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE" (toString $c.auth.anonymousRateLimitPerMinute) -}}
 {{- end -}}
+{{- $db := $c.database -}}
+{{- $_ := set $d "DB_CONNECT_TIMEOUT_SECONDS" (toString $db.connectTimeoutSeconds) -}}
+{{- $_ := set $d "DB_ACQUIRE_TIMEOUT_SECONDS" (toString $db.acquireTimeoutSeconds) -}}
+{{- $_ := set $d "DB_STATEMENT_TIMEOUT_SECONDS" (toString $db.statementTimeoutSeconds) -}}
+{{- $_ := set $d "DB_READY_GRACE_SECONDS" (toString $db.readyGraceSeconds) -}}
 {{- range $k, $v := $c.extraEnv -}}
 {{- $_ := set $d $k (toString $v) -}}
 {{- end -}}

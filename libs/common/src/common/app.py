@@ -26,6 +26,10 @@ from common.settings import CommonSettings
 log = logging.getLogger("common.app")
 
 ReadinessCheck = Callable[[], Awaitable[None]]
+# A safety net only: each check ends by its own deadlines first (the database's connect or statement
+# deadline, 4 s at most with the defaults). Cancelling a check in the middle of a statement would leave
+# its connection mid-protocol, so this stays above them; the chart's readiness timeoutSeconds is above it.
+READINESS_CHECK_BOUND_SECONDS = 5.0
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 
 
@@ -112,7 +116,7 @@ def operational_router() -> APIRouter:
         failures: dict[str, str] = {}
         for name, check in checks:
             try:
-                await asyncio.wait_for(check(), timeout=2.0)
+                await asyncio.wait_for(check(), timeout=READINESS_CHECK_BOUND_SECONDS)
             except Exception as exc:
                 failures[name] = f"{type(exc).__name__}: {exc}"[:200]
         if failures:

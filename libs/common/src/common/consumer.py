@@ -42,6 +42,7 @@ from common.events import AnyEvent, parse_event
 from common.metrics import CONSUMER_LAG, EVENTS_APPLIED_NEWEST, EVENTS_DEAD_LETTERED, EVENTS_PROCESSED
 from common.outages import is_outage
 from common.outbox import start_with_retry
+from common.retry import Backoff
 from common.tracing import context_from_kafka_headers
 
 log = logging.getLogger("common.consumer")
@@ -77,6 +78,8 @@ METADATA_MAX_AGE_MS = 15_000
 # Backoff between retries of an event during an infrastructure outage (never parked): capped low enough
 # that the consumer notices a recovered database within a few seconds.
 OUTAGE_RETRY_CAP_SECONDS = 5.0
+# Backoff between attempts of a handler that fails on a healthy database (it is parked after max_attempts).
+HANDLER_RETRY_CAP_SECONDS = 30.0
 # Restart delays of the runner itself: doubling from the first to the cap, back to the first after a run
 # that stayed healthy this long.
 RESTART_DELAY_FIRST, RESTART_DELAY_CAP, HEALTHY_RUN_SECONDS = 0.5, 10.0, 30.0
@@ -112,7 +115,7 @@ class ConsumerRunner:
         self._applied_newest: dict[str, float] = {}
 
     async def run(self) -> None:
-        delay = RESTART_DELAY_FIRST / 2  # the first restart waits RESTART_DELAY_FIRST
+        backoff = restart_backoff()
         loop = asyncio.get_running_loop()
         await self._load_applied_gauges()
         while True:
@@ -124,9 +127,9 @@ class ConsumerRunner:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                delay = next_restart_delay(delay, healthy_for=loop.time() - started)
+                delay = next_restart_delay(backoff, healthy_for=loop.time() - started)
                 log.warning("consumer restarting in %.1fs after error: %r", delay, exc, exc_info=exc)
-                await asyncio.sleep(delay)
+                await backoff.sleep(delay)
             finally:
                 with contextlib.suppress(Exception):
                     await consumer.stop()
@@ -293,6 +296,7 @@ class ConsumerRunner:
         self, record: ConsumerRecord[bytes, bytes], event: AnyEvent, handler: Handler
     ) -> None:
         attempt = outages = 0
+        waits, failures = outage_backoff(self.retry_base_seconds), handler_backoff(self.retry_base_seconds)
         while True:
             try:
                 outcome = await self._apply(event, handler)
@@ -306,7 +310,7 @@ class ConsumerRunner:
                     outages += 1
                     EVENTS_PROCESSED.labels(self.service, record.topic, "retried").inc()
                     log.warning("event waits for the database", extra={"topic": record.topic, "retry": outages})
-                    await asyncio.sleep(outage_backoff(self.retry_base_seconds, outages))
+                    await waits.wait()
                     continue
                 attempt += 1
                 EVENTS_PROCESSED.labels(self.service, record.topic, "failed").inc()
@@ -319,7 +323,7 @@ class ConsumerRunner:
                     await self._park(record, f"{type(exc).__name__}: {exc}", attempts=attempt)
                     self._mark_applied(record.topic, event)
                     return
-                await asyncio.sleep(self.retry_base_seconds * 2 ** (attempt - 1))
+                await failures.wait()
 
     async def _is_infrastructure_failure(self, exc: Exception) -> bool:
         """An outage, or any failure while the database does not answer: not the handler's fault."""
@@ -372,13 +376,24 @@ class ConsumerRunner:
             )
 
 
-def outage_backoff(base_seconds: float, retry: int) -> float:
-    """Delay before retry number ``retry`` (1-based) of an event held up by an outage."""
-    return float(min(OUTAGE_RETRY_CAP_SECONDS, base_seconds * 2 ** min(retry - 1, 16)))
+def outage_backoff(base_seconds: float) -> Backoff:
+    """The waits of an event held up by an outage: from ``base_seconds``, capped low enough that a
+    recovered database is noticed within a few seconds."""
+    return Backoff(first=base_seconds, cap=max(base_seconds, OUTAGE_RETRY_CAP_SECONDS))
 
 
-def next_restart_delay(previous: float, *, healthy_for: float) -> float:
-    """The runner's next restart delay: doubling while it keeps failing, reset after a healthy run."""
+def handler_backoff(base_seconds: float) -> Backoff:
+    """The waits between attempts of a failing handler (bounded by ``max_attempts``, then parked)."""
+    return Backoff(first=base_seconds, cap=max(base_seconds, HANDLER_RETRY_CAP_SECONDS))
+
+
+def restart_backoff() -> Backoff:
+    return Backoff(first=RESTART_DELAY_FIRST, cap=RESTART_DELAY_CAP)
+
+
+def next_restart_delay(backoff: Backoff, *, healthy_for: float) -> float:
+    """The runner's next restart delay: growing while it keeps failing, from the first again after a run
+    that stayed healthy for ``HEALTHY_RUN_SECONDS``."""
     if healthy_for >= HEALTHY_RUN_SECONDS:
-        return RESTART_DELAY_FIRST
-    return min(previous * 2, RESTART_DELAY_CAP)
+        backoff.reset()
+    return backoff.next_delay()

@@ -1,9 +1,18 @@
-"""Async engine and sessions (SQLAlchemy on asyncpg). One engine per process, built in the lifespan."""
+"""Async engine and sessions (SQLAlchemy on asyncpg). One engine per process, built in the lifespan.
+
+Every wait for the database has a client-side deadline (:class:`Deadlines`, docs/operations/
+database-hangs.md): a server that stops answering without closing anything (stopped, partitioned, stuck
+on its disk) makes a unit of work fail as an outage within seconds, and the connection it waited on is
+discarded, never handed to the next unit in the middle of a statement.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
+import logging
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -11,24 +20,98 @@ from types import TracebackType
 from typing import Any, ClassVar, Self, TypeAlias
 
 import asyncpg
-from sqlalchemy import ClauseElement, event, text
+from sqlalchemy import ClauseElement, Engine, event, text
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.selectable import ReturnsRows
 
+from common.metrics import DB_DEADLINES_EXCEEDED
 from common.outages import is_outage
-from common.settings import DEFAULT_DB_CONCURRENCY
+from common.settings import (
+    DEFAULT_DB_ACQUIRE_TIMEOUT,
+    DEFAULT_DB_CONCURRENCY,
+    DEFAULT_DB_CONNECT_TIMEOUT,
+    DEFAULT_DB_STATEMENT_TIMEOUT,
+    CommonSettings,
+)
+
+log = logging.getLogger("common.db")
 
 SessionFactory = async_sessionmaker[AsyncSession]
 
 
-def create_engine(url: str, *, pool_size: int = 20, max_overflow: int = 10) -> AsyncEngine:
-    engine = create_async_engine(url, pool_size=pool_size, max_overflow=max_overflow, pool_recycle=1800)
+@dataclass(frozen=True, slots=True)
+class Deadlines:
+    """How long a unit of work waits for the database, in seconds (``DB_*_TIMEOUT_SECONDS``).
+
+    ``connect``: opening a connection (asyncpg's connect timeout; a stopped server still completes the TCP
+    handshake in its kernel, then never answers the startup message). ``acquire``: a turn at the gate and a
+    pooled connection (the pool's ``pool_timeout``). ``statement``: each round trip on a connection
+    (asyncpg's ``command_timeout``, enforced in the client)."""
+
+    connect: float = DEFAULT_DB_CONNECT_TIMEOUT
+    acquire: float = DEFAULT_DB_ACQUIRE_TIMEOUT
+    statement: float = DEFAULT_DB_STATEMENT_TIMEOUT
+
+    @classmethod
+    def of(cls, settings: CommonSettings) -> Deadlines:
+        return cls(
+            connect=settings.db_connect_timeout_seconds,
+            acquire=settings.db_acquire_timeout_seconds,
+            statement=settings.db_statement_timeout_seconds,
+        )
+
+
+class DatabaseDeadlineExceeded(TimeoutError):
+    """A unit of work gave up waiting for the database: an outage (503 + Retry-After, retried by loops)."""
+
+    def __init__(self, phase: str, seconds: float) -> None:
+        super().__init__(f"no {phase} from the database within {seconds:g} s")
+        self.phase = phase
+
+
+@dataclass(frozen=True, slots=True)
+class _EngineSetup:
+    service: str
+    deadlines: Deadlines
+
+
+# What create_session_factory needs to know of its engine (the service for metrics, the acquire deadline).
+_SETUPS: weakref.WeakKeyDictionary[Engine, _EngineSetup] = weakref.WeakKeyDictionary()
+
+
+def deadlines_of(engine: AsyncEngine) -> Deadlines:
+    """The deadlines ``engine`` was created with (the defaults for an engine made elsewhere)."""
+    setup = _SETUPS.get(engine.sync_engine)
+    return setup.deadlines if setup is not None else Deadlines()
+
+
+def create_engine(
+    url: str,
+    *,
+    pool_size: int = 20,
+    max_overflow: int = 10,
+    deadlines: Deadlines | None = None,
+    service: str = "",
+) -> AsyncEngine:
+    deadlines = deadlines or Deadlines()
+    engine = create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_recycle=1800,
+        pool_timeout=deadlines.acquire,
+        connect_args={"timeout": deadlines.connect, "command_timeout": deadlines.statement},
+    )
+    _SETUPS[engine.sync_engine] = _EngineSetup(service, deadlines)
     # A connection the server closed (a database restart) is detected by the pool, not by a user request.
     event.listen(engine.sync_engine, "checkout", _discard_if_closed)
+    event.listen(engine.sync_engine, "handle_error", _discard_after_deadline)
+    event.listen(engine.sync_engine, "invalidate", _close_at_once)
     return engine
 
 
@@ -41,6 +124,26 @@ def _discard_if_closed(dbapi_connection: Any, record: ConnectionPoolEntry, proxy
     driver = record.driver_connection
     if driver is None or driver.is_closed():
         raise DisconnectionError("the server closed this pooled connection")
+
+
+def _discard_after_deadline(context: ExceptionContext) -> None:
+    """A statement or connect that ran out of time leaves its connection mid-protocol: it is invalidated
+    (discarded), never returned to the pool. The pool's other connections stay: they may be idle and fine."""
+    if not isinstance(context.original_exception, TimeoutError):
+        return
+    setup = _SETUPS.get(context.engine) if context.engine is not None else None
+    phase = "statement" if context.connection is not None else "connect"
+    DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", phase).inc()
+    context.is_disconnect = True
+    context.invalidate_pool_on_disconnect = False
+
+
+def _close_at_once(dbapi_connection: Any, record: ConnectionPoolEntry, exception: BaseException | None) -> None:
+    """An invalidated connection is closed without a goodbye: the graceful close SQLAlchemy tries first
+    waits up to 2 s for a server that may not answer at all."""
+    driver = record.driver_connection
+    if isinstance(driver, asyncpg.Connection) and not driver.is_closed():
+        driver.terminate()
 
 
 # Whether this task (or the task that created it) already holds a permit of the gate below.
@@ -56,16 +159,28 @@ class _GatedSession(AsyncSession):
     WAL lock, and the pool handed a returned connection to whichever request asked first, not to the one
     waiting longest: at 64 concurrent writes, the slowest 1 % took three times the median.
     A session opened while one is already held (nested, or in a task started from one) takes no second
-    permit, so nesting cannot deadlock."""
+    permit, so nesting cannot deadlock. A turn that does not come within the acquire deadline is an outage
+    (:class:`DatabaseDeadlineExceeded`): while the database hangs, the queue empties at that pace instead
+    of growing."""
 
     gate: ClassVar[asyncio.Semaphore]  # set per factory by create_session_factory
+    setup: ClassVar[_EngineSetup]
     _gated: bool = False
 
     async def __aenter__(self) -> Self:
         if not _HOLDING.get():
-            await self.gate.acquire()
+            await self._take_turn()
             self._gated, self._token = True, _HOLDING.set(True)
         return await super().__aenter__()
+
+    async def _take_turn(self) -> None:
+        deadline = self.setup.deadlines.acquire
+        try:
+            async with asyncio.timeout(deadline):
+                await self.gate.acquire()
+        except TimeoutError:
+            DB_DEADLINES_EXCEEDED.labels(self.setup.service, "acquire").inc()
+            raise DatabaseDeadlineExceeded("turn at the gate", deadline) from None
 
     async def __aexit__(
         self, type_: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
@@ -82,7 +197,8 @@ class _GatedSession(AsyncSession):
 def create_session_factory(engine: AsyncEngine, *, concurrency: int = DEFAULT_DB_CONCURRENCY) -> SessionFactory:
     """Sessions on ``engine``, at most ``concurrency`` open at once (``async with``); the rest queue in
     arrival order. A session used without ``async with`` (an export's long snapshot) takes no permit."""
-    gated = type("GatedSession", (_GatedSession,), {"gate": asyncio.Semaphore(concurrency)})
+    setup = _SETUPS.get(engine.sync_engine) or _EngineSetup("", Deadlines())
+    gated = type("GatedSession", (_GatedSession,), {"gate": asyncio.Semaphore(concurrency), "setup": setup})
     return async_sessionmaker(engine, class_=gated, expire_on_commit=False)
 
 
@@ -99,8 +215,47 @@ def asyncpg_dsn(url: str) -> str:
 
 
 async def database_ready(engine: AsyncEngine) -> None:
+    """One round trip on a pooled connection, within the engine's deadlines."""
     async with engine.connect() as conn:
         await conn.execute(text("SELECT 1"))
+
+
+class DatabaseReadiness:
+    """The readiness check of a process's database, with a grace period (``DB_READY_GRACE_SECONDS``).
+
+    The check fails only once the database has failed every check for ``grace_seconds``, counted from
+    the start of the first failing one: one slow answer does not take a replica out of rotation, a
+    database that stopped answering does within the grace plus one check. The first check that passes
+    makes the process ready again."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        grace_seconds: float,
+        check: Callable[[AsyncEngine], Awaitable[None]] = database_ready,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.engine = engine
+        self.grace_seconds = grace_seconds
+        self._check = check
+        self._clock = clock
+        self.failing_since: float | None = None
+
+    async def __call__(self) -> None:
+        started = self._clock()
+        try:
+            await self._check(self.engine)
+        except Exception as exc:
+            if self.failing_since is None:
+                self.failing_since = started
+                log.warning("database check failed; not ready if it keeps failing: %s", type(exc).__name__)
+            if self._clock() - self.failing_since >= self.grace_seconds:
+                raise
+            return
+        if self.failing_since is not None:
+            log.warning("database answers again after %.1f s", self._clock() - self.failing_since)
+        self.failing_since = None
 
 
 # --- prepared statements on the driver connection ------------------------------------------------------
@@ -179,16 +334,51 @@ async def driver_transaction(sessions: SessionFactory) -> AsyncIterator[DriverCo
     Nothing checks a pooled connection with a round trip at checkout (``_discard_if_closed``), so BEGIN
     is that check: a connection that fails it with an outage (the server dropped it while it sat in the
     pool) is invalidated and the unit begins on another one, up to ``BEGIN_ATTEMPTS`` connections. Nothing
-    of the unit has run yet, so beginning again repeats nothing."""
+    of the unit has run yet, so beginning again repeats nothing. A BEGIN that ran out of time is not
+    tried again: the server is not answering, and the caller hears so within one deadline.
+
+    A unit that fails with an outage or is cancelled (a deadline ran out mid-statement, the server
+    dropped the connection) discards its connection instead of sending ROLLBACK: the connection may be
+    in the middle of a statement, and the server rolls back what it has when the connection closes."""
     async with sessions() as session:
         driver, transaction = await _begin(session)
         try:
             yield driver
-        except BaseException:
-            if not driver.is_closed():  # a lost connection has nothing to undo; ROLLBACK would hide the error
-                await transaction.rollback()
+        except BaseException as exc:
+            await _end_failed(session, driver, transaction, exc)
             raise
-        await transaction.commit()
+        try:
+            await transaction.commit()
+        except BaseException as exc:
+            if _leaves_connection_unusable(exc):
+                await _discard(session, driver, exc)
+            raise
+
+
+def _leaves_connection_unusable(exc: BaseException) -> bool:
+    return isinstance(exc, asyncio.CancelledError) or is_outage(exc)
+
+
+async def _end_failed(
+    session: AsyncSession, driver: DriverConnection, transaction: asyncpg.transaction.Transaction, exc: BaseException
+) -> None:
+    if _leaves_connection_unusable(exc) or driver.is_closed():
+        await _discard(session, driver, exc)
+        return
+    try:
+        await transaction.rollback()
+    except BaseException as failure:
+        await _discard(session, driver, failure)
+        raise
+
+
+async def _discard(session: AsyncSession, driver: DriverConnection, exc: BaseException) -> None:
+    """Close the connection at once (no round trip) and drop it from the pool."""
+    if isinstance(exc, TimeoutError) and not isinstance(exc, DatabaseDeadlineExceeded):
+        setup = getattr(session, "setup", None)
+        DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", "statement").inc()
+    driver.terminate()
+    await session.invalidate()
 
 
 async def _begin(session: AsyncSession) -> tuple[DriverConnection, asyncpg.transaction.Transaction]:
@@ -199,11 +389,13 @@ async def _begin(session: AsyncSession) -> tuple[DriverConnection, asyncpg.trans
         try:
             await transaction.start()
             return driver, transaction
-        except Exception as exc:
-            if attempt == BEGIN_ATTEMPTS or not is_outage(exc):
+        except BaseException as exc:
+            if not _leaves_connection_unusable(exc):
+                raise
+            await _discard(session, driver, exc)  # the session's next connection is a fresh one
+            if attempt == BEGIN_ATTEMPTS or isinstance(exc, TimeoutError | asyncio.CancelledError):
                 raise
         attempt += 1
-        await session.invalidate()  # discards this connection; the session's next one is fresh
 
 
 async def _driver_of(session: AsyncSession) -> DriverConnection:

@@ -49,3 +49,12 @@ EVENTS_APPLIED_NEWEST = Gauge(
     "Creation time (unix seconds) of the newest event of the topic this consumer has applied.",
     ["service", "topic"],
 )
+
+# Client-side database deadlines that ran out (common.db.Deadlines), by what was waited for: a turn at the
+# gate ("acquire"), a new connection ("connect") or a statement's answer ("statement"). Any increase means
+# the database answered too slowly or not at all; a steady rate is a hanging database.
+DB_DEADLINES_EXCEEDED = Counter(
+    "db_deadlines_exceeded_total",
+    "Units of work that gave up waiting for the database, by what they waited for.",
+    ["service", "phase"],
+)

@@ -34,7 +34,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from common.broker_log import AckedLog
-from common.db import asyncpg_dsn
+from common.db import asyncpg_dsn, deadlines_of
 from common.events import Event
 from common.metrics import (
     EVENTS_SOURCE_NEWEST,
@@ -43,6 +43,7 @@ from common.metrics import (
     OUTBOX_PUBLISHED,
     OUTBOX_REPUBLISHED,
 )
+from common.retry import Backoff
 from common.tasks import wait_for_event
 from common.tracing import current_trace_headers, kafka_headers
 
@@ -57,6 +58,10 @@ RELAY_LOCK_ID = 7_311_500_001
 # across the stack under 16 concurrent writers). A quiet stack publishes at once.
 BUSY_WITHIN = 0.05
 LINGER = 0.005
+# The relay's statements' deadline: longer than a request's (it runs no user's request, and its retention
+# cleanup may delete many rows), bounded so that a database that stops answering ends in a restart of the
+# relay rather than a wait without end.
+RELAY_STATEMENT_TIMEOUT = 30.0
 
 _INSERT = text(
     "INSERT INTO outbox (topic, key, payload, headers) "
@@ -121,7 +126,7 @@ async def start_with_retry(factory: Callable[[], ClientT], what: str) -> ClientT
     A fresh client per attempt: aiokafka clients cannot be started again once stopped, and a half-started
     consumer left behind would linger in its group as a ghost member and slow every rebalance.
     """
-    delay = 0.2
+    backoff = Backoff(first=0.2, cap=5.0)
     while True:
         client = factory()
         try:
@@ -131,8 +136,7 @@ async def start_with_retry(factory: Callable[[], ClientT], what: str) -> ClientT
             log.warning("%s cannot reach the broker yet: %s", what, exc)
             with contextlib.suppress(Exception):
                 await client.stop()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
+            await backoff.wait()
 
 
 class BrokerLogLost(Exception):
@@ -163,32 +167,39 @@ class OutboxRelay:
         self.poll_interval = poll_interval
         self.retention_seconds = retention_seconds
         self.log_check_interval = log_check_interval
+        self.deadlines = deadlines_of(engine)
         self._wake = asyncio.Event()
         self._log = AckedLog()
         self.is_leader = False
 
     async def run(self) -> None:
-        """Publish forever (until cancelled); survives database and broker outages."""
-        delay = 0.5
+        """Publish forever (until cancelled); survives database and broker outages, including a database
+        that stops answering (its statements run out of time and the relay starts over, backing off)."""
+        backoff = Backoff(first=0.5, cap=10.0)
         while True:
             try:
                 await self._lead()
-                delay = 0.5
+                backoff.reset()
             except asyncio.CancelledError:
                 raise
             except BrokerLogLost as exc:
                 log.warning("outbox relay starts over with a new producer: %s", exc)
-                delay = 0.5
+                backoff.reset()
             except Exception as exc:
-                log.warning("outbox relay restarting after error: %s", exc)
+                log.warning("outbox relay restarting after error: %r", exc)
                 self.is_leader = False
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+                await backoff.wait()
 
     async def connect(self) -> asyncpg.Connection:
         """The relay's connection: its commits only mark rows published, so they need not wait for a WAL
-        flush (see the module doc)."""
-        return await asyncpg.connect(self.dsn, server_settings={"synchronous_commit": "off"})
+        flush (see the module doc). Connecting has the database's connect deadline; each statement
+        ``RELAY_STATEMENT_TIMEOUT`` (the retention cleanup and a re-publish may touch many rows)."""
+        return await asyncpg.connect(
+            self.dsn,
+            server_settings={"synchronous_commit": "off"},
+            timeout=self.deadlines.connect,
+            command_timeout=max(self.deadlines.statement, RELAY_STATEMENT_TIMEOUT),
+        )
 
     async def _lead(self) -> None:
         conn = await self.connect()
@@ -231,7 +242,8 @@ class OutboxRelay:
             if checker is not None:
                 with contextlib.suppress(Exception):
                     await checker.stop()
-            await conn.close()
+            with contextlib.suppress(Exception):  # a server that does not answer the goodbye: dropped at once
+                await conn.close(timeout=self.deadlines.connect)
 
     def _log_checker(self) -> AIOKafkaConsumer:
         # No group: it only asks for end offsets, it never consumes or commits.
@@ -264,7 +276,7 @@ class OutboxRelay:
         """Publish pending rows in id order until none is left. A batch shorter than ``batch_size`` held
         every row pending when it was read; one committed since has sent a ``NOTIFY`` that sets the wake-up
         again, so the drain stops without reading an empty batch."""
-        backoff = 0.2
+        backoff = Backoff(first=0.2, cap=5.0)
         while True:
             rows = await conn.fetch(_PENDING, self.batch_size)
             await self._update_gauges(conn, rows)
@@ -278,12 +290,11 @@ class OutboxRelay:
                 if not self._log.record(acks):
                     await self._republish(conn, "the broker acknowledged an offset it had acknowledged before")
             if delivered < len(rows):
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+                await backoff.wait()
             elif len(rows) < self.batch_size:
                 return
             else:
-                backoff = 0.2
+                backoff.reset()
 
     def _mark_source(self, rows: list[asyncpg.Record]) -> None:
         for row in rows:

@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import partial
 
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from common.app import watch_broker
 from common.consumer import BatchHandler, ConsumerRunner, EventFilter, Handler
-from common.db import SessionFactory, create_engine, create_session_factory, database_ready
+from common.db import DatabaseReadiness, Deadlines, SessionFactory, create_engine, create_session_factory
 from common.outbox import OutboxRelay
 from common.settings import CommonSettings
 from common.tasks import BackgroundTasks
@@ -42,7 +41,9 @@ async def service_backbone(
     batch_handlers: Mapping[str, BatchHandler] | None = None,
 ) -> AsyncIterator[Backbone]:
     """Start the process's database and event plumbing; ``app.state`` gets sessions, relay, consumer."""
-    engine = create_engine(database_url, pool_size=settings.db_pool_size)
+    engine = create_engine(
+        database_url, pool_size=settings.db_pool_size, deadlines=Deadlines.of(settings), service=service
+    )
     sessions = create_session_factory(engine, concurrency=settings.db_concurrency)
     tasks = BackgroundTasks()
     relay = OutboxRelay(
@@ -61,7 +62,9 @@ async def service_backbone(
         )
     app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
     # The broker is not a readiness dependency: its state is the kafka_broker_reachable metric.
-    app.state.readiness_checks = [("database", partial(database_ready, engine))]
+    app.state.readiness_checks = [
+        ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds))
+    ]
     tasks.start("broker-probe", watch_broker(service, settings.kafka_bootstrap_servers))
     tasks.start("outbox-relay", relay.run())
     if consumer is not None:

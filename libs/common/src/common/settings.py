@@ -6,6 +6,13 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DB_CONCURRENCY = 10
+# How long a unit of work waits for the database before it is an outage (docs/operations/database-hangs.md).
+# A request waits at most the acquire deadline, then one connect or statement deadline: 2.75 s in all,
+# well inside the gateway's upstream deadline, so a hanging database answers 503, never 504.
+DEFAULT_DB_CONNECT_TIMEOUT = 2.0
+DEFAULT_DB_ACQUIRE_TIMEOUT = 0.75
+DEFAULT_DB_STATEMENT_TIMEOUT = 2.0
+DEFAULT_DB_READY_GRACE = 3.0
 
 DEFAULT_KAFKA_BOOTSTRAP = "127.0.0.1:19092"
 
@@ -35,6 +42,21 @@ class CommonSettings(BaseSettings):
     # first served (common.db.create_session_factory). At 64 concurrent writes on two cores this took the
     # slowest 1 % from 375 ms to under 200, at the same throughput.
     db_concurrency: int = Field(DEFAULT_DB_CONCURRENCY, gt=0, validation_alias="DB_CONCURRENCY")
+    # Client-side deadlines of every database round trip (common.db.Deadlines): opening a connection, waiting
+    # for a turn at the gate and a pooled connection, and each statement. PostgreSQL's own statement_timeout
+    # cannot end a statement of a server that has stopped answering; these end it in the client.
+    db_connect_timeout_seconds: float = Field(
+        DEFAULT_DB_CONNECT_TIMEOUT, gt=0, validation_alias="DB_CONNECT_TIMEOUT_SECONDS"
+    )
+    db_acquire_timeout_seconds: float = Field(
+        DEFAULT_DB_ACQUIRE_TIMEOUT, gt=0, validation_alias="DB_ACQUIRE_TIMEOUT_SECONDS"
+    )
+    db_statement_timeout_seconds: float = Field(
+        DEFAULT_DB_STATEMENT_TIMEOUT, gt=0, validation_alias="DB_STATEMENT_TIMEOUT_SECONDS"
+    )
+    # /readyz answers 503 once the database has failed its check for this long (one slow answer does not
+    # take a replica out of rotation); it answers 200 again at the first check that passes.
+    db_ready_grace_seconds: float = Field(DEFAULT_DB_READY_GRACE, ge=0, validation_alias="DB_READY_GRACE_SECONDS")
     max_body_bytes: int = Field(1024 * 1024, gt=0, validation_alias="MAX_BODY_BYTES")
     # Per-route exceptions to MAX_BODY_BYTES, keyed "METHOD /exact/path" (JSON object in the environment).
     max_body_bytes_by_route: dict[str, int] = Field(

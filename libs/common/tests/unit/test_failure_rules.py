@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from aiokafka import TopicPartition
 from aiokafka.structs import RecordMetadata
 
@@ -13,6 +15,7 @@ from common.consumer import (
     RESTART_DELAY_FIRST,
     next_restart_delay,
     outage_backoff,
+    restart_backoff,
 )
 
 
@@ -22,20 +25,23 @@ def ack(topic: str, partition: int, offset: int) -> RecordMetadata:
 
 
 def test_restart_delay_grows_while_failing_and_resets_after_a_healthy_run() -> None:
-    delay = RESTART_DELAY_FIRST / 2
-    seen = []
-    for _ in range(8):
-        delay = next_restart_delay(delay, healthy_for=0.1)
-        seen.append(delay)
-    assert seen[0] == RESTART_DELAY_FIRST and seen[-1] == RESTART_DELAY_CAP
-    assert seen == sorted(seen)
-    assert next_restart_delay(RESTART_DELAY_CAP, healthy_for=HEALTHY_RUN_SECONDS) == RESTART_DELAY_FIRST
+    backoff = restart_backoff()
+    backoff.rng = random.Random(1)
+    seen = [next_restart_delay(backoff, healthy_for=0.1) for _ in range(8)]
+    assert RESTART_DELAY_FIRST / 2 <= seen[0] <= RESTART_DELAY_FIRST
+    assert RESTART_DELAY_CAP / 2 <= seen[-1] <= RESTART_DELAY_CAP
+    assert seen[3] > seen[0]
+    assert next_restart_delay(backoff, healthy_for=HEALTHY_RUN_SECONDS) <= RESTART_DELAY_FIRST
 
 
 def test_outage_backoff_is_capped_and_never_overflows() -> None:
-    assert outage_backoff(0.2, 1) == 0.2
-    assert outage_backoff(0.2, 2) == 0.4
-    assert outage_backoff(0.2, 10_000) == OUTAGE_RETRY_CAP_SECONDS
+    backoff = outage_backoff(0.2)
+    backoff.rng = random.Random(2)
+    first, second = backoff.next_delay(), backoff.next_delay()
+    assert 0.1 <= first <= 0.2 and 0.2 <= second <= 0.4
+    for _ in range(10_000):
+        last = backoff.next_delay()
+    assert OUTAGE_RETRY_CAP_SECONDS / 2 <= last <= OUTAGE_RETRY_CAP_SECONDS
 
 
 def test_acked_log_notices_an_acknowledgement_that_goes_backwards() -> None:

@@ -6,7 +6,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 
 from fastapi import APIRouter, FastAPI
 
@@ -20,7 +19,7 @@ from auth.providers import IdentityProviders
 from auth.settings import Settings
 from common.app import create_service_app, watch_broker
 from common.auth import AccessTokenVerifier
-from common.db import SessionFactory, create_engine, create_session_factory, database_ready
+from common.db import DatabaseReadiness, Deadlines, SessionFactory, create_engine, create_session_factory
 from common.outbox import OutboxRelay
 from common.tasks import BackgroundTasks
 from common.tracing import setup_tracing
@@ -56,7 +55,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
-        engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
+        engine = create_engine(
+            settings.database_url, pool_size=settings.db_pool_size, deadlines=Deadlines.of(settings), service=SERVICE
+        )
         sessions = create_session_factory(engine, concurrency=settings.db_concurrency)
         providers = IdentityProviders.from_settings(settings)
         tasks = BackgroundTasks()
@@ -78,7 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
             app.state.anonymous_limiter = SlidingWindowLimiter(limit=settings.anonymous_rate_limit_per_minute)
             app.state.readiness_checks = [
-                ("database", partial(database_ready, engine)),
+                ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds)),
             ]
             relay = OutboxRelay(
                 service=SERVICE,

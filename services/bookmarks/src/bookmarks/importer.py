@@ -33,7 +33,9 @@ from bookmarks.store import import_repository as store
 from bookmarks.store import repository
 from common.db import SessionFactory
 from common.events import Event
+from common.outages import is_outage
 from common.outbox import add_events
+from common.retry import Backoff
 from common.tasks import wait_for_event
 
 log = logging.getLogger("bookmarks.importer")
@@ -285,16 +287,53 @@ async def claim(sessions: SessionFactory, config: JobConfig) -> RowMapping | Non
 async def run_import_worker(
     sessions: SessionFactory, config: JobConfig, wakeup: asyncio.Event, poll_seconds: float = 5.0
 ) -> None:
-    """The background loop: claim, run, repeat; sleep until woken (a new upload) or ``poll_seconds``."""
+    """The background loop: claim, run, repeat; sleep until woken (a new upload) or ``poll_seconds``.
+    While the database is away or not answering, the loop backs off instead of polling at its pace."""
+    backoff = Backoff(first=0.5, cap=10.0)
     while True:
         try:
             row = await claim(sessions, config)
+            backoff.reset()
             if row is not None:
-                await run_import(sessions, row, config)
+                await run_through_outages(sessions, row, config)
                 continue
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception as exc:
+            if is_outage(exc):
+                log.warning("import worker: the database is unavailable (%s); retrying", type(exc).__name__)
+                await backoff.wait()
+                continue
             log.exception("import worker: unexpected error; retrying after a pause")
         wakeup.clear()
         await wait_for_event(wakeup, poll_seconds)
+
+
+async def run_through_outages(sessions: SessionFactory, row: RowMapping, config: JobConfig) -> None:
+    """Run a claimed import to its end. An outage pauses it, backing off, and it resumes from its last
+    checkpoint under the same lease (renewed on resuming): a slow database neither fails the import nor
+    counts as another claim. It stops when the lease turns out to be another worker's."""
+    import_id: uuid.UUID = row["id"]
+    current: RowMapping | None = row
+    backoff = Backoff(first=0.5, cap=10.0)
+    while True:
+        try:
+            if current is None:
+                current = await _resumed(sessions, import_id, config)
+                if current is None:
+                    log.warning("import %s: lease lost during an outage, another worker continues it", import_id)
+                    return
+            await run_import(sessions, current, config)
+            return
+        except Exception as exc:
+            if not is_outage(exc):
+                raise
+            log.warning("import %s waits for the database (%s)", import_id, type(exc).__name__)
+            current = None
+        await backoff.wait()
+
+
+async def _resumed(sessions: SessionFactory, import_id: uuid.UUID, config: JobConfig) -> RowMapping | None:
+    """The import's current row with our lease renewed, or None when the lease is no longer ours."""
+    async with sessions() as session, session.begin():
+        return await _lease(session, import_id, config)

@@ -14,10 +14,12 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -134,7 +136,9 @@ async def wait_finished(base: str, headers: dict[str, str], import_id: uuid.UUID
     raise AssertionError("the resumed import did not finish")
 
 
-async def check_exactly_once(engine: Any, import_id: uuid.UUID, user: uuid.UUID, record: dict[str, Any]) -> None:
+async def check_exactly_once(
+    engine: Any, import_id: uuid.UUID, user: uuid.UUID, record: dict[str, Any], *, claims_expected: int = 2
+) -> None:
     invalid = sum(1 for i in range(ITEMS) if i % 97 == 96)
     distinct = len({i - 5 if i % 10 == 9 else i for i in range(ITEMS) if i % 97 != 96})
     assert record["status"] == "completed"
@@ -163,4 +167,52 @@ async def check_exactly_once(engine: Any, import_id: uuid.UUID, user: uuid.UUID,
         claims = (await connection.execute(select(imports.c.claims).where(imports.c.id == import_id))).scalar_one()
     assert list(ordinals) == list(range(ITEMS))  # one report row per item: none skipped, none twice
     assert tuple(stored) == (distinct, distinct)  # one bookmark per distinct URL: no item imported twice
-    assert claims == 2
+    assert claims == claims_expected
+
+
+@contextmanager
+def postgres_stopped(infra: Any) -> Iterator[None]:
+    """SIGSTOP the stack's postmaster and every backend (nothing closed); SIGCONT on the way out."""
+    postmaster = int((Path(infra.postgres.data_dir) / "postmaster.pid").read_text().split("\n", 1)[0])
+    pids = [postmaster, *(c.pid for c in psutil.Process(postmaster).children(recursive=True))]
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in reversed(pids):
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+async def test_an_import_running_while_the_database_hangs_resumes_under_its_own_claim(
+    infra: Any, access_jwks: LocalJwksServer
+) -> None:
+    url = infra.fresh_database("bookmarks")
+    env = {
+        "DATABASE_URL_BOOKMARKS": url,
+        "KAFKA_BOOTSTRAP_SERVERS": infra.kafka_bootstrap,
+        "AUTH_URL": f"http://127.0.0.1:{access_jwks.port}",
+        "IMPORT_BATCH_SIZE": "20",
+        "IMPORT_LEASE_SECONDS": "60",  # longer than the hang: the lease must survive it
+        "IMPORT_POLL_SECONDS": "0.5",
+    }
+    user = uuid.uuid4()
+    headers = {"Authorization": f"Bearer {access_jwks.mint(sub=str(user), claims={'jti': uuid.uuid4().hex})}"}
+    engine = create_async_engine(url)
+    try:
+        with bookmarks_process(env) as (_, base):
+            await wait_ready(base)
+            async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+                response = await client.post(
+                    "/v1/imports", headers=headers, files={"file": ("b.html", netscape(ITEMS))}
+                )
+            assert response.status_code == 202, response.text
+            import_id = uuid.UUID(response.json()["data"]["id"])
+            await wait_for_progress(engine, import_id, at_least=60)
+            with postgres_stopped(infra):
+                await asyncio.sleep(6)  # longer than every database deadline: the batch in progress fails
+            record = await wait_finished(base, headers, import_id)
+        await check_exactly_once(engine, import_id, user, record, claims_expected=1)
+    finally:
+        await engine.dispose()

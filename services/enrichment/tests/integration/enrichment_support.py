@@ -59,12 +59,17 @@ class Site:
     base_url: str = ""
     hits: Counter[str] = field(default_factory=Counter)
     slow_started: dict[str, asyncio.Event] = field(default_factory=dict)
+    released: dict[str, asyncio.Event] = field(default_factory=dict)
 
     def url(self, path: str) -> str:
         return f"{self.base_url}{path}"
 
     def slow_event(self, key: str) -> asyncio.Event:
         return self.slow_started.setdefault(key, asyncio.Event())
+
+    def release_event(self, key: str) -> asyncio.Event:
+        """Set by a test to let the held page ``/held/{key}`` answer."""
+        return self.released.setdefault(key, asyncio.Event())
 
 
 def build_site(site: Site) -> Starlette:
@@ -96,6 +101,14 @@ def build_site(site: Site) -> Starlette:
                     return PlainTextResponse("client gone", status_code=499)
                 await asyncio.sleep(0.1)
         return HTMLResponse(article_html(request.path_params["key"]))
+
+    async def held(request: Request) -> Response:
+        # Answers the article once the test releases it (an attempt that ends when the test chooses).
+        count(request)
+        key = request.path_params["key"]
+        site.slow_event(key).set()
+        await site.release_event(key).wait()
+        return HTMLResponse(article_html(key))
 
     async def hang(request: Request) -> Response:
         # The first `times` requests hang until their client goes away (workers killed mid-attempt).
@@ -130,6 +143,7 @@ def build_site(site: Site) -> Starlette:
             Route("/flaky/{fails:int}/{key}", flaky),
             Route("/slow-once/{key}", slow_once),
             Route("/hang/{times:int}/{key}", hang),
+            Route("/held/{key}", held),
             Route("/render-hang/{key}", render_hang),
             Route("/plain/{key}", plain),
         ]

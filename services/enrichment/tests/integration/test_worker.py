@@ -8,11 +8,12 @@ test, as real ``python -m enrichment.worker`` processes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -479,3 +480,37 @@ async def _all_gone(processes: list[psutil.Process]) -> bool:
             return True
 
     return all(gone(p) for p in processes)
+
+
+# --- a database that stops answering -----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _postgres_stopped(infra: Any) -> Iterator[None]:
+    """SIGSTOP the stack's postmaster and every backend (nothing closed); SIGCONT on the way out."""
+    postmaster = int((Path(infra.postgres.data_dir) / "postmaster.pid").read_text().split("\n", 1)[0])
+    pids = [postmaster, *(c.pid for c in psutil.Process(postmaster).children(recursive=True))]
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in reversed(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+async def test_an_attempt_that_ends_while_the_database_hangs_is_recorded_once_afterwards(
+    infra: Any, db: Db, site: Site
+) -> None:
+    key = uuid.uuid4().hex[:8]
+    _, bookmark = await enqueue(db, site.url(f"/held/{key}"))
+    async with serve_app(worker_app(infra, db, worker_poll_seconds=0.2)):
+        await eventually(lambda: _event_set(site, key), timeout=60)
+        with _postgres_stopped(infra):
+            site.release_event(key).set()  # the attempt ends now; its outcome cannot be written yet
+            await asyncio.sleep(6)  # longer than every database deadline: the first writes time out
+        job = await eventually(lambda: job_ended(db), timeout=120)
+    assert (job["status"], job["attempts"], job["crashes"]) == ("completed", 1, 0)
+    assert site.hits[f"/held/{key}"] == 1
+    assert len(await db.events("enrichment.completed", clientBookmarkId=bookmark)) == 1

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from common.retry import Backoff
 from gateway.routing import UPSTREAMS, AuthMode, RouteSpec, route_for_path
 
 log = logging.getLogger("gateway.openapi")
@@ -313,14 +314,13 @@ class OpenApiCatalog:
         return self._combined
 
     async def run(self) -> None:
-        delay = 0.5
+        backoff = Backoff(first=0.5, cap=10.0)
         while True:
             missing = await self.refresh()
             if missing:
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+                await backoff.wait()
             else:
-                delay = 0.5
+                backoff.reset()
                 await asyncio.sleep(self.refresh_seconds)
 
     async def refresh(self) -> list[str]:

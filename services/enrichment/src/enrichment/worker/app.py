@@ -7,12 +7,11 @@ import socket
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 
 from fastapi import FastAPI
 
 from common.app import create_service_app, watch_broker
-from common.db import create_engine, create_session_factory, database_ready
+from common.db import DatabaseReadiness, Deadlines, create_engine, create_session_factory
 from common.outbox import OutboxRelay
 from common.tasks import BackgroundTasks
 from common.tracing import setup_tracing
@@ -44,7 +43,12 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
             max_concurrency=settings.worker_concurrency,
         )
         jobs_and_two = settings.worker_concurrency + 2  # a session per job, and two to spare
-        engine = create_engine(settings.database_url, pool_size=max(settings.db_pool_size, jobs_and_two))
+        engine = create_engine(
+            settings.database_url,
+            pool_size=max(settings.db_pool_size, jobs_and_two),
+            deadlines=Deadlines.of(settings),
+            service=SERVICE,
+        )
         sessions = create_session_factory(engine, concurrency=max(settings.db_concurrency, jobs_and_two))
         fetcher = SafeFetcher(
             timeout_seconds=settings.fetch_timeout_seconds,
@@ -67,6 +71,7 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
             cache_ttl_seconds=settings.cache_ttl_seconds,
             job_retention_seconds=settings.job_retention_seconds,
             max_crashes=settings.max_worker_crashes,
+            deadlines=Deadlines.of(settings),
         )
         # The worker writes enrichment events to the outbox too; its relay stands by (advisory lock)
         # so they are published even when no API replica runs.
@@ -91,7 +96,7 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
                 raise RuntimeError("the job worker stopped")
 
         app.state.readiness_checks = [
-            ("database", partial(database_ready, engine)),
+            ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds)),
             ("job-worker", worker_running),
         ]
         try:

@@ -12,14 +12,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 from opentelemetry import trace
 from opentelemetry.propagate import extract
 from opentelemetry.trace import Link, SpanKind
 
-from common.db import SessionFactory, asyncpg_dsn
+from common.db import Deadlines, SessionFactory, asyncpg_dsn
+from common.outages import is_outage
+from common.retry import Backoff, retry
 from common.tasks import wait_for_event
 from enrichment import service
 from enrichment.domain.model import JOB_STATUSES
@@ -69,6 +71,7 @@ class JobWorker:
         max_crashes: int = 5,
         stats_interval_seconds: float = 5.0,
         housekeeping_interval_seconds: float = 300.0,
+        deadlines: Deadlines | None = None,
     ) -> None:
         self.sessions = sessions
         self.dsn = asyncpg_dsn(database_url)
@@ -83,6 +86,7 @@ class JobWorker:
         self.job_retention_seconds = job_retention_seconds
         self.stats_interval_seconds = stats_interval_seconds
         self.housekeeping_interval_seconds = housekeeping_interval_seconds
+        self.deadlines = deadlines or Deadlines()
         self._wake = _WakeUp()
         self._poller_idle = False  # one idle slot polls for due work, see _wait_idle
         self.busy = 0
@@ -99,7 +103,7 @@ class JobWorker:
                 group.create_task(self._slot(), name=f"slot-{slot}")
 
     async def _slot(self) -> None:
-        delay = 0.5
+        backoff = Backoff(first=0.5, cap=10.0)
         polled = False
         while True:
             idle = self._wake.current()
@@ -110,13 +114,12 @@ class JobWorker:
                     lease_seconds=self.lease_seconds,
                     max_crashes=self.max_crashes,
                 )
-                delay = 0.5
+                backoff.reset()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # database unreachable: back off, the jobs are safe in it
-                log.warning("claiming a job failed: %s", exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+            except Exception as exc:  # database unreachable or slow: back off, the jobs are safe in it
+                log.warning("claiming a job failed: %r", exc)
+                await backoff.wait()
                 continue
             if job is None:
                 polled = await self._wait_idle(idle)
@@ -148,25 +151,26 @@ class JobWorker:
 
     async def _listen(self) -> None:
         """LISTEN for new jobs (a latency optimisation only: slots poll anyway)."""
-        delay = 0.5
+        backoff = Backoff(first=0.5, cap=30.0)
         while True:
             conn: asyncpg.Connection | None = None
             try:
-                conn = await asyncpg.connect(self.dsn)
+                conn = await asyncpg.connect(
+                    self.dsn, timeout=self.deadlines.connect, command_timeout=self.deadlines.statement
+                )
                 await conn.add_listener(JOBS_CHANNEL, lambda *_: self._wake.notify())
-                delay = 0.5
+                backoff.reset()
                 while not conn.is_closed():  # noqa: ASYNC110 - asyncpg offers no close event to await
                     await asyncio.sleep(5.0)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.info("jobs listener reconnecting: %s", exc)
+                log.info("jobs listener reconnecting: %r", exc)
             finally:
                 if conn is not None:
                     with contextlib.suppress(Exception):
-                        await conn.close()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 30.0)
+                        await conn.close(timeout=self.deadlines.connect)
+            await backoff.wait()
 
     @staticmethod
     async def _every(seconds: float, action: Callable[[], object]) -> None:
@@ -178,7 +182,7 @@ class JobWorker:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("periodic task failed: %s", exc)
+                log.warning("periodic task failed: %r", exc)
             await asyncio.sleep(seconds)
 
     async def refresh_stats(self) -> None:
@@ -230,10 +234,36 @@ class JobWorker:
         return outcome
 
     async def _record(self, job: ClaimedJob, work: asyncio.Task[Enrichment]) -> str:
-        error = work.exception()
+        """Record the attempt's outcome. An outage while recording is retried, backing off, for as long as
+        the lease lasts: a slow database neither loses a finished attempt nor counts it as a crash. The
+        writes are fenced by the attempt, so a retry after a commit whose answer was lost records nothing
+        twice (it finds the attempt ended and reports it lost)."""
+        store = self._outcome_writer(job, work)
         try:
-            if error is None:
-                enrichment = work.result()
+            return await retry(
+                store,
+                retryable=is_outage,
+                backoff=Backoff(first=0.5, cap=5.0),
+                deadline_seconds=self.lease_seconds,
+                on_retry=lambda exc, delay: log.warning(
+                    "recording an attempt waits for the database",
+                    extra={"job_id": str(job.id), "retry_in": round(delay, 2), "error": type(exc).__name__},
+                ),
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            # Could not record (database away for longer than the lease): the job is attempted again.
+            log.error("recording an attempt failed", extra={"job_id": str(job.id)}, exc_info=exc)
+            return "unrecorded"
+
+    def _outcome_writer(self, job: ClaimedJob, work: asyncio.Task[Enrichment]) -> Callable[[], Awaitable[str]]:
+        """What records the finished attempt ``work`` (called again after an outage)."""
+        error = work.exception()
+        if error is None:
+            enrichment = work.result()
+
+            async def complete() -> str:
                 kept = await service.complete_job(
                     sessions=self.sessions,
                     job=job,
@@ -243,14 +273,18 @@ class JobWorker:
                     cache_ttl_seconds=self.cache_ttl_seconds,
                 )
                 return "completed" if kept else "lost"
-            code: str
-            if isinstance(error, FetchError):
-                FETCH_ERRORS.labels(error.code).inc()
-                code, retriable = error.code, error.retriable
-                log.info("attempt failed", extra={"job_id": str(job.id), "code": code, "detail": error.message})
-            else:
-                code, retriable = UNEXPECTED_ERROR_CODE, True
-                log.error("attempt crashed", extra={"job_id": str(job.id)}, exc_info=error)
+
+            return complete
+        code: str
+        if isinstance(error, FetchError):
+            FETCH_ERRORS.labels(error.code).inc()
+            code, retriable = error.code, error.retriable
+            log.info("attempt failed", extra={"job_id": str(job.id), "code": code, "detail": error.message})
+        else:
+            code, retriable = UNEXPECTED_ERROR_CODE, True
+            log.error("attempt crashed", extra={"job_id": str(job.id)}, exc_info=error)
+
+        async def fail() -> str:
             status = await service.fail_attempt(
                 sessions=self.sessions,
                 job=job,
@@ -260,18 +294,20 @@ class JobWorker:
                 retry_delays=self.retry_delays,
             )
             return status or "lost"
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            # Could not record (database down): the lease runs out and the job is attempted again.
-            log.error("recording an attempt failed", extra={"job_id": str(job.id)}, exc_info=exc)
-            return "unrecorded"
+
+        return fail
 
     async def _heartbeat(self, job: ClaimedJob) -> None:
-        """Extend the lease every third of it; return only when the lease is lost."""
+        """Extend the lease every third of it; return only when the lease is lost.
+
+        A failed extension (the database away or not answering) is tried again soon, backing off, not a
+        whole interval later: the lease then survives a database that stops answering for up to about
+        two thirds of it, counted from the last extension."""
         interval = self.lease_seconds / 3
+        backoff = Backoff(first=min(0.5, interval), cap=interval)
+        delay = interval
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(delay)
             try:
                 kept = await service.extend_lease(
                     sessions=self.sessions, job=job, worker_id=self.worker_id, lease_seconds=self.lease_seconds
@@ -279,10 +315,13 @@ class JobWorker:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a database blip: the lease is still valid for a while, try again
-                log.warning("lease heartbeat failed: %s", exc)
+                log.warning("lease heartbeat failed: %r", exc)
+                delay = backoff.next_delay()
                 continue
             if not kept:
                 return
+            backoff.reset()
+            delay = interval
 
 
 async def _cancel(*tasks: asyncio.Task[object] | asyncio.Task[Enrichment] | asyncio.Task[None]) -> None:

@@ -34,6 +34,7 @@ from common.consumer import BACKGROUND_FETCH_MAX_WAIT_MS, FETCHER_SAFETY_WAKE_MS
 from common.events import BookmarkDeleted, BookmarkSaved, CollectionChanged, UserDeleted, UserMerged, parse_event
 from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED
 from common.outbox import start_with_retry
+from common.retry import Backoff
 
 log = logging.getLogger("gateway.events")
 
@@ -88,21 +89,20 @@ class TopicTail:
         return self._positions.get(TopicPartition(topic, partition))
 
     async def run(self) -> None:
-        delay = 0.5
+        backoff = Backoff(first=0.5, cap=10.0)
         while True:
             consumer = await start_with_retry(self._new_consumer, f"gateway {self.name} tail")
             self._consumer = consumer
             try:
                 partitions = await self._assign(consumer)
                 targets = await self._position(consumer, partitions)
-                delay = 0.5
+                backoff.reset()
                 await self._consume(consumer, targets)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.warning("%s tail restarting after error: %s", self.name, exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+                await backoff.wait()
             finally:
                 self._consumer = None
                 with contextlib.suppress(Exception):
@@ -126,6 +126,7 @@ class TopicTail:
         )
 
     async def _assign(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
+        backoff = Backoff(first=1.0, cap=5.0)
         while True:
             await consumer.topics()  # refreshes cluster metadata for every topic
             partitions: list[TopicPartition] = []
@@ -140,7 +141,7 @@ class TopicTail:
                 consumer.assign(partitions)
                 return partitions
             log.warning("%s tail waiting for topics %s", self.name, missing)
-            await asyncio.sleep(1.0)
+            await backoff.wait()
 
     async def _position(
         self, consumer: AIOKafkaConsumer, partitions: list[TopicPartition]
