@@ -11,6 +11,7 @@ from fastapi import APIRouter, FastAPI
 
 from auth import service
 from auth.api.routes import admin_router, internal_router, me_router, router
+from auth.domain import pairing
 from auth.domain.keys import KeyRing
 from auth.domain.ratelimit import SlidingWindowLimiter
 from auth.domain.tokens import TokenIssuer
@@ -37,10 +38,12 @@ async def _signing_keys(settings: Settings, sessions: SessionFactory) -> KeyRing
 
 
 async def _prune_forever(sessions: SessionFactory) -> None:
-    """Expired refresh tokens are useless but would otherwise accumulate one row per rotation."""
+    """Expired refresh tokens and pairing codes are useless but would otherwise accumulate."""
     while True:
         try:
             while await service.prune_refresh_tokens(sessions=sessions) > 0:
+                pass
+            while await service.prune_pairing_codes(sessions=sessions) > 0:
                 pass
         except Exception as exc:  # database away: try again next round
             log.warning("refresh-token pruning failed: %s", exc)
@@ -78,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 jwks=LocalJwks(keys), issuer=settings.jwt_issuer, audience=settings.jwt_audience
             )
             app.state.anonymous_limiter = SlidingWindowLimiter(limit=settings.anonymous_rate_limit_per_minute)
+            app.state.pairing_claim_limiter = SlidingWindowLimiter(limit=pairing.MAX_REFUSED_CLAIMS_PER_MINUTE)
             app.state.readiness_checks = [
                 ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds)),
             ]

@@ -203,6 +203,24 @@ async def test_body_over_one_mib_is_413(gateway: Any, stand_in: Any, tokens: Any
     assert ONE_MIB + 1 not in stand_in.uploads  # the upstream never got a complete oversized body
 
 
+async def test_a_capture_may_send_sixteen_mib_and_no_more(gateway: Any, stand_in: Any, tokens: Any) -> None:
+    stand_in.reset()
+    headers = bearer(tokens.mint())
+    limit = 16 * ONE_MIB
+
+    exact = await gateway.client.post("/v1/enrichment/capture", content=b"a" * limit, headers=headers)
+    over = await gateway.client.post("/v1/enrichment/capture", content=b"a" * (limit + 1), headers=headers)
+
+    assert exact.status_code == 200
+    assert exact.json() == {"received": limit}
+    assert over.status_code == 413
+    assert over.json()["code"] == "payload-too-large"
+    assert "16 MiB" in over.json()["message"]
+    # Only that route: the same body to another path of the section keeps the 1 MiB limit.
+    other = await gateway.client.post("/v1/enrichment/enqueue", content=b"a" * (ONE_MIB + 1), headers=headers)
+    assert other.status_code == 413
+
+
 async def test_protected_routes_need_a_valid_bearer(gateway: Any, tokens: Any, jwks_server: Any) -> None:
     cases = {
         "missing": {},
@@ -248,6 +266,7 @@ async def test_public_and_admin_routes_are_left_to_the_upstream(gateway: Any) ->
         ("POST", "/v1/auth/refresh"),
         ("POST", "/v1/auth/logout"),
         ("GET", "/v1/auth/jwks"),
+        ("POST", "/v1/auth/pairing/claim"),
         ("PUT", "/v1/admin/users/123/subscription"),
     ]:
         response = await gateway.client.request(method, path, headers=bearer("garbage"))
@@ -356,3 +375,13 @@ async def test_plain_get_on_the_websocket_path_is_400(gateway: Any) -> None:
     response = await gateway.client.get("/v1/events")
     assert response.status_code == 400
     assert response.json()["code"] == "invalid-request"
+
+
+async def test_pairing_needs_a_token_to_issue_and_none_to_claim(gateway: Any, tokens: Any) -> None:
+    refused = await gateway.client.post("/v1/auth/pairing")
+    assert refused.status_code == 401
+    assert refused.json()["code"] == "unauthorized"
+    assert (await gateway.client.post("/v1/auth/pairing", headers=bearer(tokens.mint()))).status_code == 200
+    claimed = await gateway.client.post("/v1/auth/pairing/claim", json={"code": "ABCD-EFGH"})
+    assert claimed.status_code == 200
+    assert "authorization" not in received_headers(claimed)

@@ -120,3 +120,18 @@ class SigningKeyRow(AuthTable, table=True):
     private_pem: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime = Field(sa_column=_created_at())
     retired_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class PairingCodeRow(AuthTable, table=True):
+    """A live pairing code, by the SHA-256 of its canonical form; deleted when claimed, pruned when expired."""
+
+    __tablename__ = "pairing_codes"
+    __table_args__ = (
+        Index("ix_pairing_codes_user", "user_id"),
+        Index("ix_pairing_codes_expires", "expires_at"),
+    )
+
+    code_hash: bytes = Field(sa_column=Column(LargeBinary, primary_key=True))
+    user_id: uuid.UUID = Field(sa_column=_user_fk())
+    created_at: datetime = Field(sa_column=_created_at())
+    expires_at: datetime = Field(sa_column=_ts(nullable=False))

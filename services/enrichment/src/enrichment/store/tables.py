@@ -3,8 +3,9 @@
 Hot queries and the index that serves each:
 
 - worker claim: due in-flight jobs by ``next_attempt_at`` → ``ix_jobs_due`` (partial, in-flight only)
-- enqueue attach: the one in-flight job of a normalized URL → ``ux_jobs_in_flight_url`` (partial unique,
-  which also makes "one job per URL in flight" a database invariant)
+- enqueue attach: the one in-flight shared job of a normalized URL → ``ux_jobs_in_flight_url`` (partial
+  unique, which also makes "one shared job per URL in flight" a database invariant; captured jobs are
+  private and outside it)
 - completion fan-out: bookmarks attached to a job → ``ix_bookmark_enrichments_job``
 - duplicate check: a user's bookmarks with a normalized URL → ``ix_bookmark_enrichments_user_url``,
   ``ix_bookmark_urls_user_url``
@@ -64,7 +65,13 @@ class JobRow(EnrichmentTable, table=True):
         ),
         Index("ix_jobs_due", "next_attempt_at", postgresql_where=text(_IN_FLIGHT_SQL)),
         Index("ix_jobs_due_by_priority", "priority", "next_attempt_at", postgresql_where=text(_IN_FLIGHT_SQL)),
-        Index("ux_jobs_in_flight_url", "normalized_url", unique=True, postgresql_where=text(_IN_FLIGHT_SQL)),
+        # Captured jobs (private_for) are one user's own: they never block or serve another enqueue.
+        Index(
+            "ux_jobs_in_flight_url",
+            "normalized_url",
+            unique=True,
+            postgresql_where=text(f"{_IN_FLIGHT_SQL} AND private_for IS NULL"),
+        ),
         Index("ix_jobs_charged_user", "charged_user_id", postgresql_where=text("charged_user_id IS NOT NULL")),
         Index("ix_jobs_finished", "updated_at", postgresql_where=text("status IN ('completed', 'failed')")),
         Index("ix_jobs_status", "status"),
@@ -82,6 +89,9 @@ class JobRow(EnrichmentTable, table=True):
     next_attempt_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
     # Claim order: 0 (INTERACTIVE) before 1 (BULK, bookmarks written by an import), then longest waiting.
     priority: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    # The user whose captured page this job analyses (POST /v1/enrichment/capture); NULL for a shared
+    # job that fetches its URL. A private job's result reaches neither the cache nor shared snapshots.
+    private_for: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
     lease_until: datetime | None = Field(default=None, sa_column=_ts())
     worker_id: str | None = Field(default=None, sa_column=Column(Text))
     error_code: str | None = Field(default=None, sa_column=Column(Text))
@@ -147,6 +157,45 @@ class SnapshotRow(EnrichmentTable, table=True):
 
     normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
     kind: str = Field(sa_column=Column(Text, primary_key=True))
+    content_type: str = Field(sa_column=Column(Text, nullable=False))
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
+    job_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class CapturedPageRow(EnrichmentTable, table=True):
+    """The HTML a user's browser captured, waiting for its private job; deleted when the job ends.
+
+    Apart from ``jobs`` so that the job rows the worker scans and keeps for their retention stay small,
+    and so that up to 10 MiB per capture live only as long as the job needs them.
+    """
+
+    __tablename__ = "captured_pages"
+    __table_args__ = (Index("ix_captured_pages_user", "user_id"),)
+
+    job_id: uuid.UUID = Field(
+        sa_column=Column(UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    )
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    html: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    title: str | None = Field(default=None, sa_column=Column(Text))  # document.title as the browser had it
+    size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class PrivateSnapshotRow(EnrichmentTable, table=True):
+    """Captures made from a user's captured page: stored under that user's bookmark, served only to it."""
+
+    __tablename__ = "private_snapshots"
+    __table_args__ = (
+        CheckConstraint("kind IN ('html', 'screenshot', 'readable_text')", name="ck_private_snapshots_kind"),
+    )
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    kind: str = Field(sa_column=Column(Text, primary_key=True))
+    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
     content_type: str = Field(sa_column=Column(Text, nullable=False))
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
