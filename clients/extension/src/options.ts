@@ -4,12 +4,13 @@ import { signInRequest } from "./lib/api.ts";
 import { DEFAULT_SERVER_URL } from "./lib/config.ts";
 import { describeError } from "./lib/errors.ts";
 import { storageArea, webLocks } from "./lib/kv.ts";
+import { byId } from "./lib/dom.ts";
 import { ask } from "./lib/messages.ts";
 import { WriteQueue } from "./lib/queue.ts";
 import { InvalidServerUrl, normalizeServerUrl, originPattern } from "./lib/server.ts";
 import { SessionManager } from "./lib/session.ts";
 
-const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const $ = byId;
 const serverInput = $<HTMLInputElement>("server");
 const codeInput = $<HTMLInputElement>("code");
 const fetcher: typeof fetch = (input, init) => fetch(input, init);
@@ -27,7 +28,7 @@ async function render(): Promise<void> {
   serverInput.value = await session.serverUrl();
   serverInput.disabled = account !== undefined;
   $("signed-out").hidden = account !== undefined;
-  $("account-changed").hidden = account === undefined;
+  $("signed-in").hidden = account === undefined;
   if (account) {
     const kind = account.isAnonymous ? "a library without a sign-in" : "your account";
     $("who").textContent = `Signed in to ${kind} on ${serverInput.value}.`;

@@ -3,11 +3,12 @@
 import type { SaveOutcome, SaveRequest } from "./lib/actions.ts";
 import type { Bookmark } from "./lib/api.ts";
 import type { CollectionChoice } from "./lib/collections.ts";
+import { byId } from "./lib/dom.ts";
 import { ask, type PageState } from "./lib/messages.ts";
 import { isSaveableUrl } from "./lib/server.ts";
 import { InvalidTags, formatTags, parseTags } from "./lib/tags.ts";
 
-const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const $ = byId;
 const form = $<HTMLFormElement>("form");
 const titleInput = $<HTMLInputElement>("title");
 const tagsInput = $<HTMLInputElement>("tags");
