@@ -94,7 +94,9 @@ extension-deps: venv
 extension: extension-deps
 	$(EXT_ENV) node build.mjs
 
-# tsc --noEmit (strict) and the unit tests (node's test runner, TypeScript run by type stripping).
-extension-test: extension-deps
+# tsc --noEmit (strict), the unit tests (node's test runner, TypeScript run by type stripping) and
+# Mozilla's addons-linter (what web-ext lint runs; offline) on the Firefox build.
+extension-test: extension
 	$(EXT_ENV) node_modules/.bin/tsc --noEmit -p tsconfig.json
 	$(EXT_ENV) node --test test/*.test.ts
+	$(EXT_ENV) node_modules/.bin/addons-linter --warnings-as-errors --output text dist/firefox

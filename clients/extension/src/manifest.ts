@@ -32,7 +32,16 @@ export function manifest(target: Target, version: string): Record<string, unknow
     return {
       ...base,
       background: { scripts: ["background.js"] },
-      browser_specific_settings: { gecko: { id: FIREFOX_ID, strict_min_version: "128.0" } },
+      browser_specific_settings: {
+        gecko: {
+          id: FIREFOX_ID,
+          strict_min_version: "140.0",
+          // What goes to the user's own server: the pages they save (URL, title, rendered HTML) and the
+          // URL of each page they visit, looked up for the badge.
+          data_collection_permissions: { required: ["browsingActivity", "websiteContent"] },
+        },
+        gecko_android: { strict_min_version: "142.0" },
+      },
     };
   }
   return { ...base, background: { service_worker: "background.js" }, minimum_chrome_version: "116" };
