@@ -80,6 +80,7 @@ async function onSubmit(event: SubmitEvent): Promise<void> {
       ? await ask<SaveOutcome>({ type: "update", id: saved.clientBookmarkId, request: body })
       : await ask<SaveOutcome>({ type: "save", request: body });
     if (outcome.bookmark) showSaved(outcome.bookmark);
+    if (outcome.state === "queued") showQueued((await ask<PageState>({ type: "state", url: body.url })).queued);
     status(outcome.message, outcome.capture === "failed" || outcome.capture === "too-large" ? "error" : "ok");
   });
 }

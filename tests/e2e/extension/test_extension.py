@@ -158,6 +158,7 @@ async def test_a_page_saved_offline_arrives_after_reconnect(
     await popup.get_by_label("Tags").fill("train")
     await popup.get_by_role("button", name="Save page").click()
     await page_expect(popup.get_by_role("status")).to_contain_text("You're offline")
+    await page_expect(popup.get_by_text("1 save waiting to be sent.")).to_be_visible()
     await popup.screenshot(path=str(SCREENSHOTS / "extension-popup-offline.png"))
     queue = (await browser.storage("local"))["queue"]
     assert [w["body"]["url"] for w in queue] == [url]
