@@ -18,6 +18,7 @@ from extension_support import (  # noqa: E402
     ExtensionBrowser,
     MembersSite,
     SwitchableProxy,
+    Xvfb,
     build_extension,
     chromium_with_extension,
 )
@@ -48,4 +49,20 @@ async def server_path(stack: Any) -> AsyncIterator[SwitchableProxy]:
 @pytest.fixture
 async def browser(extension_dir: Path, tmp_path: Path) -> AsyncIterator[ExtensionBrowser]:
     async with chromium_with_extension(extension_dir, tmp_path / "profile") as extension_browser:
+        yield extension_browser
+
+
+@pytest.fixture(scope="session")
+def xvfb() -> Iterator[Xvfb]:
+    if not Xvfb.available():
+        pytest.skip("no Xvfb (Debian's xvfb package; .ci/run installs it): the toolbar cannot be shown")
+    display = Xvfb().start()
+    yield display
+    display.stop()
+
+
+@pytest.fixture
+async def windowed_browser(extension_dir: Path, tmp_path: Path, xvfb: Xvfb) -> AsyncIterator[ExtensionBrowser]:
+    """The browser with a window on a virtual display: its toolbar shows the badge and the real popup."""
+    async with chromium_with_extension(extension_dir, tmp_path / "profile", display=xvfb.display) as extension_browser:
         yield extension_browser

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import html
 import json
+import os
 import secrets
 import shutil
 import string
@@ -195,6 +196,7 @@ class ExtensionBrowser:
     context: BrowserContext
     worker: Worker
     extension_id: str
+    windowed: bool = False
 
     def page_url(self, name: str, query: str = "") -> str:
         return f"chrome-extension://{self.extension_id}/{name}{query}"
@@ -211,7 +213,8 @@ class ExtensionBrowser:
         """The popup's page for ``tab_id``, opened as a tab of its own at the popup's size (automation
         cannot click the toolbar button)."""
         popup = await self.context.new_page()
-        await popup.set_viewport_size({"width": 360, "height": 480})
+        if not self.windowed:  # with a window, this would resize the whole browser window
+            await popup.set_viewport_size({"width": 360, "height": 480})
         await popup.goto(self.page_url("popup.html", f"?tab={tab_id}"))
         return popup
 
@@ -219,26 +222,72 @@ class ExtensionBrowser:
         return dict(await self.worker.evaluate(f"chrome.storage.{area}.get(null)"))
 
 
+class Xvfb:
+    """A virtual X display (Debian's xvfb), for a browser with its toolbar, badge and real popup."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self.display = ""
+
+    @staticmethod
+    def available() -> bool:
+        return shutil.which("Xvfb") is not None
+
+    def start(self) -> Xvfb:
+        read, write = os.pipe()
+        self._process = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+            pass_fds=(write,),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(write)
+        with os.fdopen(read) as announced:
+            number = announced.readline().strip()  # written once the display accepts clients
+        assert number, "Xvfb did not start"
+        self.display = f":{number}"
+        return self
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=30)
+
+    def grab(self, path: Path, box: tuple[int, int, int, int]) -> None:
+        from PIL import ImageGrab
+
+        ImageGrab.grab(xdisplay=self.display).crop(box).save(path)
+
+
 @contextlib.asynccontextmanager
-async def chromium_with_extension(extension: Path, profile: Path) -> AsyncIterator[ExtensionBrowser]:
+async def chromium_with_extension(
+    extension: Path, profile: Path, *, display: str | None = None
+) -> AsyncIterator[ExtensionBrowser]:
+    """Chromium with the unpacked extension: in the new headless mode, or with a window on ``display``."""
+    args = [
+        f"--disable-extensions-except={extension}",
+        f"--load-extension={extension}",
+        "--no-sandbox",
+        "--test-type",  # no "unsupported command-line flag" bar over the page
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--window-position=0,0",
+        "--window-size=1280,720",
+    ]
+    env = {**os.environ, "DISPLAY": display} if display else None
     async with async_playwright() as playwright:
         context = await playwright.chromium.launch_persistent_context(
             str(profile),
             executable_path=CHROMIUM,
-            headless=False,  # the new headless mode below runs extensions; the old one does not
-            args=[
-                "--headless=new",
-                f"--disable-extensions-except={extension}",
-                f"--load-extension={extension}",
-                "--no-sandbox",
-                "--no-first-run",
-                "--no-default-browser-check",
-            ],
+            headless=False,  # the new headless mode runs extensions; the old one does not
+            args=args if display else ["--headless=new", *args],
+            env=env,
+            viewport=None if display else {"width": 1280, "height": 720},
         )
         try:
             worker = context.service_workers[0] if context.service_workers else None
             if worker is None:
                 worker = await context.wait_for_event("serviceworker", timeout=30_000)
-            yield ExtensionBrowser(context, worker, worker.url.split("/")[2])
+            yield ExtensionBrowser(context, worker, worker.url.split("/")[2], windowed=display is not None)
         finally:
             await context.close()

@@ -9,11 +9,12 @@ exactly what the browser's ``contextMenus.onClicked`` and ``commands.onCommand``
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
 from e2e_support import Device, anonymous, expect, wait_enriched, wait_for
-from extension_support import SCREENSHOTS, ExtensionBrowser, MembersSite, SwitchableProxy, random_word
+from extension_support import SCREENSHOTS, ExtensionBrowser, MembersSite, SwitchableProxy, Xvfb, random_word
 from playwright.async_api import Page
 from playwright.async_api import expect as page_expect
 
@@ -196,6 +197,44 @@ async def test_start_a_new_library_keeps_the_refresh_token_only_in_local_storage
     await options.get_by_role("button", name="Sign out").click()
     await page_expect(options.get_by_role("button", name="Start a new library")).to_be_visible()
     assert "account" not in await browser.storage("local")
+
+
+async def test_the_toolbar_shows_the_badge_and_the_popup_of_a_saved_page(
+    http: httpx.AsyncClient,
+    windowed_browser: ExtensionBrowser,
+    members_site: MembersSite,
+    server_path: SwitchableProxy,
+    xvfb: Xvfb,
+) -> None:
+    browser = windowed_browser
+    device = await anonymous(http)
+    await device.enable_ai()
+    expect(await device.request("PUT", "/v1/collections/reading", json={"name": "Reading"}), 200)
+    await sign_in_with_pairing_code(browser, device, server_path.url)
+    url = members_site.add_members_page("Members' guide to sourdough", "<p>Only members read this.</p>")
+    page, tab_id = await open_logged_in(browser, members_site, url)
+    popup = await browser.open_popup(tab_id)
+    await popup.get_by_label("Tags").fill("baking, members")
+    await popup.get_by_label("Collection").select_option(label="Reading")
+    await popup.get_by_role("button", name="Save page").click()
+    await page_expect(popup.get_by_role("status")).to_contain_text("Saved")
+    await popup.close()
+    await page.bring_to_front()
+    await wait_for(lambda: _badge_is(browser, tab_id, BADGE_SAVED), timeout=30, what="badge after saving")
+
+    # The real popup, opened on its toolbar button, over the page: the badge and the "Saved" state.
+    await browser.worker.evaluate("chrome.action.openPopup()")
+
+    async def popup_ready() -> bool:
+        state = await browser.worker.evaluate(
+            "chrome.runtime.getContexts({contextTypes: ['POPUP']}).then((c) => c.length)"
+        )
+        return bool(state)
+
+    await wait_for(popup_ready, timeout=30, what="the popup open")
+    await asyncio.sleep(1.5)  # the popup's first paint (not an assertion: only the picture waits for it)
+    xvfb.grab(SCREENSHOTS / "extension-badge.png", (600, 0, 1280, 560))  # the toolbar's right end
+    await page.close()
 
 
 async def _badge_is(browser: ExtensionBrowser, tab_id: int, text: str) -> bool:
