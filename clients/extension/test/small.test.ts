@@ -43,6 +43,10 @@ test("a capture is bounded by its UTF-8 size, not its length in characters", () 
   assert.deepEqual(bound(null), { skipped: "too-large" });
 });
 
+test("a lone surrogate in the page becomes U+FFFD, so the server gets valid UTF-8 text", () => {
+  assert.deepEqual(bound("<p>a\ud800b \ud83d\ude00</p>"), { html: "<p>a\ufffdb \ud83d\ude00</p>" });
+});
+
 test("lookup answers expire after LOOKUP_TTL_MS and the cache holds a bounded number", () => {
   let now = 0;
   const cache = new LookupCache(() => now);

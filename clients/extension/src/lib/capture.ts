@@ -15,9 +15,13 @@ export function utf8Length(text: string): number {
   return new TextEncoder().encode(text).byteLength;
 }
 
+/** The HTML to send: a lone surrogate (possible in a DOM string, not in UTF-8 text, so refused by the
+ * server) becomes U+FFFD, and a page over the limit is not sent at all. */
 export function bound(html: string | null): Captured {
-  if (html === null || utf8Length(html) > MAX_CAPTURE_HTML_BYTES) return { skipped: "too-large" };
-  return { html };
+  if (html === null) return { skipped: "too-large" };
+  const text = html.toWellFormed();
+  if (utf8Length(text) > MAX_CAPTURE_HTML_BYTES) return { skipped: "too-large" };
+  return { html: text };
 }
 
 /** Reads the tab's DOM with scripting.executeScript (activeTab or the page's host permission). */
