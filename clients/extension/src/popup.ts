@@ -79,7 +79,8 @@ async function onSubmit(event: SubmitEvent): Promise<void> {
     const outcome = saved
       ? await ask<SaveOutcome>({ type: "update", id: saved.clientBookmarkId, request: body })
       : await ask<SaveOutcome>({ type: "save", request: body });
-    if (outcome.bookmark) showSaved(outcome.bookmark);
+    // A save queued offline is edited under the id it was given, so a second click adds no duplicate.
+    showSaved(outcome.bookmark ?? { clientBookmarkId: outcome.id, url: body.url, title: body.title ?? null, userTags: body.tags ?? [], collectionIds: body.collectionIds ?? [] });
     if (outcome.state === "queued") showQueued((await ask<PageState>({ type: "state", url: body.url })).queued);
     status(outcome.message, outcome.capture === "failed" || outcome.capture === "too-large" ? "error" : "ok");
   });

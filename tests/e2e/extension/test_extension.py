@@ -122,6 +122,7 @@ async def test_context_menu_and_shortcut_save_through_their_handlers(
     http: httpx.AsyncClient, browser: ExtensionBrowser, members_site: MembersSite, server_path: SwitchableProxy
 ) -> None:
     device = await anonymous(http)
+    await device.enable_ai()
     await sign_in_with_pairing_code(browser, device, server_path.url)
     linked = members_site.add_public_page("Linked page", "<p>Linked.</p>")
     url = members_site.add_public_page("Page with a link", f'<p><a href="{linked}">a link</a></p>')
@@ -160,9 +161,13 @@ async def test_a_page_saved_offline_arrives_after_reconnect(
     await popup.get_by_role("button", name="Save page").click()
     await page_expect(popup.get_by_role("status")).to_contain_text("You're offline")
     await page_expect(popup.get_by_text("1 save waiting to be sent.")).to_be_visible()
+    await popup.get_by_label("Tags").fill("train, later")
+    await popup.get_by_role("button", name="Save changes").click()  # queued under the same id
+    await page_expect(popup.get_by_text("2 saves waiting to be sent.")).to_be_visible()
     await popup.screenshot(path=str(SCREENSHOTS / "extension-popup-offline.png"))
     queue = (await browser.storage("local"))["queue"]
-    assert [w["body"]["url"] for w in queue] == [url]
+    assert [w["body"]["url"] for w in queue] == [url, url]
+    assert queue[0]["id"] == queue[1]["id"]
     assert await bookmark_of(device, url) is None
 
     # Back online, the retry alarm sends the queue with the id the write was given offline.
@@ -172,7 +177,7 @@ async def test_a_page_saved_offline_arrives_after_reconnect(
         return await bookmark_of(device, url)
 
     saved = await wait_for(arrived, timeout=150, interval=2, what="the offline save on the server")
-    assert saved["clientBookmarkId"] == queue[0]["id"] and saved["userTags"] == ["train"]
+    assert saved["clientBookmarkId"] == queue[0]["id"] and saved["userTags"] == ["train", "later"]
     assert (await browser.storage("local")).get("queue") == []
     await page.close()
 
