@@ -43,6 +43,7 @@ IMPORT_FORMATS = ("auto", "netscape", "pocket-csv", "omnivore", "instapaper-csv"
 DEFAULT_PROFILE = "~/.bookmarks-client/default.sqlite"
 
 EXPORT_FORMATS = ("netscape", "json", "csv")
+CAPTURE_MAX_BYTES = 10 * 1024 * 1024
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -115,6 +116,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     how = login.add_mutually_exclusive_group()
     how.add_argument("--anonymous", action="store_true", help="create an anonymous account (default)")
     how.add_argument("--idp-a-token", metavar="TOKEN", help="sign in with an identity token of provider A")
+    how.add_argument("--code", metavar="CODE", help="join the account of a pairing code (`bookmarks pair`)")
     login.add_argument("--link", action="store_true", help="attach the identity to the current account")
     login.add_argument("--force", action="store_true", help="sign in anew even if already signed in")
 
@@ -187,9 +189,22 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     export = command("export", "write the server's export of the whole library to stdout (progress on stderr)")
     export.add_argument("--format", dest="fmt", required=True, choices=EXPORT_FORMATS, help="file format")
 
+    _pairing_and_capture_parsers(command)
+
     logout = command("logout", "revoke the session and wipe the local profile")
     logout.add_argument("--discard-pending", action="store_true", help="log out even if changes are not synced")
     return parser
+
+
+def _pairing_and_capture_parsers(command: Any) -> None:
+    command("pair", "show a one-time code that signs another device into this account")
+    capture = command("capture", "enrich a bookmark from a saved page (HTML the server cannot fetch itself)")
+    capture.add_argument("url", help="the page's address")
+    capture.add_argument("--file", required=True, metavar="FILE", help="the page as saved by a browser (HTML)")
+    capture.add_argument(
+        "--id", dest="bookmark_id", metavar="ID", help="bookmark id (default: the URL's, or a new one)"
+    )
+    capture.add_argument("--title", help="the page's title (default: read from the HTML)")
 
 
 def _collections_parser(parser: argparse.ArgumentParser, add_globals: Any) -> None:
@@ -290,6 +305,8 @@ async def _login(client: BookmarkClient, args: argparse.Namespace) -> int:
         )
     if args.idp_a_token:
         await client.sign_in_with_idp_a(args.idp_a_token, link=args.link)
+    elif args.code:
+        await client.claim_pairing_code(args.code)
     else:
         await client.sign_in_anonymously()
     _out(f"signed in as {_user_label(client)}")
@@ -373,6 +390,58 @@ async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
         enqueued = await client.enrich(bookmark_id)
         _out(f"enrichment: {enqueued.status}" + (" (cached result applied)" if enqueued.cache_hit else ""))
     return EXIT_OK
+
+
+async def _pair(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    issued = await client.create_pairing_code()
+    expires = issued.expires_at.replace("T", " ").split(".")[0].removesuffix("Z")
+    _out(f"pairing code: {issued.code} (single use, valid until {expires} UTC)")
+    _out(f"on the other device: bookmarks login --code {issued.code}")
+    return EXIT_OK
+
+
+async def _capture(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    page = _read_page(args.file)
+    bookmark_id = args.bookmark_id or await _bookmark_of_url(client, args.url)
+    known = await client.get_bookmark(bookmark_id)
+    if known is None or known.deleted:
+        await client.put_bookmark(bookmark_id, {"url": args.url})
+        stop = await _flush_write(client, bookmark_id, f"added {bookmark_id}: {args.url}")
+        if stop == EXIT_OK:  # saved, but only offline: a capture needs the server
+            raise _Fail("capturing needs the server, which cannot be reached", EXIT_OFFLINE)
+        if stop is not None:
+            return stop
+    queued = await client.capture(bookmark_id, page, title=args.title)
+    _out(f"captured {bookmark_id}: {queued.status}")
+    return EXIT_OK
+
+
+def _read_page(path: str) -> str:
+    try:
+        with open(path, "rb") as fp:  # noqa: ASYNC230 - one bounded local read
+            data = fp.read(CAPTURE_MAX_BYTES + 1)
+    except OSError as exc:
+        raise _Fail(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if len(data) > CAPTURE_MAX_BYTES:
+        raise _Fail(f"{path} is larger than 10 MiB, the most a capture may send")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Fail(f"{path} is not UTF-8 text (save the page as HTML with UTF-8 encoding)") from exc
+
+
+async def _bookmark_of_url(client: BookmarkClient, url: str) -> str:
+    """The id of this profile's bookmark of ``url``, else the server's (any spelling), else a new one."""
+    for bookmark in await client.list_bookmarks():
+        if url in (bookmark.url, bookmark.normalized_url):
+            return bookmark.client_bookmark_id
+    try:
+        found = await client.lookup(url)
+    except Offline:
+        found = None
+    return found.client_bookmark_id if found is not None else str(uuid.uuid4())
 
 
 def _cell(value: str, width: int) -> str:
@@ -808,4 +877,6 @@ _HANDLERS = {
     "settings": _settings,
     "export": _export,
     "logout": _logout,
+    "pair": _pair,
+    "capture": _capture,
 }

@@ -49,6 +49,7 @@ from bookmark_client.models import (
     FlushResult,
     ImportRecord,
     PageProgress,
+    PairingCode,
     QueuedOp,
     RejectedOp,
     SearchPage,
@@ -195,6 +196,17 @@ class BookmarkClient:
         else:
             response = await self._request("POST", "/v1/auth/oauth/idp-a", json={"idToken": id_token}, auth=False)
         return await self._adopt(response, keep_queue=link)
+
+    async def create_pairing_code(self) -> PairingCode:
+        """A single-use code (5 minutes) that signs another device into this account (online only)."""
+        response = await self._request("POST", "/v1/auth/pairing")
+        return PairingCode.model_validate(_unwrap(response))
+
+    async def claim_pairing_code(self, code: str) -> User:
+        """Sign this device into the account that issued ``code`` (``XXXX-XXXX``; dash, spaces and case do
+        not matter), with a session of its own. Like any sign-in as another user, it resets this profile."""
+        response = await self._request("POST", "/v1/auth/pairing/claim", json={"code": code}, auth=False)
+        return await self._adopt(response, keep_queue=False)
 
     async def _adopt(self, response: httpx.Response, *, keep_queue: bool) -> User:
         session = Session.model_validate(response.json())
@@ -619,7 +631,33 @@ class BookmarkClient:
         response = await self._request("GET", "/v1/bookmarks/search", params=params)
         return SearchPage.model_validate(_unwrap(response))
 
+    async def lookup(self, url: str) -> Bookmark | None:
+        """The server's live bookmark of ``url`` (any spelling of it), or None when the user has none.
+
+        Online only: it asks the server, so a bookmark saved on another device a moment ago is found."""
+        try:
+            response = await self._request("GET", "/v1/bookmarks/lookup", params={"url": url})
+        except ApiError as exc:
+            if exc.status == 404 and exc.code == "not-found":
+                return None
+            raise
+        return Bookmark.model_validate(_unwrap(response))
+
     # -- enrichment and settings -----------------------------------------------------------------
+
+    async def capture(self, bookmark_id: str, html: str, *, title: str | None = None) -> EnqueueResult:
+        """Enrich a bookmark from its page as a browser rendered it (``POST /v1/enrichment/capture``): the
+        server never fetches the URL, and the result stays private. Needs ``useAi`` consent; ``html`` at
+        most 10 MiB of UTF-8. The bookmark may still be waiting in the queue: its URL is taken from here."""
+        validate_bookmark_id(bookmark_id)
+        bookmark = await self._require(bookmark_id)
+        if bookmark.deleted:
+            raise LookupError(f"bookmark {bookmark_id!r} is deleted")
+        body: dict[str, Any] = {"clientBookmarkId": bookmark_id, "url": bookmark.url, "html": html}
+        if title is not None:
+            body["title"] = title
+        response = await self._request("POST", "/v1/enrichment/capture", json=body)
+        return EnqueueResult.model_validate(_unwrap(response))
 
     async def enrich(self, bookmark_id: str) -> EnqueueResult:
         """Queue AI enrichment of a bookmark (with its url and clientSavedAt). Needs ``useAi`` consent."""

@@ -23,6 +23,7 @@ __all__ = [
     "FlushResult",
     "OpKind",
     "PageProgress",
+    "PairingCode",
     "QueuedOp",
     "RejectedOp",
     "Session",
@@ -168,6 +169,13 @@ class SearchResult(_Wire):
 class SearchPage(_Wire):
     results: list[SearchResult]
     next_cursor: str | None = None
+
+
+class PairingCode(_Wire):
+    """``POST /v1/auth/pairing`` data: ``code`` as shown (``XXXX-XXXX``), single use until ``expires_at``."""
+
+    code: str
+    expires_at: str
 
 
 class EnqueueResult(_Wire):

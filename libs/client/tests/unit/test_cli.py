@@ -56,6 +56,25 @@ def test_add_options() -> None:
     assert plain["bookmark_id"] is None and plain["favorite"] is False and plain["enrich"] is False
 
 
+def test_pair_login_with_a_code_and_capture_options() -> None:
+    assert parse("pair")["command"] == "pair"
+    assert parse("login", "--code", "ABCD-2345")["code"] == "ABCD-2345"
+    with pytest.raises(SystemExit) as exc:
+        parse("login", "--code", "ABCD-2345", "--idp-a-token", "TOKEN")
+    assert exc.value.code == 2
+    args = parse("capture", "https://e.com/p", "--file", "page.html", "--id", "cap-1", "--title", "T")
+    assert (args["url"], args["file"], args["bookmark_id"], args["title"]) == (
+        "https://e.com/p",
+        "page.html",
+        "cap-1",
+        "T",
+    )
+    assert parse("capture", "https://e.com/p", "--file", "p.html")["bookmark_id"] is None
+    with pytest.raises(SystemExit) as missing:
+        parse("capture", "https://e.com/p")  # --file is required
+    assert missing.value.code == 2
+
+
 def test_list_enrich_settings_logout() -> None:
     assert parse("list", "--json")["json"] is True
     enrich = parse("enrich", "abc", "--wait")

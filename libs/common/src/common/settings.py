@@ -38,7 +38,8 @@ class CommonSettings(BaseSettings):
     max_body_bytes: int = Field(1024 * 1024, gt=0, validation_alias="MAX_BODY_BYTES")
     # Per-route exceptions to MAX_BODY_BYTES, keyed "METHOD /exact/path" (JSON object in the environment).
     max_body_bytes_by_route: dict[str, int] = Field(
-        default_factory=lambda: {"POST /v1/imports": 50 * 1024 * 1024},
+        # A capture's html may be 10 MiB of UTF-8; its JSON escaping (quotes, newlines) needs room on top.
+        default_factory=lambda: {"POST /v1/imports": 50 * 1024 * 1024, "POST /v1/enrichment/capture": 16 * 1024 * 1024},
         validation_alias="MAX_BODY_BYTES_BY_ROUTE",
     )
     # Bounds of a request head, enforced by the HTTP server layer of every service (common.server).

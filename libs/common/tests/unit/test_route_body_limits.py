@@ -60,7 +60,10 @@ async def test_every_other_route_keeps_the_global_limit(client: httpx.AsyncClien
     assert r.status_code == 413
 
 
-def test_the_default_gives_imports_fifty_mib(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert CommonSettings().max_body_bytes_by_route == {"POST /v1/imports": 50 * 1024 * 1024}
+def test_the_default_gives_imports_fifty_mib_and_captures_sixteen(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert CommonSettings().max_body_bytes_by_route == {
+        "POST /v1/imports": 50 * 1024 * 1024,
+        "POST /v1/enrichment/capture": 16 * 1024 * 1024,
+    }
     monkeypatch.setenv("MAX_BODY_BYTES_BY_ROUTE", '{"POST /v1/imports": 1048576}')
     assert CommonSettings().max_body_bytes_by_route == {"POST /v1/imports": 1024 * 1024}

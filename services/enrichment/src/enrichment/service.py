@@ -38,6 +38,7 @@ from enrichment.domain.model import (
     PENDING,
     PROCESSING,
     RETRYING,
+    CapturedPage,
     Clock,
     Entitlements,
     check_quota,
@@ -83,6 +84,9 @@ class ClaimedJob:
     existing_tags: list[str]
     trace_context: dict[str, str] = field(default_factory=dict)
     crashes: int = 0  # earlier claims that ended in a lease expiry
+    # A captured job: the user whose browser sent the page, and that page (never fetched, never shared).
+    private_for: uuid.UUID | None = None
+    captured: CapturedPage | None = None
 
     @property
     def site_attempt(self) -> int:
@@ -165,13 +169,7 @@ async def enqueue(
         if outcome is not None:
             return outcome
 
-        if not entitlements.is_pro:
-            recent = await repository.recent_charges(session, user_id, now - MINUTE_WINDOW)
-            rejection = check_quota(now=now, month_used=month_used, recent_charges=recent)
-            if rejection is not None:
-                QUOTA_REJECTIONS.labels(rejection.kind).inc()
-                raise QuotaExceeded(rejection.message, retry_after_seconds=rejection.retry_after_seconds)
-
+        await _check_quota(session, user_id, entitlements, now=now, month_used=month_used)
         job = await repository.insert_job(
             session, job_id=uuid.uuid4(), normalized_url=normalized.url, url=url, charged_user_id=user_id
         )
@@ -188,6 +186,78 @@ async def enqueue(
         await target.record(job_id=job["id"], status=PENDING)
     JOB_TRANSITIONS.labels(PENDING).inc()
     return EnqueueOutcome(cache_hit=False, status=PENDING, charged=not entitlements.is_pro)
+
+
+async def _check_quota(
+    session: AsyncSession, user_id: uuid.UUID, entitlements: Entitlements, *, now: datetime, month_used: int
+) -> None:
+    """QuotaExceeded when a free user may not create another job now (the caller holds the quota lock)."""
+    if entitlements.is_pro:
+        return
+    recent = await repository.recent_charges(session, user_id, now - MINUTE_WINDOW)
+    rejection = check_quota(now=now, month_used=month_used, recent_charges=recent)
+    if rejection is not None:
+        QUOTA_REJECTIONS.labels(rejection.kind).inc()
+        raise QuotaExceeded(rejection.message, retry_after_seconds=rejection.retry_after_seconds)
+
+
+async def capture(
+    *,
+    sessions: SessionFactory,
+    user_id: uuid.UUID,
+    client_bookmark_id: str,
+    url: str,
+    page: CapturedPage,
+    entitlements: Entitlements,
+    clock: Clock,
+) -> EnqueueOutcome:
+    """Queue enrichment of a bookmark from the page its user's browser rendered.
+
+    Checked like an enqueue (consent, URL, quota), but private: no cache is read or filled, no other
+    bookmark's job is joined, and the URL is never fetched. A capture while the bookmark's previous
+    capture still waits replaces the HTML that job reads, uncharged.
+    """
+    if not entitlements.exists:
+        raise UserGone()
+    if not entitlements.use_ai:
+        raise ConsentRequired()
+    try:
+        normalized = normalize_url(url)
+    except InvalidUrlError as exc:
+        raise InvalidUrl(str(exc)) from exc
+    now = clock.now()
+    async with transaction(sessions) as session:
+        month_used = await repository.lock_user_quota(session, user_id, month_of(now))
+        if await queries.is_user_deleted(session, user_id):
+            raise UserGone()
+        waiting = await _waiting_capture(session, user_id, client_bookmark_id, normalized.url)
+        if waiting is not None:
+            await repository.replace_captured_page(session, job_id=waiting["id"], user_id=user_id, page=page)
+            return EnqueueOutcome(cache_hit=False, status=waiting["status"])
+        await _check_quota(session, user_id, entitlements, now=now, month_used=month_used)
+        job = await repository.insert_private_job(
+            session, job_id=uuid.uuid4(), normalized_url=normalized.url, url=url, user_id=user_id, page=page
+        )
+        if not entitlements.is_pro:
+            await repository.charge(session, user_id, job["id"], now, now - MINUTE_WINDOW)
+        target = _Target(session, user_id, client_bookmark_id, normalized.url, None)
+        await target.record(job_id=job["id"], status=PENDING)
+    JOB_TRANSITIONS.labels(PENDING).inc()
+    return EnqueueOutcome(cache_hit=False, status=PENDING, charged=not entitlements.is_pro)
+
+
+async def _waiting_capture(
+    session: AsyncSession, user_id: uuid.UUID, client_bookmark_id: str, normalized_url: str
+) -> RowMapping | None:
+    """The bookmark's own captured job of this URL while it is in flight, share-locked (so it cannot end
+    meanwhile: a worker ending it waits for this transaction)."""
+    current = await queries.enrichment(session, user_id, client_bookmark_id)
+    if current is None or current["job_id"] is None:
+        return None
+    job = await repository.lock_job(session, current["job_id"])
+    if job is None or job["private_for"] != user_id or job["normalized_url"] != normalized_url:
+        return None
+    return job if job["status"] in IN_FLIGHT else None
 
 
 class _Target:
@@ -323,6 +393,8 @@ async def claim_job(
             )
             tag_owner = started["charged_user_id"] or await queries.first_attached_user(session, started["id"])
             tags = await queries.user_tags(session, tag_owner) if tag_owner is not None else []
+            private_for = started["private_for"]
+            captured = await queries.captured_page(session, started["id"]) if private_for is not None else None
         JOB_TRANSITIONS.labels(PROCESSING).inc()
         return ClaimedJob(
             id=started["id"],
@@ -332,6 +404,8 @@ async def claim_job(
             existing_tags=tags,
             trace_context=dict(started["trace_context"] or {}),
             crashes=started["crashes"],
+            private_for=private_for,
+            captured=captured,
         )
 
 
@@ -378,11 +452,19 @@ async def complete_job(
         )
         if ended is None:
             return False
-        await repository.store_cache(session, job.normalized_url, payload, job_id=job.id, ttl_seconds=cache_ttl_seconds)
-        await repository.replace_snapshots(
-            session, job.normalized_url, job.id, [(s.kind, s.content_type, s.data) for s in snapshots]
-        )
+        captures = [(s.kind, s.content_type, s.data) for s in snapshots]
+        if job.private_for is None:
+            await repository.store_cache(
+                session, job.normalized_url, payload, job_id=job.id, ttl_seconds=cache_ttl_seconds
+            )
+            await repository.replace_snapshots(session, job.normalized_url, job.id, captures)
         attached = await repository.attached_for_update(session, job.id)
+        if job.private_for is None:
+            await repository.drop_private_snapshots(session, attached)
+        else:
+            # Only the capturing user's bookmarks ever wait on a private job (enqueues never join it).
+            await repository.replace_private_snapshots(session, attached, job.id, captures)
+            await repository.delete_captured_page(session, job.id)
         enriched_at = await queries.database_now(session)
         await repository.finish_attached(
             session, job.id, status=COMPLETED, error_code=None, result=payload, enriched_at=enriched_at
@@ -439,6 +521,7 @@ async def fail_attempt(
 async def _fan_out_failure(session: AsyncSession, job: RowMapping, status: str, error_code: str) -> None:
     attached = await repository.attached_for_update(session, job["id"])
     if status == FAILED:
+        await repository.delete_captured_page(session, job["id"])
         await repository.finish_attached(
             session, job["id"], status=FAILED, error_code=error_code, result=None, enriched_at=None
         )

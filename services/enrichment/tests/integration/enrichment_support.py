@@ -119,6 +119,11 @@ def build_site(site: Site) -> Starlette:
                     await asyncio.sleep(0.1)
         return HTMLResponse(article_html(request.path_params["key"]))
 
+    async def asset(request: Request) -> Response:
+        # Anything a page may load (images, styles, scripts): counted, so a test sees that it was asked for.
+        count(request)
+        return PlainTextResponse("/* asset */", media_type="text/css")
+
     async def plain(request: Request) -> Response:
         count(request)
         return PlainTextResponse(f"Release notes {request.path_params['key']}\n\n{ARTICLE_TEXT}")
@@ -132,6 +137,7 @@ def build_site(site: Site) -> Starlette:
             Route("/hang/{times:int}/{key}", hang),
             Route("/render-hang/{key}", render_hang),
             Route("/plain/{key}", plain),
+            Route("/asset/{rest:path}", asset),
         ]
     )
 

@@ -13,6 +13,8 @@ ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 CODE_LENGTH = 8
 TTL_SECONDS = 300
 MAX_LIVE_CODES = 5
+# Refused claims per client address in any minute (per auth replica), after which claims wait.
+MAX_REFUSED_CLAIMS_PER_MINUTE = 10
 # A claim body's code longer than this is not a typo of a code but something else entirely.
 MAX_CLAIM_LENGTH = 64
 

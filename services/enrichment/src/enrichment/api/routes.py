@@ -7,15 +7,18 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
+from common.errors import InvalidRequest, PayloadTooLarge, describe_bytes
 from enrichment import service
 from enrichment.api.deps import AppClock, ClientBookmarkIdQuery, CurrentUser, Entitlements, Sessions
 from enrichment.api.schemas import (
     ERROR_RESPONSES,
+    CaptureRequest,
     EnqueueAccepted,
     EnqueueCacheHit,
     EnqueueRequest,
     StatusEnvelope,
 )
+from enrichment.domain.model import MAX_CAPTURED_HTML_BYTES, CapturedPage
 
 router = APIRouter(prefix="/v1/enrichment", tags=["enrichment"], responses=ERROR_RESPONSES)
 
@@ -45,6 +48,38 @@ async def enqueue(
     if outcome.cache_hit:
         return JSONResponse({"cacheHit": True, "status": outcome.status}, status_code=200)
     return JSONResponse({"accepted": True, "status": outcome.status}, status_code=202)
+
+
+@router.post("/capture", status_code=202, response_model=EnqueueAccepted)
+async def capture(
+    body: CaptureRequest, user: CurrentUser, sessions: Sessions, entitlements: Entitlements, clock: AppClock
+) -> Response:
+    """Queue enrichment of a bookmark from the page as the user's browser rendered it (private to the user)."""
+    page = CapturedPage(html=_utf8(body.html), title=body.title)
+    rights = await service.resolve_entitlements(sessions=sessions, client=entitlements, user_id=user.user_id)
+    outcome = await service.capture(
+        sessions=sessions,
+        user_id=user.user_id,
+        client_bookmark_id=body.clientBookmarkId,
+        url=body.url,
+        page=page,
+        entitlements=rights,
+        clock=clock,
+    )
+    return JSONResponse({"accepted": True, "status": outcome.status}, status_code=202)
+
+
+def _utf8(html: str) -> bytes:
+    """The captured HTML as stored: UTF-8, at most MAX_CAPTURED_HTML_BYTES."""
+    if len(html) > MAX_CAPTURED_HTML_BYTES:  # each character is at least one byte
+        raise PayloadTooLarge(f"Field 'html' is larger than {describe_bytes(MAX_CAPTURED_HTML_BYTES)} of UTF-8.")
+    try:
+        encoded = html.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate such as "\ud800" is valid JSON but not text
+        raise InvalidRequest("Field 'html' must be valid Unicode text (UTF-8).") from None
+    if len(encoded) > MAX_CAPTURED_HTML_BYTES:
+        raise PayloadTooLarge(f"Field 'html' is larger than {describe_bytes(MAX_CAPTURED_HTML_BYTES)} of UTF-8.")
+    return encoded
 
 
 @router.get("/status", response_model=StatusEnvelope)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from common.handlers import error_responses
 from common.validation import StrictText, Timestamp
@@ -20,6 +20,16 @@ class EnqueueRequest(BaseModel):
     # after consent, as invalid-url (docs/api-guide.md §6).
     url: Annotated[StrictText, Field(max_length=2048)]
     clientSavedAt: Timestamp
+
+
+class CaptureRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    clientBookmarkId: Annotated[StrictText, Field(pattern=CLIENT_BOOKMARK_ID_PATTERN)]
+    url: Annotated[StrictText, Field(max_length=2048)]
+    # Its size (at most 10 MiB as UTF-8) is checked by the route, which answers 413 beyond it.
+    html: Annotated[StrictStr, Field(description="The page as the browser rendered it (document HTML).")]
+    title: Annotated[StrictText | None, Field(max_length=1000)] = None
 
 
 class EnqueueAccepted(BaseModel):

@@ -117,6 +117,21 @@ def retry_delay(*, attempts: int, retriable: bool, delays: Sequence[float]) -> f
     return float(delays[attempts - 1])
 
 
+MAX_CAPTURED_HTML_BYTES: Final = 10 * 1024 * 1024
+"""A captured page's HTML, UTF-8 encoded (the request body may be larger by its JSON escaping)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedPage:
+    """HTML (UTF-8) as a user's browser rendered it, and the document title the browser had."""
+
+    html: bytes
+    title: str | None
+
+    def text(self) -> str:
+        return self.html.decode("utf-8", errors="replace")
+
+
 def snapshot_status(*, is_html: bool, html_stored: bool, text_stored: bool, rendered_stored: bool) -> SnapshotStatus:
     """docs/api-guide.md §6: skipped for non-HTML; completed with a browser snapshot; ready with HTML + text."""
     if not is_html:

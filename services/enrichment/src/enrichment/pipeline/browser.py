@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Final, Literal
 
 from playwright.async_api import (
@@ -179,12 +180,23 @@ class BrowserRenderer:
         if self._closed:
             raise RuntimeError("renderer is closed")
         await self._url_checker(url)  # FetchError: same codes as the plain fetch (blocked-host, …)
+        return await self._with_browser(lambda browser: self._render(browser, url))
+
+    async def render_html(self, html: str, *, url: str) -> RenderedPage:
+        """Capture ``html`` (a page a user's browser sent) as it lays out with no script and no network:
+        scripts are off and every request it would make, of any scheme, is refused. ``url`` is only the
+        page's label (``final_url``); nothing is loaded from it. Raises RenderError."""
+        if self._closed:
+            raise RuntimeError("renderer is closed")
+        return await self._with_browser(lambda browser: self._render_offline(browser, html, url))
+
+    async def _with_browser(self, action: Callable[[Browser], Awaitable[RenderedPage]]) -> RenderedPage:
         async with self._semaphore:
             for attempt in range(2):
                 browser = await self._ensure_browser()
                 try:
                     async with asyncio.timeout(self._timeout_seconds):
-                        return await self._render(browser, url)
+                        return await action(browser)
                 except TimeoutError:
                     raise RenderError(f"rendering took longer than {self._timeout_seconds:g}s") from None
                 except PlaywrightError as exc:
@@ -267,6 +279,32 @@ class BrowserRenderer:
             with contextlib.suppress(Exception):
                 await context.close()
 
+    async def _render_offline(self, browser: Browser, html: str, url: str) -> RenderedPage:
+        context = await browser.new_context(
+            viewport={"width": VIEWPORT["width"], "height": VIEWPORT["height"]},
+            java_script_enabled=False,
+            offline=True,
+            accept_downloads=False,
+            service_workers="block",
+        )
+        try:
+            context.set_default_timeout(self._timeout_seconds * 1000)
+            await context.route("**/*", self._refuse)
+            await context.route_web_socket("**/*", _refuse_web_socket)
+            page = await context.new_page()
+            await page.set_content(html, wait_until="load")
+            title = (await page.title()).strip() or None
+            screenshot = await _full_page_screenshot(page)
+            return RenderedPage(html=html, screenshot_png=screenshot, title=title, final_url=url)
+        finally:
+            with contextlib.suppress(Exception):
+                await context.close()
+
+    async def _refuse(self, route: Route, request: Request) -> None:
+        self._record_blocked(request.url)
+        with contextlib.suppress(PlaywrightError):
+            await route.abort("blockedbyclient")
+
     async def _capture(self, context: BrowserContext, url: str) -> RenderedPage:
         timeout_ms = self._timeout_seconds * 1000
         context.set_default_timeout(timeout_ms)
@@ -282,15 +320,7 @@ class BrowserRenderer:
         with contextlib.suppress(PlaywrightTimeoutError):
             await page.wait_for_load_state("networkidle", timeout=NETWORK_IDLE_WAIT_SECONDS * 1000)
         title = (await page.title()).strip() or None
-        height = await page.evaluate(_PAGE_HEIGHT_JS)
-        clip_height = max(1, min(int(height or 0), MAX_SCREENSHOT_HEIGHT))
-        screenshot = await page.screenshot(
-            type="png",
-            full_page=True,
-            clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": clip_height},
-            animations="disabled",
-            caret="hide",
-        )
+        screenshot = await _full_page_screenshot(page)
         html = await page.content()
         _refuse_error_pages([*main_frame_urls, page.url])
         return RenderedPage(html=html, screenshot_png=screenshot, title=title, final_url=page.url)
@@ -329,6 +359,18 @@ class BrowserRenderer:
         self.blocked_count += 1
         self.blocked_requests.append(url)
         logger.debug("browser request blocked: %s", url)
+
+
+async def _full_page_screenshot(page: Page) -> bytes:
+    height = await page.evaluate(_PAGE_HEIGHT_JS)
+    clip_height = max(1, min(int(height or 0), MAX_SCREENSHOT_HEIGHT))
+    return await page.screenshot(
+        type="png",
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": clip_height},
+        animations="disabled",
+        caret="hide",
+    )
 
 
 def _note_main_frame(page: Page, frame: Frame, urls: list[str]) -> None:

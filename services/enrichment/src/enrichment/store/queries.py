@@ -10,6 +10,8 @@ from typing import Any
 from sqlalchemy import RowMapping, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from enrichment.domain.model import CapturedPage
+
 _IN_FLIGHT = "('pending', 'processing', 'retrying')"
 
 
@@ -91,16 +93,36 @@ async def user_tags(session: AsyncSession, user_id: uuid.UUID, *, limit: int = 1
 async def snapshot_for_bookmark(
     session: AsyncSession, user_id: uuid.UUID, client_bookmark_id: str, kind: str
 ) -> RowMapping | None:
-    """The stored capture of this user's bookmark's page; other users' bookmarks never match."""
+    """The stored capture of this user's bookmark's page; other users' bookmarks never match.
+
+    A bookmark enriched from its user's captured page has private captures (of its current URL); then
+    only those are served: the URL's shared ones show a page this user did not see.
+    """
     result = await session.execute(
         text(
-            "SELECT s.content_type, s.data, s.created_at FROM bookmark_enrichments be "
-            "JOIN snapshots s ON s.normalized_url = be.normalized_url AND s.kind = :k "
-            "WHERE be.user_id = :u AND be.client_bookmark_id = :b AND be.status = 'completed'"
+            "SELECT content_type, data, created_at FROM ("
+            "  SELECT 0 AS rank, p.content_type, p.data, p.created_at FROM bookmark_enrichments be "
+            "  JOIN private_snapshots p ON p.user_id = be.user_id AND p.client_bookmark_id = be.client_bookmark_id "
+            "   AND p.normalized_url = be.normalized_url AND p.kind = :k "
+            "  WHERE be.user_id = :u AND be.client_bookmark_id = :b AND be.status = 'completed' "
+            "  UNION ALL "
+            "  SELECT 1, s.content_type, s.data, s.created_at FROM bookmark_enrichments be "
+            "  JOIN snapshots s ON s.normalized_url = be.normalized_url AND s.kind = :k "
+            "  WHERE be.user_id = :u AND be.client_bookmark_id = :b AND be.status = 'completed' "
+            "   AND NOT EXISTS (SELECT 1 FROM private_snapshots p WHERE p.user_id = be.user_id "
+            "   AND p.client_bookmark_id = be.client_bookmark_id AND p.normalized_url = be.normalized_url)"
+            ") found ORDER BY rank LIMIT 1"
         ),
         {"u": user_id, "b": client_bookmark_id, "k": kind},
     )
     return result.mappings().first()
+
+
+async def captured_page(session: AsyncSession, job_id: uuid.UUID) -> CapturedPage | None:
+    """The captured page a private job analyses, or None when it is gone."""
+    result = await session.execute(text("SELECT html, title FROM captured_pages WHERE job_id = :j"), {"j": job_id})
+    row = result.first()
+    return CapturedPage(html=bytes(row.html), title=row.title) if row is not None else None
 
 
 async def job_counts(session: AsyncSession) -> dict[str, int]:

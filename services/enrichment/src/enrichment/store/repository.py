@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from common.outbox import forget_published_events
 from common.tracing import current_trace_headers
+from enrichment.domain.model import CapturedPage
 
 _IN_FLIGHT = "('pending', 'processing', 'retrying')"
 
@@ -86,8 +87,12 @@ async def lock_job(session: AsyncSession, job_id: uuid.UUID) -> RowMapping | Non
 
 
 async def in_flight_job_for_url(session: AsyncSession, normalized_url: str) -> RowMapping | None:
+    """The URL's in-flight shared job (a captured job is its user's own and never found here)."""
     result = await session.execute(
-        text(f"SELECT * FROM jobs WHERE normalized_url = :n AND status IN {_IN_FLIGHT} FOR SHARE"),  # noqa: S608
+        text(
+            f"SELECT * FROM jobs WHERE normalized_url = :n AND status IN {_IN_FLIGHT} "  # noqa: S608
+            "AND private_for IS NULL FOR SHARE"
+        ),
         {"n": normalized_url},
     )
     return result.mappings().first()
@@ -111,7 +116,7 @@ async def insert_job(
             INSERT INTO jobs (id, normalized_url, url, charged_user_id, status, next_attempt_at, trace_context,
                               priority)
             VALUES (:id, :n, :url, :u, 'pending', now(), CAST(:trace AS jsonb), :priority)
-            ON CONFLICT (normalized_url) WHERE status IN {_IN_FLIGHT} DO NOTHING
+            ON CONFLICT (normalized_url) WHERE status IN {_IN_FLIGHT} AND private_for IS NULL DO NOTHING
             RETURNING *
             """  # noqa: S608 - constant fragment
         ),
@@ -125,6 +130,53 @@ async def insert_job(
         },
     )
     return result.mappings().first()
+
+
+async def insert_private_job(
+    session: AsyncSession,
+    *,
+    job_id: uuid.UUID,
+    normalized_url: str,
+    url: str,
+    user_id: uuid.UUID,
+    page: CapturedPage,
+) -> RowMapping:
+    """Create a pending job that analyses ``html`` (UTF-8) captured by ``user_id``, never fetching the URL."""
+    result = await session.execute(
+        text(
+            """
+            INSERT INTO jobs (id, normalized_url, url, charged_user_id, private_for, status, next_attempt_at,
+                              trace_context)
+            VALUES (:id, :n, :url, :u, :u, 'pending', now(), CAST(:trace AS jsonb))
+            RETURNING *
+            """
+        ),
+        {"id": job_id, "n": normalized_url, "url": url, "u": user_id, "trace": json.dumps(current_trace_headers())},
+    )
+    job = result.mappings().one()
+    await replace_captured_page(session, job_id=job_id, user_id=user_id, page=page)
+    return job
+
+
+async def replace_captured_page(
+    session: AsyncSession, *, job_id: uuid.UUID, user_id: uuid.UUID, page: CapturedPage
+) -> None:
+    """Store (or replace) the page a private job reads at its next attempt."""
+    await session.execute(
+        text(
+            """
+            INSERT INTO captured_pages (job_id, user_id, html, title, size_bytes) VALUES (:j, :u, :h, :t, :size)
+            ON CONFLICT (job_id) DO UPDATE SET html = EXCLUDED.html, title = EXCLUDED.title,
+                                               size_bytes = EXCLUDED.size_bytes, created_at = now()
+            """
+        ),
+        {"j": job_id, "u": user_id, "h": page.html, "t": page.title, "size": len(page.html)},
+    )
+
+
+async def delete_captured_page(session: AsyncSession, job_id: uuid.UUID) -> None:
+    """The job ended: its captured HTML is not needed any more (the sanitized snapshot stays)."""
+    await session.execute(text("DELETE FROM captured_pages WHERE job_id = :j"), {"j": job_id})
 
 
 async def upsert_enrichment(
@@ -348,6 +400,47 @@ async def replace_snapshots(
     )
 
 
+async def replace_private_snapshots(
+    session: AsyncSession,
+    attached: Sequence[RowMapping],
+    job_id: uuid.UUID,
+    snapshots: Sequence[tuple[str, str, bytes]],
+) -> None:
+    """Give each attached bookmark (of the capturing user) this job's captures, replacing its older ones."""
+    await drop_private_snapshots(session, attached)
+    rows = [
+        {
+            "u": row["user_id"],
+            "b": row["client_bookmark_id"],
+            "n": row["normalized_url"],
+            "k": kind,
+            "ct": content_type,
+            "d": data,
+            "size": len(data),
+            "j": job_id,
+        }
+        for row in attached
+        for kind, content_type, data in snapshots
+    ]
+    if rows:
+        await session.execute(
+            text(
+                "INSERT INTO private_snapshots (user_id, client_bookmark_id, normalized_url, kind, content_type, "
+                "data, size_bytes, job_id) VALUES (:u, :b, :n, :k, :ct, :d, :size, :j)"
+            ),
+            rows,
+        )
+
+
+async def drop_private_snapshots(session: AsyncSession, attached: Sequence[RowMapping]) -> None:
+    """Forget the private captures of these bookmarks (a newer enrichment replaces them)."""
+    keys = [{"u": row["user_id"], "b": row["client_bookmark_id"]} for row in attached]
+    if keys:
+        await session.execute(
+            text("DELETE FROM private_snapshots WHERE user_id = :u AND client_bookmark_id = :b"), keys
+        )
+
+
 async def delete_finished_jobs(session: AsyncSession, *, older_than_seconds: int, limit: int = 1000) -> int:
     """Forget ended jobs after the retention time; their results live on in the cache and on bookmarks."""
     result = await session.execute(
@@ -459,7 +552,15 @@ async def purge_user(session: AsyncSession, user_id: uuid.UUID, job_ids: Sequenc
         text("SELECT 1 FROM bookmark_enrichments WHERE user_id = :u ORDER BY client_bookmark_id FOR UPDATE"),
         {"u": user_id},
     )
-    for table in ("bookmark_enrichments", "quota_charges", "user_quotas", "bookmark_urls", "user_tags"):
+    for table in (
+        "bookmark_enrichments",
+        "quota_charges",
+        "user_quotas",
+        "bookmark_urls",
+        "user_tags",
+        "private_snapshots",
+        "captured_pages",
+    ):
         await session.execute(text(f"DELETE FROM {table} WHERE user_id = :u"), {"u": user_id})  # noqa: S608
     await forget_published_events(session, key=str(user_id))
     if job_ids:
@@ -517,5 +618,17 @@ async def move_user_data(session: AsyncSession, *, source: uuid.UUID, target: uu
         {"s": source, "t": target},
     )
     await session.execute(
+        text(
+            """
+            UPDATE private_snapshots s SET user_id = :t
+            WHERE s.user_id = :s AND NOT EXISTS (
+              SELECT 1 FROM private_snapshots t WHERE t.user_id = :t AND t.client_bookmark_id = s.client_bookmark_id)
+            """
+        ),
+        {"s": source, "t": target},
+    )
+    await session.execute(text("UPDATE captured_pages SET user_id = :t WHERE user_id = :s"), {"s": source, "t": target})
+    await session.execute(
         text("UPDATE jobs SET charged_user_id = :t WHERE charged_user_id = :s"), {"s": source, "t": target}
     )
+    await session.execute(text("UPDATE jobs SET private_for = :t WHERE private_for = :s"), {"s": source, "t": target})

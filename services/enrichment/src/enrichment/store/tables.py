@@ -58,7 +58,13 @@ class JobRow(SQLModel, table=True):
         ),
         Index("ix_jobs_due", "next_attempt_at", postgresql_where=text(_IN_FLIGHT_SQL)),
         Index("ix_jobs_due_by_priority", "priority", "next_attempt_at", postgresql_where=text(_IN_FLIGHT_SQL)),
-        Index("ux_jobs_in_flight_url", "normalized_url", unique=True, postgresql_where=text(_IN_FLIGHT_SQL)),
+        # Captured jobs (private_for) are one user's own: they never block or serve another enqueue.
+        Index(
+            "ux_jobs_in_flight_url",
+            "normalized_url",
+            unique=True,
+            postgresql_where=text(f"{_IN_FLIGHT_SQL} AND private_for IS NULL"),
+        ),
         Index("ix_jobs_charged_user", "charged_user_id", postgresql_where=text("charged_user_id IS NOT NULL")),
         Index("ix_jobs_finished", "updated_at", postgresql_where=text("status IN ('completed', 'failed')")),
         Index("ix_jobs_status", "status"),
@@ -76,6 +82,9 @@ class JobRow(SQLModel, table=True):
     next_attempt_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
     # Claim order: 0 (INTERACTIVE) before 1 (BULK, bookmarks written by an import), then longest waiting.
     priority: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    # The user whose captured page this job analyses (POST /v1/enrichment/capture); NULL for a shared
+    # job that fetches its URL. A private job's result reaches neither the cache nor shared snapshots.
+    private_for: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
     lease_until: datetime | None = Field(default=None, sa_column=_ts())
     worker_id: str | None = Field(default=None, sa_column=Column(Text))
     error_code: str | None = Field(default=None, sa_column=Column(Text))
@@ -141,6 +150,45 @@ class SnapshotRow(SQLModel, table=True):
 
     normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
     kind: str = Field(sa_column=Column(Text, primary_key=True))
+    content_type: str = Field(sa_column=Column(Text, nullable=False))
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
+    job_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True)))
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class CapturedPageRow(SQLModel, table=True):
+    """The HTML a user's browser captured, waiting for its private job; deleted when the job ends.
+
+    Apart from ``jobs`` so that the job rows the worker scans and keeps for their retention stay small,
+    and so that up to 10 MiB per capture live only as long as the job needs them.
+    """
+
+    __tablename__ = "captured_pages"
+    __table_args__ = (Index("ix_captured_pages_user", "user_id"),)
+
+    job_id: uuid.UUID = Field(
+        sa_column=Column(UUID(as_uuid=True), ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    )
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    html: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    title: str | None = Field(default=None, sa_column=Column(Text))  # document.title as the browser had it
+    size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class PrivateSnapshotRow(SQLModel, table=True):
+    """Captures made from a user's captured page: stored under that user's bookmark, served only to it."""
+
+    __tablename__ = "private_snapshots"
+    __table_args__ = (
+        CheckConstraint("kind IN ('html', 'screenshot', 'readable_text')", name="ck_private_snapshots_kind"),
+    )
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    kind: str = Field(sa_column=Column(Text, primary_key=True))
+    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
     content_type: str = Field(sa_column=Column(Text, nullable=False))
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
@@ -217,6 +265,8 @@ TABLES = (
     BookmarkEnrichmentRow,
     ResultCacheRow,
     SnapshotRow,
+    CapturedPageRow,
+    PrivateSnapshotRow,
     UserQuotaRow,
     QuotaChargeRow,
     UserProjectionRow,

@@ -14,8 +14,10 @@ from typing import Final, Protocol
 from common.events import EnrichmentResult, page_text_excerpt
 from common.urls import normalize_url
 from enrichment.domain.model import normalize_tags, snapshot_status
-from enrichment.fetch import FetchedPage, SafeFetcher
+from enrichment.fetch import FetchedPage, FetchError, SafeFetcher
 from enrichment.pipeline import Analysis, PageContent, RenderedPage, extract_page, extract_text_plain
+from enrichment.pipeline.extract import TITLE_MAX_CHARS
+from enrichment.pipeline.sanitize import bounded_html, renderable_html, sanitize_snapshot
 from enrichment.service import ClaimedJob, Snapshot
 
 log = logging.getLogger("enrichment.worker.attempt")
@@ -29,6 +31,8 @@ class Analyzer(Protocol):
 
 class Renderer(Protocol):
     async def render(self, url: str) -> RenderedPage: ...
+
+    async def render_html(self, html: str, *, url: str) -> RenderedPage: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,8 @@ class Enricher:
         self.renderer = renderer
 
     async def enrich(self, job: ClaimedJob) -> Enrichment:
+        if job.private_for is not None:
+            return await self._enrich_captured(job)
         page = await self.fetcher.fetch(job.url)
         is_html = page.content_type in _HTML_TYPES
         snapshots: list[Snapshot] = []
@@ -60,6 +66,28 @@ class Enricher:
             snapshots = _captures(page, content, rendered)
         else:
             content = await asyncio.to_thread(extract_text_plain, page.text)
+        title = content.title or (rendered.title if rendered is not None else None)
+        return await self._finish(job, content, snapshots, is_html=is_html, title=title)
+
+    async def _enrich_captured(self, job: ClaimedJob) -> Enrichment:
+        """The page a user's browser captured: never fetched, every step bounded (hostile markup)."""
+        if job.captured is None:  # the job's HTML is gone (an account purge raced the claim)
+            raise FetchError("unsupported-content", "the captured page is no longer stored")
+        bounded = await asyncio.to_thread(bounded_html, job.captured.text())
+        content = await asyncio.to_thread(extract_page, bounded, base_url=job.url)
+        snapshot = await asyncio.to_thread(sanitize_snapshot, bounded)
+        snapshots = [Snapshot("html", "text/html; charset=utf-8", snapshot.encode())]
+        rendered = await self._render_captured(await asyncio.to_thread(renderable_html, bounded), job.url)
+        if rendered is not None and rendered.screenshot_png:
+            snapshots.append(Snapshot("screenshot", "image/png", rendered.screenshot_png))
+        if content.text.strip():
+            snapshots.append(Snapshot("readable_text", "text/plain; charset=utf-8", content.text.encode()))
+        title = content.title or _clean_title(job.captured.title)
+        return await self._finish(job, content, snapshots, is_html=True, title=title)
+
+    async def _finish(
+        self, job: ClaimedJob, content: PageContent, snapshots: list[Snapshot], *, is_html: bool, title: str | None
+    ) -> Enrichment:
         analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
         kinds = {s.kind for s in snapshots}
         status = snapshot_status(
@@ -68,7 +96,6 @@ class Enricher:
             text_stored="readable_text" in kinds,
             rendered_stored="screenshot" in kinds,
         )
-        title = content.title or (rendered.title if rendered is not None else None)
         result = EnrichmentResult(
             normalizedUrl=job.normalized_url,
             domain=normalize_url(job.normalized_url).domain,
@@ -84,6 +111,17 @@ class Enricher:
         )
         return Enrichment(result=result, snapshots=snapshots)
 
+    async def _render_captured(self, html: str, url: str) -> RenderedPage | None:
+        if self.renderer is None:
+            return None
+        try:
+            return await self.renderer.render_html(html, url=url)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("browser snapshot of a captured page failed", extra={"error": str(exc)[:500]})
+            return None
+
     async def _render(self, page: FetchedPage) -> RenderedPage | None:
         if self.renderer is None:
             return None
@@ -94,6 +132,12 @@ class Enricher:
         except Exception as exc:
             log.warning("browser snapshot failed; keeping the fetched capture", extra={"error": str(exc)[:500]})
             return None
+
+
+def _clean_title(title: str | None) -> str | None:
+    if not title:
+        return None
+    return " ".join(title.split())[:TITLE_MAX_CHARS] or None
 
 
 def _captures(page: FetchedPage, content: PageContent, rendered: RenderedPage | None) -> list[Snapshot]:
