@@ -52,7 +52,7 @@ async def test_saving_a_page_behind_a_login_captures_what_the_browser_shows(
     await device.enable_ai()
     expect(await device.request("PUT", "/v1/collections/reading", json={"name": "Reading"}), 200)
     secret = random_word()
-    title = f"Members' guide to sourdough {random_word(6)}"
+    title = "Members' guide to sourdough"
     url = members_site.add_members_page(title, f"<p>Only members read that the {secret} starter rises overnight.</p>")
     await sign_in_with_pairing_code(browser, device, server_path.url)
 
@@ -60,11 +60,11 @@ async def test_saving_a_page_behind_a_login_captures_what_the_browser_shows(
     popup = await browser.open_popup(tab_id)
     await popup.get_by_label("Tags").fill("baking, members")
     await popup.get_by_label("Collection").select_option(label="Reading")
-    await popup.screenshot(path=str(SCREENSHOTS / "extension-popup.png"))
+    await popup.locator("main").screenshot(path=str(SCREENSHOTS / "extension-popup.png"))
     await popup.get_by_role("button", name="Save page").click()
     await page_expect(popup.get_by_role("status")).to_contain_text("Saved with a copy of the page")
     await page_expect(popup.get_by_text("Saved", exact=True)).to_be_visible()
-    await popup.screenshot(path=str(SCREENSHOTS / "extension-popup-saved.png"))
+    await popup.locator("main").screenshot(path=str(SCREENSHOTS / "extension-popup-saved.png"))
 
     saved = await bookmark_of(device, url)
     assert saved is not None, "the popup's save did not reach the server"
@@ -164,7 +164,7 @@ async def test_a_page_saved_offline_arrives_after_reconnect(
     await popup.get_by_label("Tags").fill("train, later")
     await popup.get_by_role("button", name="Save changes").click()  # queued under the same id
     await page_expect(popup.get_by_text("2 saves waiting to be sent.")).to_be_visible()
-    await popup.screenshot(path=str(SCREENSHOTS / "extension-popup-offline.png"))
+    await popup.locator("main").screenshot(path=str(SCREENSHOTS / "extension-popup-offline.png"))
     queue = (await browser.storage("local"))["queue"]
     assert [w["body"]["url"] for w in queue] == [url, url]
     assert queue[0]["id"] == queue[1]["id"]
