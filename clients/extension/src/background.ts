@@ -15,7 +15,11 @@ const QUEUE_ALARM = "send-queue";
 chrome.runtime.onInstalled.addListener(() => {
   chrome.contextMenus.create({ id: MENU_ID, title: "Save link to Bookmarks", contexts: ["link"] });
 });
-chrome.alarms.create(QUEUE_ALARM, { periodInMinutes: QUEUE_RETRY_MINUTES });
+// Created once: re-creating it on every wake-up of the worker would push it back each time, and a
+// worker woken more often than once a minute would never see it fire.
+void chrome.alarms.get(QUEUE_ALARM).then((alarm) => {
+  if (!alarm) void chrome.alarms.create(QUEUE_ALARM, { periodInMinutes: QUEUE_RETRY_MINUTES });
+});
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === QUEUE_ALARM) void flushQueue();
 });
@@ -75,11 +79,14 @@ async function afterSave(request: SaveRequest, outcome: SaveOutcome): Promise<Sa
   return outcome;
 }
 
-/** The context menu's handler: saves the link's target (no capture: the page is not open). */
+/** The context menu's handler: saves the link's target (no capture: that page is not open). The badge
+ * of the tab flashes the result, then shows that tab's own page again. */
 export async function saveLink(info: chrome.contextMenus.OnClickData, tab?: chrome.tabs.Tab): Promise<SaveOutcome | null> {
   if (info.menuItemId !== MENU_ID || !info.linkUrl) return null;
   const linkText = (info as { linkText?: string }).linkText; // Firefox only
-  return notify(tab?.id, save(services, { url: info.linkUrl, ...(linkText ? { title: linkText } : {}) }), false);
+  const outcome = await reported(tab?.id, save(services, { url: info.linkUrl, ...(linkText ? { title: linkText } : {}) }));
+  if (outcome && tab?.id !== undefined) await flash(tab.id, outcome.state === "saved" ? "+1" : "…", BADGE_SAVED_COLOR);
+  return outcome;
 }
 
 /** The keyboard shortcut's handler: saves the tab and captures it, like the popup's button. */
@@ -87,16 +94,15 @@ export async function savePage(tab?: chrome.tabs.Tab): Promise<SaveOutcome | nul
   const target = tab?.id !== undefined ? tab : (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
   if (target?.id === undefined || !isSaveableUrl(target.url)) return null;
   const request: SaveRequest = { url: target.url, tabId: target.id, ...(target.title ? { title: target.title } : {}) };
-  return notify(target.id, save(services, request), true);
+  const outcome = await reported(target.id, save(services, request));
+  if (outcome) await setBadge(target.id, outcome.state === "saved");
+  return outcome;
 }
 
-/** Runs a save started without the popup and shows its result on the badge of `tabId`. */
-async function notify(tabId: number | undefined, work: Promise<SaveOutcome>, marksTab: boolean): Promise<SaveOutcome | null> {
+/** A save started without the popup: its outcome, or null with the error shown on the tab's badge. */
+async function reported(tabId: number | undefined, work: Promise<SaveOutcome>): Promise<SaveOutcome | null> {
   try {
-    const outcome = await work;
-    if (tabId !== undefined && marksTab) await setBadge(tabId, outcome.state === "saved");
-    else if (tabId !== undefined) await flash(tabId, outcome.state === "saved" ? "+1" : "…", "#1a7f37");
-    return outcome;
+    return await work;
   } catch (error) {
     if (tabId !== undefined) await flash(tabId, "!", "#b42318", describeError(error));
     return null;

@@ -29,7 +29,7 @@ async def sign_in_with_pairing_code(browser: ExtensionBrowser, device: Device, s
     await options.get_by_label("Pairing code").fill(code)
     await options.get_by_role("button", name="Sign in with code").click()
     await page_expect(options.get_by_role("status")).to_contain_text("You're signed in")
-    await options.screenshot(path=str(SCREENSHOTS / "extension-options.png"))
+    await options.locator("main").screenshot(path=str(SCREENSHOTS / "extension-options.png"))
     await options.close()
 
 
