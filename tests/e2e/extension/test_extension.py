@@ -72,6 +72,16 @@ async def test_saving_a_page_behind_a_login_captures_what_the_browser_shows(
     status = await wait_enriched(device, saved["clientBookmarkId"])
     assert status["result"]["title"] == title, "enrichment read the logged-in page, not the login wall"
 
+    # The page text is searchable once delta shows the enrichment (one transaction on the server).
+    async def enriched() -> bool:
+        record = await bookmark_of(device, url)
+        return record is not None and record["enrichedAt"] is not None
+
+    await wait_for(enriched, what="the enrichment applied to the bookmark")
+    record = await bookmark_of(device, url)
+    assert record is not None and record["title"] == title and record["snapshotStatus"] in {"ready", "completed"}
+    path = url.removeprefix(members_site.url(""))
+    assert all(logged_in for hit, logged_in in members_site.hits if hit == path), "only the browser loads the page"
     found = expect(await device.request("GET", "/v1/bookmarks/search", params={"q": secret}), 200).json()["data"]
     assert [r["bookmark"]["clientBookmarkId"] for r in found["results"]] == [saved["clientBookmarkId"]]
     snapshot = expect(
