@@ -30,8 +30,7 @@ async function render(): Promise<void> {
   $("signed-out").hidden = account !== undefined;
   $("signed-in").hidden = account === undefined;
   if (account) {
-    const kind = account.isAnonymous ? "a library without a sign-in" : "your account";
-    $("who").textContent = `Signed in to ${kind} on ${serverInput.value}.`;
+    $("who").textContent = `Signed in to your library on ${serverInput.value}.`;
   }
 }
 

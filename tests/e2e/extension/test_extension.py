@@ -26,10 +26,10 @@ async def sign_in_with_pairing_code(browser: ExtensionBrowser, device: Device, s
     options = await browser.context.new_page()
     await options.goto(browser.page_url("options.html"))
     await options.get_by_label("Server URL").fill(server_url)
+    await options.locator("main").screenshot(path=str(SCREENSHOTS / "extension-options.png"))  # no code in it
     await options.get_by_label("Pairing code").fill(code)
     await options.get_by_role("button", name="Sign in with code").click()
     await page_expect(options.get_by_role("status")).to_contain_text("You're signed in")
-    await options.locator("main").screenshot(path=str(SCREENSHOTS / "extension-options.png"))
     await options.close()
 
 
