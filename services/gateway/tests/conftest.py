@@ -144,6 +144,7 @@ def _stand_in_app(state: StandIn) -> Starlette:
             Route("/v1/bookmarks/hop", hop, methods=methods),
             Route("/v1/bookmarks/stream", stream, methods=methods),
             Route("/v1/bookmarks/upload", upload, methods=methods),
+            Route("/v1/enrichment/capture", upload, methods=methods),
             Route("/v1/bookmarks/slow", slow, methods=methods),
             Route("/v1/bookmarks/empty", no_content, methods=methods),
             Route("/v1/bookmarks/redirect", redirect, methods=methods),

@@ -18,6 +18,7 @@ import contextlib
 import gc
 import json
 import sys
+import uuid
 from dataclasses import dataclass
 from http import HTTPStatus
 from types import FrameType
@@ -61,13 +62,17 @@ class Refusal:
     message: str
 
     def wire(self) -> bytes:
-        """The whole HTTP/1.1 response, closing the connection (the rest of the request is unread)."""
+        """The whole HTTP/1.1 response, closing the connection (the rest of the request is unread).
+
+        Like every answer it carries an ``X-Request-Id``: a fresh one, since the request's own headers
+        were not (or not completely) read."""
         body = json.dumps({"code": self.code, "message": self.message}).encode()
         phrase = HTTPStatus(self.status).phrase
         head = (
             f"HTTP/1.1 {self.status} {phrase}\r\n"
             "content-type: application/json\r\n"
             f"content-length: {len(body)}\r\n"
+            f"x-request-id: {uuid.uuid4().hex}\r\n"
             "connection: close\r\n\r\n"
         )
         return head.encode("ascii") + body

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import signal
 from collections.abc import AsyncIterator
 
@@ -45,6 +46,7 @@ def assert_json_error(status: int, headers: dict[str, str], body: bytes, expecte
     assert headers["content-type"] == "application/json"
     payload = json.loads(body)
     assert set(payload) == {"code", "message"} and payload["code"] == code and payload["message"]
+    assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])  # every answer has one, refusals too
 
 
 async def test_a_normal_request_is_served(server: str) -> None:

@@ -224,3 +224,34 @@ async def test_the_screenshot_renders_the_captured_dom_with_the_network_blocked(
     )
     assert shot.data.startswith(b"\x89PNG\r\n\x1a\n")
     assert [path for path in site.hits if path.startswith(asset.removeprefix(site.base_url))] == []
+
+
+async def test_deleting_the_account_removes_its_captures(infra: Any, db: Db, site: Site) -> None:
+    user, bookmark = await capture(db, site.url(f"/article/{uuid.uuid4().hex[:8]}"), HOSTILE)
+    async with serve_app(worker_app(infra, db)):
+        await eventually(lambda: all_jobs_ended(db), timeout=90)
+    assert await db.rows("SELECT 1 FROM private_snapshots WHERE user_id = :u", u=user)
+    await capture(db, site.url(f"/article/{uuid.uuid4().hex[:8]}"), HOSTILE, user=user)
+    assert await db.rows("SELECT 1 FROM captured_pages WHERE user_id = :u", u=user)
+
+    async with db.sessions() as session, session.begin():
+        await service.purge_user(session, user)
+
+    for table in ("private_snapshots", "captured_pages", "bookmark_enrichments"):
+        assert await db.rows(f"SELECT 1 FROM {table} WHERE user_id = :u", u=user) == [], table  # noqa: S608
+    assert await db.rows("SELECT 1 FROM jobs WHERE private_for = :u", u=user) == []
+
+
+async def test_a_merge_moves_captures_to_the_target_account(infra: Any, db: Db, site: Site) -> None:
+    source, bookmark = await capture(db, site.url(f"/article/{uuid.uuid4().hex[:8]}"), HOSTILE)
+    async with serve_app(worker_app(infra, db)):
+        await eventually(lambda: all_jobs_ended(db), timeout=90)
+    target = uuid.uuid4()
+
+    async with db.sessions() as session, session.begin():
+        await service.merge_users(session, source=source, target=target)
+
+    moved = await service.read_snapshot(sessions=db.sessions, user_id=target, client_bookmark_id=bookmark, kind="html")
+    assert SECRET.encode() in moved.data
+    assert await db.rows("SELECT 1 FROM private_snapshots WHERE user_id = :u", u=source) == []
+    assert await db.scalar("SELECT count(*) FROM jobs WHERE private_for = :u", u=target) == 1

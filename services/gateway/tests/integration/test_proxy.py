@@ -203,6 +203,24 @@ async def test_body_over_one_mib_is_413(gateway: Any, stand_in: Any, tokens: Any
     assert ONE_MIB + 1 not in stand_in.uploads  # the upstream never got a complete oversized body
 
 
+async def test_a_capture_may_send_sixteen_mib_and_no_more(gateway: Any, stand_in: Any, tokens: Any) -> None:
+    stand_in.reset()
+    headers = bearer(tokens.mint())
+    limit = 16 * ONE_MIB
+
+    exact = await gateway.client.post("/v1/enrichment/capture", content=b"a" * limit, headers=headers)
+    over = await gateway.client.post("/v1/enrichment/capture", content=b"a" * (limit + 1), headers=headers)
+
+    assert exact.status_code == 200
+    assert exact.json() == {"received": limit}
+    assert over.status_code == 413
+    assert over.json()["code"] == "payload-too-large"
+    assert "16 MiB" in over.json()["message"]
+    # Only that route: the same body to another path of the section keeps the 1 MiB limit.
+    other = await gateway.client.post("/v1/enrichment/enqueue", content=b"a" * (ONE_MIB + 1), headers=headers)
+    assert other.status_code == 413
+
+
 async def test_protected_routes_need_a_valid_bearer(gateway: Any, tokens: Any, jwks_server: Any) -> None:
     cases = {
         "missing": {},

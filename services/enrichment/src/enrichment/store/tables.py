@@ -3,8 +3,9 @@
 Hot queries and the index that serves each:
 
 - worker claim: due in-flight jobs by ``next_attempt_at`` → ``ix_jobs_due`` (partial, in-flight only)
-- enqueue attach: the one in-flight job of a normalized URL → ``ux_jobs_in_flight_url`` (partial unique,
-  which also makes "one job per URL in flight" a database invariant)
+- enqueue attach: the one in-flight shared job of a normalized URL → ``ux_jobs_in_flight_url`` (partial
+  unique, which also makes "one shared job per URL in flight" a database invariant; captured jobs are
+  private and outside it)
 - completion fan-out: bookmarks attached to a job → ``ix_bookmark_enrichments_job``
 - duplicate check: a user's bookmarks with a normalized URL → ``ix_bookmark_enrichments_user_url``,
   ``ix_bookmark_urls_user_url``
