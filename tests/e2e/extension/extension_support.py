@@ -218,6 +218,18 @@ class ExtensionBrowser:
         await popup.goto(self.page_url("popup.html", f"?tab={tab_id}"))
         return popup
 
+    async def accessibility_problems(self, page: Page) -> list[str]:
+        """axe-core's violations of impact "serious" or "critical" on ``page`` (evaluated over the
+        DevTools protocol, which the extension's script-src 'self' policy does not block)."""
+        source = (EXTENSION_SRC / "node_modules" / "axe-core" / "axe.min.js").read_text()
+        await page.evaluate(f"() => {{ {source}\n; globalThis.axe = axe; }}")
+        violations = await page.evaluate("async () => (await axe.run(document)).violations")
+        return [
+            f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+            for v in violations
+            if v["impact"] in {"serious", "critical"}
+        ]
+
     async def storage(self, area: str) -> dict[str, Any]:
         return dict(await self.worker.evaluate(f"chrome.storage.{area}.get(null)"))
 

@@ -27,6 +27,7 @@ async def sign_in_with_pairing_code(browser: ExtensionBrowser, device: Device, s
     await options.goto(browser.page_url("options.html"))
     await options.get_by_label("Server URL").fill(server_url)
     await options.locator("main").screenshot(path=str(SCREENSHOTS / "extension-options.png"))  # no code in it
+    assert await browser.accessibility_problems(options) == []
     await options.get_by_label("Pairing code").fill(code)
     await options.get_by_role("button", name="Sign in with code").click()
     await page_expect(options.get_by_role("status")).to_contain_text("You're signed in")
@@ -61,10 +62,12 @@ async def test_saving_a_page_behind_a_login_captures_what_the_browser_shows(
     await popup.get_by_label("Tags").fill("baking, members")
     await popup.get_by_label("Collection").select_option(label="Reading")
     await popup.locator("main").screenshot(path=str(SCREENSHOTS / "extension-popup.png"))
+    assert await browser.accessibility_problems(popup) == []
     await popup.get_by_role("button", name="Save page").click()
     await page_expect(popup.get_by_role("status")).to_contain_text("Saved with a copy of the page")
     await page_expect(popup.get_by_text("Saved", exact=True)).to_be_visible()
     await popup.locator("main").screenshot(path=str(SCREENSHOTS / "extension-popup-saved.png"))
+    assert await browser.accessibility_problems(popup) == []
 
     saved = await bookmark_of(device, url)
     assert saved is not None, "the popup's save did not reach the server"
