@@ -118,7 +118,7 @@ async def test_the_popup_of_a_saved_page_edits_and_deletes_it(
     popup = await browser.open_popup(tab_id)
     await page_expect(popup.get_by_role("button", name="Delete")).to_be_visible()
     await popup.get_by_label("Tags").fill("edited")
-    await popup.get_by_role("button", name="Save changes").click()
+    await popup.get_by_label("Tags").press("Enter")  # the keyboard submits the form like the button
     await page_expect(popup.get_by_role("status")).to_contain_text("Changes saved")
     saved = await bookmark_of(device, url)
     assert saved is not None and saved["userTags"] == ["edited"]
@@ -196,8 +196,15 @@ async def test_a_page_saved_offline_arrives_after_reconnect(
 
 
 async def test_start_a_new_library_keeps_the_refresh_token_only_in_local_storage(
-    browser: ExtensionBrowser, server_path: SwitchableProxy
+    browser: ExtensionBrowser, members_site: MembersSite, server_path: SwitchableProxy
 ) -> None:
+    url = members_site.add_public_page("Before signing in", "<p>Text.</p>")
+    _, tab_id = await open_logged_in(browser, members_site, url)
+    popup = await browser.open_popup(tab_id)
+    await page_expect(popup.get_by_text("Sign in to start saving pages.")).to_be_visible()
+    await page_expect(popup.get_by_role("button", name="Open options")).to_be_visible()
+    await popup.close()
+
     options = await browser.context.new_page()
     await options.goto(browser.page_url("options.html"))
     await page_expect(options.get_by_label("Server URL")).to_have_value("http://127.0.0.1:8080")
