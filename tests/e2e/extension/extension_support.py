@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 REPO = Path(__file__).resolve().parents[3]
 EXTENSION_SRC = REPO / "clients" / "extension"
@@ -265,6 +266,18 @@ class Xvfb:
             self._process.terminate()
             self._process.wait(timeout=30)
 
+    def press(self, keys: str) -> None:
+        """Presses ``keys`` (xdotool's names, e.g. "alt+shift+s") in the browser's window, as a person
+        would: the browser handles them (an extension's shortcut), not the page."""
+        env = {**os.environ, "DISPLAY": self.display}
+        found = subprocess.run(
+            ["xdotool", "search", "--onlyvisible", "--class", "chromium"], env=env, capture_output=True, text=True
+        )
+        windows = found.stdout.split()
+        assert windows, f"no browser window on {self.display}: {found.stderr}"
+        subprocess.run(["xdotool", "windowfocus", "--sync", windows[-1]], env=env, check=True)
+        subprocess.run(["xdotool", "key", "--clearmodifiers", keys], env=env, check=True)
+
     def grab(self, path: Path, box: tuple[int, int, int, int]) -> None:
         from PIL import ImageGrab
 
@@ -302,4 +315,6 @@ async def chromium_with_extension(
                 worker = await context.wait_for_event("serviceworker", timeout=30_000)
             yield ExtensionBrowser(context, worker, worker.url.split("/")[2], windowed=display is not None)
         finally:
-            await context.close()
+            # A windowed browser whose last tab a test closed has already quit.
+            with contextlib.suppress(PlaywrightError):
+                await context.close()
