@@ -278,6 +278,12 @@ class Xvfb:
         subprocess.run(["xdotool", "windowfocus", "--sync", windows[-1]], env=env, check=True)
         subprocess.run(["xdotool", "key", "--clearmodifiers", keys], env=env, check=True)
 
+    def keys(self, *keys: str) -> None:
+        """Key presses to whatever holds the keyboard now (an open context menu grabs it)."""
+        env = {**os.environ, "DISPLAY": self.display}
+        for key in keys:
+            subprocess.run(["xdotool", "key", key], env=env, check=True)
+
     def grab(self, path: Path, box: tuple[int, int, int, int]) -> None:
         from PIL import ImageGrab
 

@@ -3,9 +3,10 @@ whose article is shown only to a logged-in browser (the server's own fetch gets 
 
 Automation cannot click the browser's own UI, so: the popup is opened as a tab of its own for a given
 tab (``popup.html?tab=ID``, the same page and code) except in the windowed test, which opens the real
-one; the context menu is invoked through its handler in the service worker
-(``bookmarksExtension.saveLink``, exactly what the ``contextMenus.onClicked`` listener calls). The
-keyboard shortcut is pressed for real (xdotool on an Xvfb display) and also invoked through its handler.
+one; the context menu and the keyboard shortcut are driven for real in a windowed browser (right click,
+then xdotool's keys on an Xvfb display) and also invoked through their handlers in the service worker
+(``bookmarksExtension.saveLink`` / ``savePage``, what the ``contextMenus.onClicked`` and
+``commands.onCommand`` listeners call) in the headless ones.
 """
 
 from __future__ import annotations
@@ -293,6 +294,31 @@ async def test_the_keyboard_shortcut_saves_and_captures_the_page(
         "GET", "/v1/enrichment/snapshot", params={"clientBookmarkId": saved["clientBookmarkId"], "kind": "html"}
     )
     assert secret in expect(snapshot, 200).text
+
+
+async def test_the_context_menu_item_saves_the_link(
+    http: httpx.AsyncClient,
+    windowed_browser: ExtensionBrowser,
+    members_site: MembersSite,
+    server_path: SwitchableProxy,
+    xvfb: Xvfb,
+) -> None:
+    if shutil.which("xdotool") is None:
+        pytest.skip("no xdotool (Debian's package; .ci/run installs it): the menu cannot be driven")
+    browser = windowed_browser
+    device = await anonymous(http)
+    await sign_in_with_pairing_code(browser, device, server_path.url)
+    linked = members_site.add_public_page("Linked from a menu", "<p>Linked.</p>")
+    url = members_site.add_public_page("Page with a link", f'<p><a id="link" href="{linked}">a link</a></p>')
+    page, _ = await open_logged_in(browser, members_site, url)
+    await page.bring_to_front()
+
+    await page.click("#link", button="right")  # the browser's own context menu opens
+    # The extensions' items sit just above the developer tools' "Inspect", the menu's last item.
+    xvfb.keys("Up", "Up", "Return")
+
+    saved = await wait_for(lambda: bookmark_of(device, linked), what="the link saved from the context menu")
+    assert saved["url"] == linked
 
 
 async def _badge_is(browser: ExtensionBrowser, tab_id: int, text: str) -> bool:
