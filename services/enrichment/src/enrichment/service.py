@@ -567,11 +567,14 @@ async def job_stats(*, sessions: SessionFactory) -> JobStats:
 
 
 async def housekeeping(*, sessions: SessionFactory, job_retention_seconds: int) -> None:
-    """Forget long-finished jobs and expired cache entries (bounded batches; runs periodically)."""
+    """Forget long-finished jobs, expired cache entries and deleted bookmarks' captured pages (bounded
+    batches; runs periodically)."""
     async with transaction(sessions) as session:
         await repository.delete_finished_jobs(session, older_than_seconds=job_retention_seconds)
     async with transaction(sessions) as session:
         await repository.delete_expired_cache(session)
+    async with transaction(sessions) as session:
+        await repository.delete_private_snapshots_of_deleted_bookmarks(session)
 
 
 # --- events from other services (called inside the consumer's transaction) ---------------------------

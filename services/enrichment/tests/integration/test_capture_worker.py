@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from enrichment_support import Db, Site, enrichment_settings
 
+from common.events import BookmarkDeleted
 from devstack.testing import eventually, serve_app
 from enrichment import service
 from enrichment.domain.model import CapturedPage, Entitlements, SystemClock
@@ -255,3 +257,23 @@ async def test_a_merge_moves_captures_to_the_target_account(infra: Any, db: Db, 
     assert SECRET.encode() in moved.data
     assert await db.rows("SELECT 1 FROM private_snapshots WHERE user_id = :u", u=source) == []
     assert await db.scalar("SELECT count(*) FROM jobs WHERE private_for = :u", u=target) == 1
+
+
+async def test_a_deleted_bookmarks_captures_are_removed_by_housekeeping(infra: Any, db: Db, site: Site) -> None:
+    user, bookmark = await capture(db, site.url(f"/article/{uuid.uuid4().hex[:8]}"), HOSTILE)
+    kept_user, kept = await capture(db, site.url(f"/article/{uuid.uuid4().hex[:8]}"), HOSTILE)
+    async with serve_app(worker_app(infra, db)):
+        await eventually(lambda: all_jobs_ended(db), timeout=90)
+    deleted = BookmarkDeleted(
+        userId=user, clientBookmarkId=bookmark, normalizedUrl=None, deletedAt=datetime.now(UTC), eventId=uuid.uuid4()
+    )
+    async with db.sessions() as session, session.begin():
+        await service.apply_bookmark_deleted(session, deleted)
+
+    await service.housekeeping(sessions=db.sessions, job_retention_seconds=3600)
+
+    assert await db.rows("SELECT 1 FROM private_snapshots WHERE user_id = :u", u=user) == []
+    assert await db.rows("SELECT 1 FROM private_snapshots WHERE user_id = :u", u=kept_user)
+    assert (
+        await service.read_snapshot(sessions=db.sessions, user_id=kept_user, client_bookmark_id=kept, kind="html")
+    ).data

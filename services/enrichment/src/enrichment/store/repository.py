@@ -441,6 +441,22 @@ async def drop_private_snapshots(session: AsyncSession, attached: Sequence[RowMa
         )
 
 
+async def delete_private_snapshots_of_deleted_bookmarks(session: AsyncSession, *, limit: int = 1000) -> int:
+    """A deleted bookmark's captured page goes with it: its private captures serve nobody any more."""
+    result = await session.execute(
+        text(
+            """
+            DELETE FROM private_snapshots WHERE ctid IN (
+              SELECT p.ctid FROM private_snapshots p
+              JOIN bookmark_urls b ON b.user_id = p.user_id AND b.client_bookmark_id = p.client_bookmark_id
+              WHERE b.deleted LIMIT :n)
+            """
+        ),
+        {"n": limit},
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
 async def delete_finished_jobs(session: AsyncSession, *, older_than_seconds: int, limit: int = 1000) -> int:
     """Forget ended jobs after the retention time; their results live on in the cache and on bookmarks."""
     result = await session.execute(
