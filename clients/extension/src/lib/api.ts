@@ -1,0 +1,132 @@
+/** Calls of the platform's API, with the access token and one refresh on a 401. */
+
+import { ApiError, OfflineError } from "./errors.ts";
+import type { SessionManager } from "./session.ts";
+
+export interface Bookmark {
+  clientBookmarkId: string;
+  url: string;
+  title: string | null;
+  userTags: string[];
+  collectionIds: string[];
+  enrichmentStatus?: string;
+  snapshotStatus?: string;
+}
+
+export interface Collection {
+  id: string;
+  name: string;
+  parentId: string | null;
+}
+
+export interface DeltaPage {
+  cursor: string | null;
+  nextCursor: string | null;
+  collections: Collection[];
+  collectionTombstones: { id: string }[];
+}
+
+export interface BookmarkWrite {
+  url: string;
+  title?: string;
+  userTags?: string[];
+  collectionIds?: string[];
+  clientSavedAt?: string;
+}
+
+export interface CaptureRequest {
+  clientBookmarkId: string;
+  url: string;
+  html: string;
+  title?: string;
+}
+
+type Method = "GET" | "PUT" | "POST" | "DELETE";
+
+export class ApiClient {
+  private readonly session: SessionManager;
+  private readonly fetcher: typeof fetch;
+
+  constructor(session: SessionManager, fetcher: typeof fetch) {
+    this.session = session;
+    this.fetcher = fetcher;
+  }
+
+  async putBookmark(id: string, body: BookmarkWrite): Promise<Bookmark> {
+    const response = await this.call("PUT", `/v1/bookmarks/${encodeURIComponent(id)}`, body);
+    return ((await response.json()) as { data: Bookmark }).data;
+  }
+
+  async deleteBookmark(id: string): Promise<void> {
+    await this.call("DELETE", `/v1/bookmarks/${encodeURIComponent(id)}`);
+  }
+
+  /** The caller's live bookmark of this page (same normalized URL), or null. */
+  async lookup(url: string): Promise<Bookmark | null> {
+    try {
+      const response = await this.call("GET", `/v1/bookmarks/lookup?url=${encodeURIComponent(url)}`);
+      return ((await response.json()) as { data: Bookmark }).data;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return null;
+      throw error;
+    }
+  }
+
+  async capture(request: CaptureRequest): Promise<void> {
+    await this.call("POST", "/v1/enrichment/capture", request);
+  }
+
+  async delta(cursor: string | null, limit: number): Promise<DeltaPage> {
+    const query = new URLSearchParams({ limit: String(limit) });
+    if (cursor) query.set("cursor", cursor);
+    const response = await this.call("GET", `/v1/bookmarks/delta?${query}`);
+    return ((await response.json()) as { data: DeltaPage }).data;
+  }
+
+  private async call(method: Method, path: string, body?: unknown): Promise<Response> {
+    const token = await this.session.accessToken();
+    let response = await this.send(method, path, token, body);
+    if (response.status === 401) {
+      response = await this.send(method, path, await this.session.refresh(token), body);
+    }
+    if (!response.ok) throw await ApiError.fromResponse(response);
+    return response;
+  }
+
+  private async send(method: Method, path: string, token: string, body: unknown): Promise<Response> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
+    const init: RequestInit = { method, headers };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const url = (await this.session.serverUrl()) + path;
+    try {
+      return await this.fetcher(url, init);
+    } catch (error) {
+      throw new OfflineError(`Cannot reach the server: ${String(error)}`);
+    }
+  }
+}
+
+/** Sign-in calls need no token: a new anonymous library, or a pairing code from another device. */
+export async function signInRequest(
+  fetcher: typeof fetch,
+  serverUrl: string,
+  pairingCode: string | null,
+): Promise<{ accessToken: string; refreshToken: string; user: { id: string; isAnonymous?: boolean } }> {
+  const path = pairingCode === null ? "/v1/auth/anonymous" : "/v1/auth/pairing/claim";
+  const init: RequestInit = { method: "POST" };
+  if (pairingCode !== null) {
+    init.headers = { "Content-Type": "application/json" };
+    init.body = JSON.stringify({ code: pairingCode });
+  }
+  let response: Response;
+  try {
+    response = await fetcher(serverUrl + path, init);
+  } catch (error) {
+    throw new OfflineError(`Cannot reach ${serverUrl}: ${String(error)}`);
+  }
+  if (!response.ok) throw await ApiError.fromResponse(response);
+  return (await response.json()) as { accessToken: string; refreshToken: string; user: { id: string } };
+}

@@ -1,0 +1,83 @@
+/** Writes that could not reach the server, kept in storage.local and sent later in the order made.
+ *
+ * Every write is idempotent (PUT and DELETE by the client's own bookmark id), so a write sent twice,
+ * e.g. when the worker stops between the answer and the removal from the queue, is harmless.
+ */
+
+import type { ApiClient, BookmarkWrite } from "./api.ts";
+import { MAX_QUEUED_WRITES } from "./config.ts";
+import { ApiError, NotSignedIn, OfflineError } from "./errors.ts";
+import type { KeyValue, LockRunner } from "./kv.ts";
+
+const KEY = "queue";
+const LOCK = "bookmarks-queue";
+// Answers that say "not now" rather than "never": 401 (a session to renew), 408, 429.
+const RETRIED = new Set([401, 408, 429]);
+
+export type QueuedWrite =
+  | { kind: "put"; id: string; body: BookmarkWrite }
+  | { kind: "delete"; id: string };
+
+export interface FlushResult {
+  sent: number;
+  refused: number;
+  left: number;
+}
+
+export class WriteQueue {
+  private readonly local: KeyValue;
+  private readonly lock: LockRunner;
+
+  constructor(local: KeyValue, lock: LockRunner) {
+    this.local = local;
+    this.lock = lock;
+  }
+
+  async add(write: QueuedWrite): Promise<void> {
+    await this.lock(LOCK, async () => {
+      const writes = [...(await this.all()), write];
+      await this.local.set(KEY, writes.slice(-MAX_QUEUED_WRITES));
+    });
+  }
+
+  async all(): Promise<QueuedWrite[]> {
+    return (await this.local.get<QueuedWrite[]>(KEY)) ?? [];
+  }
+
+  async clear(): Promise<void> {
+    await this.local.remove(KEY);
+  }
+
+  /** Sends the writes in order. Stops at the first that cannot reach the server (or needs a sign-in)
+   * and keeps it and the rest; a write the server refuses with a 4xx is dropped, since sending it
+   * unchanged would be refused again, and would block every write behind it. */
+  flush(api: ApiClient): Promise<FlushResult> {
+    return this.lock(LOCK, async () => {
+      const result: FlushResult = { sent: 0, refused: 0, left: 0 };
+      const writes = await this.all();
+      while (writes.length > 0) {
+        const outcome = await send(api, writes[0]!);
+        if (outcome === "wait") break;
+        result[outcome === "sent" ? "sent" : "refused"] += 1;
+        writes.shift();
+        await this.local.set(KEY, writes);
+      }
+      result.left = writes.length;
+      return result;
+    });
+  }
+}
+
+async function send(api: ApiClient, write: QueuedWrite): Promise<"sent" | "refused" | "wait"> {
+  try {
+    if (write.kind === "put") await api.putBookmark(write.id, write.body);
+    else await api.deleteBookmark(write.id);
+    return "sent";
+  } catch (error) {
+    if (error instanceof OfflineError || error instanceof NotSignedIn) return "wait";
+    if (error instanceof ApiError && error.status >= 400 && error.status < 500 && !RETRIED.has(error.status)) {
+      return "refused";
+    }
+    return "wait"; // the server may take it later
+  }
+}

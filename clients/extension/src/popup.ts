@@ -1,0 +1,147 @@
+/** The toolbar popup: save the current tab with tags and a collection, or edit and delete it once saved. */
+
+import type { SaveOutcome, SaveRequest } from "./lib/actions.ts";
+import type { Bookmark } from "./lib/api.ts";
+import type { CollectionChoice } from "./lib/collections.ts";
+import { byId } from "./lib/dom.ts";
+import { ask, type PageState } from "./lib/messages.ts";
+import { isSaveableUrl } from "./lib/server.ts";
+import { InvalidTags, formatTags, parseTags } from "./lib/tags.ts";
+
+const $ = byId;
+const form = $<HTMLFormElement>("form");
+const titleInput = $<HTMLInputElement>("title");
+const tagsInput = $<HTMLInputElement>("tags");
+const collectionSelect = $<HTMLSelectElement>("collection");
+const saveButton = $<HTMLButtonElement>("save");
+const deleteButton = $<HTMLButtonElement>("delete");
+
+let tab: chrome.tabs.Tab | undefined;
+let saved: Bookmark | null = null;
+
+async function targetTab(): Promise<chrome.tabs.Tab | undefined> {
+  // Opened as a page of its own (popup.html?tab=ID), it works on that tab; as a popup, on the active one.
+  const id = Number(new URLSearchParams(location.search).get("tab"));
+  if (Number.isInteger(id) && id > 0) return chrome.tabs.get(id);
+  return (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
+}
+
+function status(text: string, kind: "ok" | "error" | "" = ""): void {
+  const element = $("status");
+  element.textContent = text;
+  element.className = kind;
+}
+
+function fillCollections(choices: CollectionChoice[], selected: string | undefined): void {
+  collectionSelect.replaceChildren(new Option("No collection", ""));
+  for (const choice of choices) collectionSelect.add(new Option(choice.label, choice.id));
+  if (selected && !choices.some((c) => c.id === selected)) collectionSelect.add(new Option(selected, selected));
+  collectionSelect.value = selected ?? "";
+}
+
+function showSaved(bookmark: Bookmark | null): void {
+  saved = bookmark;
+  $("saved-mark").hidden = bookmark === null;
+  saveButton.textContent = bookmark ? "Save changes" : "Save page";
+  deleteButton.hidden = bookmark === null;
+  if (bookmark) {
+    titleInput.value = bookmark.title ?? titleInput.value;
+    tagsInput.value = formatTags(bookmark.userTags);
+  }
+}
+
+function showQueued(count: number): void {
+  $("queued").hidden = count === 0;
+  $("queued").textContent = `${count} ${count === 1 ? "save" : "saves"} waiting to be sent.`;
+}
+
+function request(): SaveRequest {
+  const collection = collectionSelect.value;
+  return {
+    url: tab?.url ?? "",
+    title: titleInput.value.trim(),
+    tags: parseTags(tagsInput.value),
+    collectionIds: collection ? [collection] : [],
+    ...(tab?.id !== undefined ? { tabId: tab.id } : {}),
+  };
+}
+
+async function onSubmit(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  let body: SaveRequest;
+  try {
+    body = request();
+  } catch (error) {
+    if (error instanceof InvalidTags) return status(error.message, "error");
+    throw error;
+  }
+  await busy(saved ? "Saving changes…" : "Saving…", async () => {
+    const outcome = saved
+      ? await ask<SaveOutcome>({ type: "update", id: saved.clientBookmarkId, request: body })
+      : await ask<SaveOutcome>({ type: "save", request: body });
+    // A save queued offline is edited under the id it was given, so a second click adds no duplicate.
+    showSaved(outcome.bookmark ?? { clientBookmarkId: outcome.id, url: body.url, title: body.title ?? null, userTags: body.tags ?? [], collectionIds: body.collectionIds ?? [] });
+    if (outcome.state === "queued") showQueued((await ask<PageState>({ type: "state", url: body.url })).queued);
+    status(outcome.message, outcome.capture === "failed" || outcome.capture === "too-large" ? "error" : "ok");
+  });
+}
+
+async function onDelete(): Promise<void> {
+  if (!saved || !tab?.url) return;
+  const target = saved;
+  await busy("Deleting…", async () => {
+    const result = await ask<string>({ type: "delete", id: target.clientBookmarkId, url: tab?.url ?? "", ...(tab?.id !== undefined ? { tabId: tab.id } : {}) });
+    showSaved(null);
+    tagsInput.value = "";
+    collectionSelect.value = "";
+    status(result === "queued" ? "Deleted here; the server hears of it when you're back online." : "Deleted.", "ok");
+  });
+}
+
+async function busy(text: string, work: () => Promise<void>): Promise<void> {
+  saveButton.disabled = deleteButton.disabled = true;
+  status(text);
+  try {
+    await work();
+  } catch (error) {
+    status(error instanceof Error ? error.message : String(error), "error");
+  } finally {
+    saveButton.disabled = deleteButton.disabled = false;
+  }
+}
+
+async function refreshCollections(): Promise<void> {
+  try {
+    const choices = await ask<CollectionChoice[]>({ type: "collections" });
+    fillCollections(choices, collectionSelect.value || saved?.collectionIds[0]);
+  } catch {
+    // Offline or signed out: the local copy already shown stays.
+  }
+}
+
+async function main(): Promise<void> {
+  $("open-options").addEventListener("click", () => void chrome.runtime.openOptionsPage());
+  form.addEventListener("submit", (event) => void onSubmit(event));
+  deleteButton.addEventListener("click", () => void onDelete());
+  tab = await targetTab();
+  if (!isSaveableUrl(tab?.url)) {
+    $("unsaveable").hidden = false;
+    return;
+  }
+  const state = await ask<PageState>({ type: "state", url: tab.url });
+  if (!state.signedIn) {
+    $("signed-out").hidden = false;
+    return;
+  }
+  $("page-url").textContent = tab.url;
+  titleInput.value = tab.title ?? "";
+  fillCollections(state.collections, state.bookmark?.collectionIds[0]);
+  showSaved(state.bookmark);
+  showQueued(state.queued);
+  form.hidden = false;
+  (state.bookmark ? tagsInput : saveButton).focus();
+  void refreshCollections();
+  if (state.queued > 0) void ask({ type: "flush" }).then(() => ask<PageState>({ type: "state", url: tab?.url ?? "" })).then((s) => showQueued(s.queued));
+}
+
+main().catch((error: unknown) => status(error instanceof Error ? error.message : String(error), "error"));

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { MAX_QUEUED_WRITES } from "../src/lib/config.ts";
+import { localLocks, MemoryKeyValue } from "../src/lib/kv.ts";
+import { WriteQueue } from "../src/lib/queue.ts";
+import { json, signedIn } from "./fakes.ts";
+
+const put = (id: string) => ({ kind: "put" as const, id, body: { url: `https://example.com/${id}` } });
+
+test("queued writes are sent in the order they were made, then the queue is empty", async () => {
+  const { server, local, api } = await signedIn();
+  server.on("PUT /v1/bookmarks/*", (r) => json(200, { data: r.body })).on("DELETE /v1/bookmarks/*", () => json(204, null));
+  const queue = new WriteQueue(local, localLocks());
+  await queue.add(put("a"));
+  await queue.add({ kind: "delete", id: "a" });
+  await queue.add(put("b"));
+  assert.deepEqual(await queue.flush(api), { sent: 3, refused: 0, left: 0 });
+  assert.deepEqual(server.seen.map((r) => `${r.method} ${r.path}`), ["PUT /v1/bookmarks/a", "DELETE /v1/bookmarks/a", "PUT /v1/bookmarks/b"]);
+  assert.deepEqual(await queue.all(), []);
+});
+
+test("offline, the queue keeps every write for later", async () => {
+  const { server, local, api } = await signedIn();
+  const queue = new WriteQueue(local, localLocks());
+  await queue.add(put("a"));
+  server.offline = true;
+  assert.deepEqual(await queue.flush(api), { sent: 0, refused: 0, left: 1 });
+  assert.deepEqual(await queue.all(), [put("a")]);
+});
+
+test("a write the server refuses is dropped, one it cannot take now is kept in front", async () => {
+  const { server, local, api } = await signedIn();
+  server.on("PUT /v1/bookmarks/bad", () => json(400, { code: "invalid-url", message: "Bad URL." }));
+  server.on("PUT /v1/bookmarks/busy", () => json(503, { code: "unavailable", message: "Later." }));
+  const queue = new WriteQueue(local, localLocks());
+  for (const id of ["bad", "busy", "c"]) await queue.add(put(id));
+  assert.deepEqual(await queue.flush(api), { sent: 0, refused: 1, left: 2 });
+  assert.deepEqual((await queue.all()).map((w) => w.id), ["busy", "c"]);
+});
+
+test("the queue keeps at most MAX_QUEUED_WRITES writes, dropping the oldest", async () => {
+  const queue = new WriteQueue(new MemoryKeyValue(), localLocks());
+  for (let i = 0; i < MAX_QUEUED_WRITES + 3; i += 1) await queue.add(put(String(i)));
+  const writes = await queue.all();
+  assert.equal(writes.length, MAX_QUEUED_WRITES);
+  assert.equal(writes[0]?.id, "3");
+});
