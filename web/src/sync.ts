@@ -54,7 +54,11 @@ export class SyncEngine {
     for (const listener of this.listeners) listener();
   }
 
+  private started = false;
+
   start(): void {
+    if (this.started) return this.wake();
+    this.started = true;
     window.addEventListener("online", () => this.wake());
     window.addEventListener("offline", () => {
       this.setState("offline");
@@ -66,11 +70,21 @@ export class SyncEngine {
     this.wake();
   }
 
+  /** After the session changed (new user, new tokens): a fresh socket and a full pull. */
+  restart(): void {
+    this.stopped = false;
+    this.socketAttempts = 0;
+    if (!this.started) this.start();
+    else this.wake();
+  }
+
   stop(): void {
     this.stopped = true;
     window.clearTimeout(this.retryTimer);
     window.clearTimeout(this.socketTimer);
-    this.socket?.close();
+    const socket = this.socket;
+    this.socket = null;
+    socket?.close();
   }
 
   /** Network is (maybe) back: send, pull, and make sure the socket is open. */
@@ -219,6 +233,7 @@ export class SyncEngine {
       void this.run(true); // whatever changed while the socket was down
     };
     socket.onmessage = (event) => {
+      if (this.socket !== socket) return;
       try {
         const message = JSON.parse(String(event.data)) as { type?: string };
         if (message.type === "bookmarks_changed") void this.run(true);
@@ -227,6 +242,7 @@ export class SyncEngine {
       }
     };
     socket.onclose = (event) => {
+      if (this.socket !== socket) return; // replaced on purpose (stop, new session)
       this.socket = null;
       if (opened && Date.now() - opened > 30_000) this.socketAttempts = 0;
       if (event.code === CLOSE_UNAUTHORIZED) {
