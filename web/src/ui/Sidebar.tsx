@@ -42,6 +42,7 @@ function TreeItems(props: { nodes: TreeNode[]; counts: Map<string, number>; onKe
             key={c.id}
             role="treeitem"
             aria-level={node.depth}
+            aria-label={`${c.name} (${props.counts.get(c.id) ?? 0})`}
             aria-selected={current}
             aria-expanded={node.children.length ? true : undefined}
             tabIndex={current || (ui.filter.kind !== "collection" && node === props.nodes[0] && node.depth === 1) ? 0 : -1}
@@ -54,7 +55,7 @@ function TreeItems(props: { nodes: TreeNode[]; counts: Map<string, number>; onKe
           >
             <span class="tree-label" style={{ paddingLeft: `${(node.depth - 1) * 14 + 10}px` }}>
               <span class="name">{c.name}</span>
-              <span class="count" aria-label={`${props.counts.get(c.id) ?? 0} bookmarks`}>
+              <span class="count">
                 {props.counts.get(c.id) ?? 0}
               </span>
             </span>
