@@ -177,6 +177,7 @@ async def test_accessibility_and_screenshots_of_the_main_views(new_device: Any, 
                 ]
             ):
                 await add_link(page, f"https://read.example{path}")
+                await expect(row(page, "read.example")).to_have_count(n + 1)
                 await row(page, "read.example").first.get_by_role("button", name="Details").click()
                 details = page.get_by_role("region", name="Bookmark details")
                 await details.get_by_role("textbox", name="Title").fill(title)

@@ -70,7 +70,7 @@ function QuickAdd({ device }: { device: Device }) {
         ...(extraTags.length ? { userTags: extraTags } : {}),
         ...(collection ? { collectionIds: [collection] } : {}),
       });
-      device.toast("Saved.");
+      setError(null);
     }
     setUrl("");
     setTitle("");

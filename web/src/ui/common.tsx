@@ -16,7 +16,7 @@ export function Icon({ name }: { name: "details" | "star" | "star-filled" | "arc
     archive: "M3 5h18v4H3zM5 9v10h14V9M10 13h4",
     close: "M6 6l12 12M18 6L6 18",
     menu: "M4 6h16M4 12h16M4 18h16",
-    settings: "M12 8a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM12 2v3M12 19v3M2 12h3M19 12h3M4.9 4.9l2.1 2.1M17 17l2.1 2.1M4.9 19.1 7 17M17 7l2.1-2.1",
+    settings: "M4 6h10M18 6h2M4 12h4M12 12h8M4 18h12M20 18h0M16 4v4M10 10v4M18 16v4",
     cloud: "M7 18h10a4 4 0 0 0 0-8 6 6 0 0 0-11.5 1.5A3.5 3.5 0 0 0 7 18z",
   };
   return (
