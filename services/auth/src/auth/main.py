@@ -38,10 +38,12 @@ async def _signing_keys(settings: Settings, sessions: SessionFactory) -> KeyRing
 
 
 async def _prune_forever(sessions: SessionFactory) -> None:
-    """Expired refresh tokens are useless but would otherwise accumulate one row per rotation."""
+    """Expired refresh tokens and pairing codes are useless but would otherwise accumulate."""
     while True:
         try:
             while await service.prune_refresh_tokens(sessions=sessions) > 0:
+                pass
+            while await service.prune_pairing_codes(sessions=sessions) > 0:
                 pass
         except Exception as exc:  # database away: try again next round
             log.warning("refresh-token pruning failed: %s", exc)
@@ -77,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 jwks=LocalJwks(keys), issuer=settings.jwt_issuer, audience=settings.jwt_audience
             )
             app.state.anonymous_limiter = SlidingWindowLimiter(limit=settings.anonymous_rate_limit_per_minute)
+            app.state.pairing_claim_limiter = SlidingWindowLimiter(limit=settings.pairing_claim_failures_per_minute)
             app.state.readiness_checks = [
                 ("database", partial(database_ready, engine)),
             ]

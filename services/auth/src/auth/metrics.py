@@ -6,11 +6,16 @@ from prometheus_client import Counter
 
 SESSIONS_ISSUED = Counter(
     "auth_sessions_issued_total",
-    "Sessions (token pairs) issued, by how: anonymous, idp-a, idp-b, link, merge, refresh.",
+    "Sessions (token pairs) issued, by how: anonymous, idp-a, idp-b, link, merge, refresh, pairing.",
     ["service", "method"],
 )
 REFRESH_TOKEN_REUSE = Counter(
     "auth_refresh_token_reuse_total",
     "Already-rotated refresh tokens presented again; each revoked its whole family. Alert on a rise.",
     ["service"],
+)
+PAIRING_CODES = Counter(
+    "auth_pairing_codes_total",
+    "Pairing codes by outcome: issued, claimed, refused (unknown, expired or used). A rise of refused is guessing.",
+    ["service", "outcome"],
 )

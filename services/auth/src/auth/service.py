@@ -9,19 +9,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from auth.domain.errors import UserGone, UserNotFound
+from auth.domain import pairing
+from auth.domain.errors import InvalidPairingCode, UserGone, UserNotFound
 from auth.domain.keys import KeyRing, SigningKey, generate_signing_key
-from auth.domain.model import Entitlements, Identity, IssuedSession, User
+from auth.domain.model import Entitlements, Identity, IssuedPairingCode, IssuedSession, User
 from auth.domain.tokens import TokenIssuer, hash_refresh_token, new_refresh_token
-from auth.metrics import REFRESH_TOKEN_REUSE, SESSIONS_ISSUED
+from auth.metrics import PAIRING_CODES, REFRESH_TOKEN_REUSE, SESSIONS_ISSUED
 from auth.store import queries, repository
 from auth.store.repository import UserLock
 from common.db import SessionFactory
-from common.errors import IdentityAlreadyInUse, InvalidRefreshToken
+from common.errors import IdentityAlreadyInUse, InvalidRefreshToken, RateLimited
 from common.events import UserDeleted, UserMerged
 from common.outbox import add_events
 
@@ -163,6 +165,43 @@ async def logout(*, sessions: SessionFactory, refresh_token: str) -> None:
         await repository.revoke_family_of_token(session, hash_refresh_token(refresh_token), "logout")
 
 
+async def create_pairing_code(*, sessions: SessionFactory, user_id: uuid.UUID) -> IssuedPairingCode:
+    """A new code that signs a second device into the user; older live codes stay valid."""
+    code = pairing.new_code()
+    async with sessions() as session, session.begin():
+        # The user's row serializes its code issues, so two at once cannot both be the fifth.
+        await _locked_user(session, user_id, "FOR NO KEY UPDATE")
+        live, first_expiry = await repository.live_pairing_codes(session, user_id)
+        if live >= pairing.MAX_LIVE_CODES:
+            raise RateLimited(
+                f"At most {pairing.MAX_LIVE_CODES} pairing codes can be live at once; wait for one to expire.",
+                retry_after_seconds=math.ceil(first_expiry),
+            )
+        expires_at = await repository.insert_pairing_code(
+            session, code_hash=pairing.hash_code(code), user_id=user_id, ttl_seconds=pairing.TTL_SECONDS
+        )
+    PAIRING_CODES.labels(SERVICE, "issued").inc()
+    return IssuedPairingCode(code=pairing.display(code), expires_at=expires_at)
+
+
+async def claim_pairing_code(*, sessions: SessionFactory, tokens: TokenIssuer, typed_code: str) -> IssuedSession:
+    """Use a pairing code up: a session of a new token family (a new device) of the code's user."""
+    code = pairing.canonical(typed_code)
+    if code is None:
+        PAIRING_CODES.labels(SERVICE, "refused").inc()
+        raise InvalidPairingCode()
+    async with sessions() as session, session.begin():
+        user_id = await repository.take_pairing_code(session, pairing.hash_code(code))
+        row = await repository.lock_user(session, user_id, "FOR KEY SHARE") if user_id is not None else None
+        if row is None:
+            PAIRING_CODES.labels(SERVICE, "refused").inc()
+            raise InvalidPairingCode()
+        issued = await _new_session(session, tokens, User.from_row(row))
+    PAIRING_CODES.labels(SERVICE, "claimed").inc()
+    SESSIONS_ISSUED.labels(SERVICE, "pairing").inc()
+    return issued
+
+
 async def get_user(*, sessions: SessionFactory, user_id: uuid.UUID) -> User:
     """The user, or UserGone when it was deleted or merged away."""
     async with sessions() as session:
@@ -238,3 +277,9 @@ async def prune_refresh_tokens(*, sessions: SessionFactory, batch_size: int = 50
     """Delete one batch of expired refresh tokens and of families left without tokens."""
     async with sessions() as session, session.begin():
         return await repository.prune_refresh_tokens(session, batch_size)
+
+
+async def prune_pairing_codes(*, sessions: SessionFactory, batch_size: int = 5000) -> int:
+    """Delete one batch of expired pairing codes."""
+    async with sessions() as session, session.begin():
+        return await repository.prune_pairing_codes(session, batch_size)

@@ -32,6 +32,8 @@ class Settings(CommonSettings):
     refresh_token_ttl_seconds: int = Field(2_592_000, gt=0, validation_alias="REFRESH_TOKEN_TTL_SECONDS")
     # 0 turns the limit off (load tests, the e2e stack).
     anonymous_rate_limit_per_minute: int = Field(20, ge=0, validation_alias="AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE")
+    # Refused pairing-code claims per client address per minute (per replica); 0 turns the limit off.
+    pairing_claim_failures_per_minute: int = Field(10, ge=0, validation_alias="AUTH_PAIRING_CLAIM_FAILURES_PER_MINUTE")
     signing_keys_dir: Path | None = Field(None, validation_alias="AUTH_SIGNING_KEYS_DIR")
     app_env: str = Field("development", validation_alias="APP_ENV")
     admin_token: SecretStr | None = Field(None, validation_alias="ADMIN_TOKEN")

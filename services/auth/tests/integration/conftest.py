@@ -29,7 +29,15 @@ IDP_B_ISSUER = "https://idp-b.test"
 IDP_B_AUDIENCE = "client-b"
 
 # Tables that hold rows of a user (the test of account deletion checks that each is empty for it).
-USER_TABLES = ("users", "identities", "user_settings", "subscriptions", "refresh_token_families", "refresh_tokens")
+USER_TABLES = (
+    "users",
+    "identities",
+    "user_settings",
+    "subscriptions",
+    "refresh_token_families",
+    "refresh_tokens",
+    "pairing_codes",
+)
 
 
 @pytest.fixture(scope="session")

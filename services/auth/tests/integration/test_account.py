@@ -162,6 +162,8 @@ async def test_delete_account_removes_every_auth_row_and_kills_the_tokens(api: A
     second_device = (await api.sign_in_a(api.id_token_a())).json()  # another user: must be untouched
     await api.client.patch("/v1/me/settings", json={"useAi": True}, headers=api.bearer(session["accessToken"]))
     await api.refresh(session["refreshToken"])
+    pairing = await api.client.post("/v1/auth/pairing", headers=api.bearer(session["accessToken"]))
+    assert pairing.status_code == 201
     assert all(count >= 1 for count in (await api.rows_of(user_id)).values())
 
     response = await api.client.delete("/v1/account", headers=api.bearer(session["accessToken"]))
@@ -169,6 +171,10 @@ async def test_delete_account_removes_every_auth_row_and_kills_the_tokens(api: A
     assert response.status_code == 204
     assert response.content == b""
     assert set((await api.rows_of(user_id)).values()) == {0}
+    # The account's pairing codes died with it: none can bring a device into a deleted account.
+    claim = await api.client.post("/v1/auth/pairing/claim", json={"code": pairing.json()["data"]["code"]})
+    assert claim.status_code == 400
+    assert claim.json()["code"] == "invalid-pairing-code"
     me = await api.me(session["accessToken"])
     assert me.status_code == 401
     assert me.json()["code"] == "unauthorized"

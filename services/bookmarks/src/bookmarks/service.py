@@ -147,6 +147,16 @@ def client_write(fields: Mapping[str, Any]) -> BookmarkWrite:
 # --- bookmarks ----------------------------------------------------------------------------------------
 
 
+async def lookup_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, url: str) -> BookmarkView:
+    """The owner's live bookmark of ``url``'s normalized URL (the newest if several); 404 when none."""
+    normalized = normalize_url(url).url
+    async with sessions() as session, session.begin():  # one snapshot for the record and the plan
+        found = await queries.live_bookmark_by_url(session, owner, normalized)
+        if found is None:
+            raise BookmarkNotFound("No live bookmark of yours has this URL.")
+        return BookmarkView(found, await queries.is_pro(session, owner))
+
+
 async def upsert_bookmark(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
 ) -> BookmarkView:

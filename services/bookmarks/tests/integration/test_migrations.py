@@ -1,5 +1,5 @@
 """Migrations upgrade databases as earlier releases left them: 0002 (library model), 0005 (search configs),
-0006 (stored wire documents)."""
+0006 (stored wire documents), 0007 (lookup index)."""
 
 from __future__ import annotations
 
@@ -138,3 +138,16 @@ async def test_0006_renders_the_stored_document_of_every_bookmark_and_of_every_l
         assert document["title"] == 'Old "quoted" title' and document["tags"] == ["a", "b"]
         assert "saveWhy" not in document and nullable == [("NO",)]
         assert json.loads(after[0][0]) == document | {"title": "New", "isFavorite": True}
+
+
+async def test_0007_adds_the_lookup_index(infra: Any) -> None:
+    async with _database_at_head(infra) as url:
+        await _execute(url, "DROP INDEX ix_bookmarks_live_url", "UPDATE alembic_version SET version_num = '0006'")
+        await asyncio.to_thread(upgrade_head, migrations_dir=MIGRATIONS_DIR, url=url)
+        [definition] = await _execute(url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_bookmarks_live_url'")
+    assert definition == [
+        (
+            "CREATE INDEX ix_bookmarks_live_url ON public.bookmarks USING btree "
+            "(owner_uid, normalized_url, updated_at DESC) WHERE (deleted_at IS NULL)",
+        )
+    ]

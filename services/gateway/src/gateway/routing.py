@@ -64,6 +64,9 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/auth/jwks", AUTH, _N),
     RouteSpec("/v1/auth/oauth/idp-a", AUTH, _O, Effect.IDENTITY_LINK),
     RouteSpec("/v1/auth/oauth/idp-b", AUTH, _O, Effect.IDENTITY_LINK),
+    RouteSpec("/v1/auth/pairing", AUTH, _R),
+    # The new device has no token yet: the code is its credential (limited per client IP by auth too).
+    RouteSpec("/v1/auth/pairing/claim", AUTH, _N),
     RouteSpec("/v1/auth/{rest:path}", AUTH, _R),
     RouteSpec("/v1/me", AUTH, _R),
     RouteSpec("/v1/me/settings", AUTH, _R),
@@ -74,6 +77,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/bookmarks/delta", BOOKMARKS, _R),
     # GET: search; any other method is the bookmark whose id is "search" (same upstream, same checks).
     RouteSpec("/v1/bookmarks/search", BOOKMARKS, _R),
+    RouteSpec("/v1/bookmarks/lookup", BOOKMARKS, _R),  # like search: GET here, any other method a bookmark
     RouteSpec("/v1/bookmarks/{clientBookmarkId}", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{clientBookmarkId}/collections", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),
@@ -85,6 +89,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/imports/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/enrichment/enqueue", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/status", ENRICHMENT, _R),
+    RouteSpec("/v1/enrichment/capture", ENRICHMENT, _R),  # its body limit: MAX_BODY_BYTES_BY_ROUTE (16 MiB)
     RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),
     RouteSpec("/v1/exports", BOOKMARKS, _R),  # streamed through (proxy.UpstreamStreamingResponse)
 )

@@ -248,6 +248,7 @@ async def test_public_and_admin_routes_are_left_to_the_upstream(gateway: Any) ->
         ("POST", "/v1/auth/refresh"),
         ("POST", "/v1/auth/logout"),
         ("GET", "/v1/auth/jwks"),
+        ("POST", "/v1/auth/pairing/claim"),
         ("PUT", "/v1/admin/users/123/subscription"),
     ]:
         response = await gateway.client.request(method, path, headers=bearer("garbage"))
@@ -356,3 +357,13 @@ async def test_plain_get_on_the_websocket_path_is_400(gateway: Any) -> None:
     response = await gateway.client.get("/v1/events")
     assert response.status_code == 400
     assert response.json()["code"] == "invalid-request"
+
+
+async def test_pairing_needs_a_token_to_issue_and_none_to_claim(gateway: Any, tokens: Any) -> None:
+    refused = await gateway.client.post("/v1/auth/pairing")
+    assert refused.status_code == 401
+    assert refused.json()["code"] == "unauthorized"
+    assert (await gateway.client.post("/v1/auth/pairing", headers=bearer(tokens.mint()))).status_code == 200
+    claimed = await gateway.client.post("/v1/auth/pairing/claim", json={"code": "ABCD-EFGH"})
+    assert claimed.status_code == 200
+    assert "authorization" not in received_headers(claimed)

@@ -26,6 +26,8 @@ from auth.api.schemas import (
     IdpBSignIn,
     Jwks,
     LogoutRequest,
+    PairingClaim,
+    PairingCodeEnvelope,
     RefreshRequest,
     SessionOut,
     SettingsOut,
@@ -33,8 +35,11 @@ from auth.api.schemas import (
     SubscriptionUpdate,
     UserOut,
 )
+from auth.domain.errors import InvalidPairingCode
 from auth.domain.model import PROVIDER_A, PROVIDER_B, IssuedSession
-from common.errors import InvalidRequest
+from auth.domain.ratelimit import SlidingWindowLimiter, client_key
+from common.client_address import client_address
+from common.errors import InvalidRequest, RateLimited
 from common.handlers import describe_validation_errors
 
 router = APIRouter(prefix="/v1/auth", tags=["auth"], responses=ERROR_RESPONSES)
@@ -75,6 +80,38 @@ async def _oauth(
     if principal is None:
         return await service.sign_in(sessions=sessions, tokens=tokens, identity=identity)
     return await service.link_identity(sessions=sessions, tokens=tokens, user_id=principal.user_id, identity=identity)
+
+
+@router.post("/pairing", response_model=PairingCodeEnvelope, status_code=201)
+async def create_pairing_code(user: CurrentUser, sessions: Sessions, response: Response) -> PairingCodeEnvelope:
+    """A single-use code (5 minutes) that signs another device into this account."""
+    response.headers["Cache-Control"] = "no-store"
+    return PairingCodeEnvelope.of(await service.create_pairing_code(sessions=sessions, user_id=user.user_id))
+
+
+@router.post("/pairing/claim", response_model=SessionOut)
+async def claim_pairing_code(
+    body: PairingClaim, request: Request, sessions: Sessions, tokens: Tokens, response: Response
+) -> SessionOut:
+    """Use a pairing code up: a session of the code's user for this new device (no token needed)."""
+    limiter: SlidingWindowLimiter = request.app.state.pairing_claim_limiter
+    key = client_key(client_address(request))
+    # The attempt is counted before it is made, so concurrent guesses cannot pass the limit together;
+    # only a refused code keeps its count.
+    retry_after = limiter.hit(key)
+    if retry_after is not None:
+        raise RateLimited(
+            "Too many wrong pairing codes from this address; wait a minute.", retry_after_seconds=retry_after
+        )
+    try:
+        issued = await service.claim_pairing_code(sessions=sessions, tokens=tokens, typed_code=body.code)
+    except InvalidPairingCode:
+        raise
+    except BaseException:
+        limiter.forget_last(key)
+        raise
+    limiter.forget_last(key)
+    return _session_response(issued, response)
 
 
 @router.post("/oauth/idp-a", response_model=SessionOut)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictBool
+from datetime import datetime
 
-from auth.domain.model import Entitlements, IssuedSession, User
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+from auth.domain.model import Entitlements, IssuedPairingCode, IssuedSession, User
+from auth.domain.pairing import MAX_CLAIM_LENGTH
 from common.handlers import error_responses
 from common.validation import StrictText
 
@@ -32,6 +35,12 @@ class RefreshRequest(_Body):
 
 class LogoutRequest(_Body):
     refreshToken: StrictText
+
+
+class PairingClaim(_Body):
+    code: StrictText = Field(
+        max_length=MAX_CLAIM_LENGTH, description="The code as shown (XXXX-XXXX); dash, spaces and case are ignored."
+    )
 
 
 class SettingsPatch(_Body):
@@ -63,6 +72,19 @@ class SessionOut(BaseModel):
     @classmethod
     def of(cls, issued: IssuedSession) -> SessionOut:
         return cls(accessToken=issued.access_token, refreshToken=issued.refresh_token, user=UserOut.of(issued.user))
+
+
+class PairingCodeOut(BaseModel):
+    code: str = Field(description="8 characters shown as XXXX-XXXX; single use.")
+    expiresAt: datetime
+
+
+class PairingCodeEnvelope(BaseModel):
+    data: PairingCodeOut
+
+    @classmethod
+    def of(cls, issued: IssuedPairingCode) -> PairingCodeEnvelope:
+        return cls(data=PairingCodeOut(code=issued.code, expiresAt=issued.expires_at))
 
 
 class SettingsOut(BaseModel):

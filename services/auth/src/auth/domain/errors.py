@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from common.errors import NotFound, Unauthorized, Unavailable
+from common.errors import InvalidRequest, NotFound, Unauthorized, Unavailable
 
 
 class UserGone(Unauthorized):
@@ -23,3 +23,8 @@ class ProviderUnreachable(Unavailable):
 
 class AdminTokenInvalid(Unauthorized):
     default_message = "A valid X-Admin-Token header is required."
+
+
+class InvalidPairingCode(InvalidRequest):
+    code = "invalid-pairing-code"
+    default_message = "This pairing code is unknown, expired or already used."

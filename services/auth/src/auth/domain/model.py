@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -64,6 +65,12 @@ class IssuedSession:
     access_token: str
     refresh_token: str
     user: User
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedPairingCode:
+    code: str  # as shown, XXXX-XXXX
+    expires_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,3 +63,9 @@ class SlidingWindowLimiter:
         self._last_sweep = now
         for key in [k for k, hits in self._hits.items() if not hits or hits[-1] <= now - self.window]:
             del self._hits[key]
+
+    def forget_last(self, key: str) -> None:
+        """Take back the newest hit of ``key`` (one that turned out not to count)."""
+        hits = self._hits.get(key)
+        if hits:
+            hits.pop()

@@ -8,6 +8,7 @@ the foreign key would take anyway, but later, after the family lock, and then th
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Literal
 
 from sqlalchemy import RowMapping, text
@@ -107,7 +108,14 @@ async def delete_user(session: AsyncSession, user_id: uuid.UUID) -> None:
     The caller holds the user ``FOR UPDATE``, so no token can be minted for it meanwhile.
     """
     # Children before parents (the foreign keys have no cascade); table names are constants.
-    for table in ("refresh_tokens", "refresh_token_families", "identities", "user_settings", "subscriptions"):
+    for table in (
+        "pairing_codes",
+        "refresh_tokens",
+        "refresh_token_families",
+        "identities",
+        "user_settings",
+        "subscriptions",
+    ):
         await session.execute(text(f"DELETE FROM {table} WHERE user_id = :id"), {"id": user_id})  # noqa: S608
     await session.execute(text("DELETE FROM users WHERE id = :id"), {"id": user_id})
     await forget_published_events(session, key=str(user_id))
@@ -243,6 +251,59 @@ async def prune_refresh_tokens(session: AsyncSession, batch_size: int) -> int:
             "DELETE FROM refresh_token_families f WHERE f.id IN (SELECT f2.id FROM refresh_token_families f2 "
             "WHERE NOT EXISTS (SELECT 1 FROM refresh_tokens t WHERE t.family_id = f2.id) "
             "LIMIT :n FOR UPDATE SKIP LOCKED)"
+        ),
+        {"n": batch_size},
+    )
+    return int(getattr(deleted, "rowcount", 0) or 0)
+
+
+# --- pairing codes -------------------------------------------------------------------------------
+
+
+async def live_pairing_codes(session: AsyncSession, user_id: uuid.UUID) -> tuple[int, float]:
+    """How many live codes the user has, and the seconds until the first of them expires (0 when none)."""
+    result = await session.execute(
+        text(
+            "SELECT count(*) AS n, COALESCE(EXTRACT(EPOCH FROM min(expires_at) - now()), 0) AS first_expiry "
+            "FROM pairing_codes WHERE user_id = :u AND expires_at > now()"
+        ),
+        {"u": user_id},
+    )
+    row = result.one()
+    return int(row.n), float(row.first_expiry)
+
+
+async def insert_pairing_code(
+    session: AsyncSession, *, code_hash: bytes, user_id: uuid.UUID, ttl_seconds: int
+) -> datetime:
+    """Store the code's hash; its expiry, by the database clock that checks it."""
+    result = await session.execute(
+        text(
+            "INSERT INTO pairing_codes (code_hash, user_id, expires_at) "
+            "VALUES (:h, :u, now() + make_interval(secs => :ttl)) RETURNING expires_at"
+        ),
+        {"h": code_hash, "u": user_id, "ttl": float(ttl_seconds)},
+    )
+    expires_at: datetime = result.scalar_one()
+    return expires_at
+
+
+async def take_pairing_code(session: AsyncSession, code_hash: bytes) -> uuid.UUID | None:
+    """Use the code up if it is live: its user for exactly one caller, None for every other."""
+    result = await session.execute(
+        text("DELETE FROM pairing_codes WHERE code_hash = :h AND expires_at > now() RETURNING user_id"),
+        {"h": code_hash},
+    )
+    row = result.first()
+    return row.user_id if row is not None else None
+
+
+async def prune_pairing_codes(session: AsyncSession, batch_size: int) -> int:
+    """Delete up to ``batch_size`` expired codes; return how many."""
+    deleted = await session.execute(
+        text(
+            "DELETE FROM pairing_codes WHERE code_hash IN "
+            "(SELECT code_hash FROM pairing_codes WHERE expires_at < now() LIMIT :n FOR UPDATE SKIP LOCKED)"
         ),
         {"n": batch_size},
     )

@@ -116,6 +116,22 @@ class SigningKeyRow(SQLModel, table=True):
     retired_at: datetime | None = Field(default=None, sa_column=_ts())
 
 
+class PairingCodeRow(SQLModel, table=True):
+    """A live pairing code, by the SHA-256 of its canonical form; deleted when claimed, pruned when expired."""
+
+    __tablename__ = "pairing_codes"
+    __table_args__ = (
+        Index("ix_pairing_codes_user", "user_id"),
+        Index("ix_pairing_codes_expires", "expires_at"),
+    )
+
+    code_hash: bytes = Field(sa_column=Column(LargeBinary, primary_key=True))
+    user_id: uuid.UUID = Field(sa_column=_user_fk())
+    created_at: datetime = Field(sa_column=_created_at())
+    expires_at: datetime = Field(sa_column=_ts(nullable=False))
+
+
+# The tables revision 0001 creates; later tables are created by their own revisions, with their own DDL.
 TABLES = (
     UserRow,
     IdentityRow,

@@ -83,6 +83,20 @@ async def search_bookmarks(
     return {"data": {"results": results, "nextCursor": page.next_cursor}}
 
 
+@router.get("/lookup", response_model=BookmarkEnvelope)
+async def lookup_bookmark(
+    user: CurrentUser,
+    sessions: Sessions,
+    url: Annotated[str, Query(max_length=2048, description="Any spelling of the URL; it is normalized.")],
+) -> Response:
+    """The caller's live bookmark whose normalized URL equals ``url``'s (404 when there is none)."""
+    try:
+        view = await service.lookup_bookmark(sessions=sessions, owner=user.user_id, url=url)
+    except InvalidUrlError as exc:
+        raise InvalidUrl(str(exc)) from exc
+    return _json({"data": wire.bookmark(view.record, is_pro=view.is_pro)})
+
+
 @router.put("/{clientBookmarkId}", response_model=BookmarkEnvelope)
 async def put_bookmark(
     clientBookmarkId: ClientBookmarkId,  # noqa: N803 - the spec's name

@@ -23,6 +23,14 @@ class BookmarkRow(SQLModel, table=True):
         # The delta stream's keyset: WHERE owner = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id.
         Index("ix_bookmarks_stream", "owner_uid", "updated_at", "client_bookmark_id", unique=True),
         # Search (bookmarks.search.sql, migration 0004): exact GIN lookups, and newest-first keyset walks.
+        # Lookup by URL (migration 0007): an owner's live rows of one normalized URL, newest first.
+        Index(
+            "ix_bookmarks_live_url",
+            "owner_uid",
+            "normalized_url",
+            text("updated_at DESC"),
+            postgresql_where=text("deleted_at IS NULL"),
+        ),
         Index("ix_bookmarks_search", "search_vector", postgresql_using="gin"),
         Index("ix_bookmarks_search_head", "search_head", postgresql_using="gin"),
         Index("ix_bookmarks_search_tags", "search_tags", postgresql_using="gin"),

@@ -1,0 +1,111 @@
+"""GET /v1/bookmarks/lookup: the caller's live bookmark of a URL, by its normalized form."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+from sqlalchemy import text
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from bookmarks.store import queries
+
+
+async def lookup(http: httpx.AsyncClient, user: Any, url: str) -> httpx.Response:
+    return await http.get("/v1/bookmarks/lookup", params={"url": url}, headers=user.headers)
+
+
+async def put(http: httpx.AsyncClient, user: Any, bid: str, body: dict[str, Any]) -> httpx.Response:
+    response = await http.put(f"/v1/bookmarks/{bid}", json=body, headers=user.headers)
+    assert response.status_code == 200, response.text
+    return response
+
+
+async def test_any_spelling_of_the_url_finds_the_bookmark_as_put_returned_it(
+    http: httpx.AsyncClient, user: Any
+) -> None:
+    saved = (await put(http, user, "look-1", {"url": "https://example.com/article?id=7", "title": "A"})).json()
+
+    for spelling in (
+        "https://example.com/article?id=7",
+        "HTTPS://WWW.Example.com:443/article?id=7&utm_source=feed#comments",
+    ):
+        response = await lookup(http, user, spelling)
+
+        assert response.status_code == 200, (spelling, response.text)
+        assert response.json() == saved
+
+
+async def test_unknown_deleted_and_other_users_bookmarks_are_not_found(
+    http: httpx.AsyncClient, user: Any, make_user: Any
+) -> None:
+    url = f"https://example.com/{uuid.uuid4().hex}"
+    other = make_user()
+    await put(http, other, "theirs", {"url": url})
+
+    assert (await lookup(http, user, url)).json() == {"code": "not-found", "message": await _message(http, user, url)}
+    assert (await lookup(http, other, url)).status_code == 200
+    await put(http, user, "mine", {"url": url})
+    assert (await lookup(http, user, url)).json()["data"]["clientBookmarkId"] == "mine"
+    assert (await http.delete("/v1/bookmarks/mine", headers=user.headers)).status_code == 204
+    gone = await lookup(http, user, url)
+    assert gone.status_code == 404
+    assert gone.json()["code"] == "not-found"
+
+
+async def _message(http: httpx.AsyncClient, user: Any, url: str) -> str:
+    response = await lookup(http, user, url)
+    assert response.status_code == 404
+    return str(response.json()["message"])
+
+
+async def test_of_several_bookmarks_of_one_url_the_latest_changed_is_returned(
+    http: httpx.AsyncClient, user: Any
+) -> None:
+    url = f"https://example.com/dup/{uuid.uuid4().hex}"
+    await put(http, user, "first", {"url": url})
+    await put(http, user, "second", {"url": url + "#x"})
+    await put(http, user, "first", {"url": url, "title": "touched"})
+
+    assert (await lookup(http, user, url)).json()["data"]["clientBookmarkId"] == "first"
+
+
+async def test_bad_urls_are_refused(http: httpx.AsyncClient, user: Any) -> None:
+    for url in ("not a url", "ftp://example.com/", "https://", "javascript:alert(1)"):
+        response = await lookup(http, user, url)
+        assert response.status_code == 400, url
+        assert response.json()["code"] == "invalid-url", url
+    missing = await http.get("/v1/bookmarks/lookup", headers=user.headers)
+    assert missing.status_code == 400
+    assert missing.json()["code"] == "invalid-request"
+    too_long = await lookup(http, user, "https://example.com/" + "a" * 2100)
+    assert too_long.status_code == 400
+    assert too_long.json()["code"] == "invalid-request"
+
+
+async def test_lookup_needs_a_token_and_leaves_put_of_a_bookmark_called_lookup_alone(
+    http: httpx.AsyncClient, user: Any
+) -> None:
+    refused = await http.get("/v1/bookmarks/lookup", params={"url": "https://example.com/"})
+    assert refused.status_code == 401
+    named = await put(http, user, "lookup", {"url": "https://example.com/named-lookup"})
+    assert named.json()["data"]["clientBookmarkId"] == "lookup"
+    assert (await lookup(http, user, "https://example.com/named-lookup")).json() == named.json()
+
+
+async def test_the_lookup_reads_the_index(infra: Any) -> None:
+    statement = queries._BY_URL.params(owner=uuid.uuid4(), normalized_url="https://example.com/")
+    sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+    engine = create_async_engine(infra.dsn("bookmarks"))
+    try:
+        async with engine.connect() as conn:
+            # Tables of a test database are small enough to read whole; what matters is that the
+            # planner can answer from the index at all.
+            await conn.execute(text("SET enable_seqscan = off"))
+            plan = "\n".join(row[0] for row in await conn.exec_driver_sql("EXPLAIN " + sql))
+    finally:
+        await engine.dispose()
+    assert "ix_bookmarks_live_url" in plan, plan
+    assert "Seq Scan" not in plan, plan
