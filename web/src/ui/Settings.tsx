@@ -47,7 +47,7 @@ function PairDevice({ device }: { device: Device }) {
       {error && <p class="error-text">{error}</p>}
       {pairing && (
         <div class="pairing" aria-live="polite">
-          <p class="code" aria-label="Pairing code">
+          <p class="code" id="pairing-code-shown" aria-label="Your pairing code">
             {formatCode(pairing.code)}
           </p>
           <p class="hint">

