@@ -135,8 +135,8 @@ async def seed_library(base_url: str, count: int) -> dict[str, Any]:
         return dict(refreshed)
 
 
-async def wait_for(page: Any, script: str, timeout: float = 120_000) -> None:
-    await page.wait_for_function(script, timeout=timeout)
+async def wait_for(page: Any, script: str) -> None:
+    await page.wait_for_function(script, timeout=120_000)
 
 
 async def measure_browser(base_url: str, session: dict[str, Any], count: int) -> dict[str, Any]:
@@ -144,7 +144,9 @@ async def measure_browser(base_url: str, session: dict[str, Any], count: int) ->
 
     out: dict[str, Any] = {}
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        browser = await playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+        )
         context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url)
         page = await context.new_page()
         await page.goto("/app/manifest.webmanifest")
@@ -223,7 +225,10 @@ async def main() -> None:
         base_url = stack.gateway_url
     try:
         session = await seed_library(base_url, args.bookmarks)
-        figures = {"first_load_gzip_kib": round(load["gzip_bytes"] / 1024, 1), **await measure_browser(base_url, session, args.bookmarks)}
+        figures = {
+            "first_load_gzip_kib": round(load["gzip_bytes"] / 1024, 1),
+            **await measure_browser(base_url, session, args.bookmarks),
+        }
     finally:
         if stack is not None:
             stack.stop()

@@ -67,5 +67,3 @@ async def new_device(browser: Any, stack: Any) -> AsyncIterator[NewDevice]:
     yield make
     for context in contexts:
         await context.close()
-
-

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +89,22 @@ async def titles(page: Any) -> list[str]:
     """The titles of the list "Bookmarks" as shown (the virtual list renders every row of a small library)."""
     items = page.get_by_role("list", name="Bookmarks").get_by_role("listitem")
     return sorted(await items.locator("a.title").all_inner_texts())
+
+
+async def pair(first: Any, second: Any) -> str:
+    """Pairs ``second`` into ``first``'s library through Settings, as a person does; returns the code."""
+    await first.get_by_role("button", name="Settings").click()
+    settings = first.get_by_role("dialog", name="Settings")
+    await settings.get_by_role("button", name="Pair a device").click()
+    shown = settings.get_by_label("Your pairing code")
+    await expect(shown).to_have_text(re.compile(r"^[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}$"))
+    await expect(settings).to_contain_text("expires in")
+    code: str = await shown.inner_text()
+    await settings.get_by_role("button", name="Close").click()
+    await second.get_by_role("button", name="Settings").click()
+    joining = second.get_by_role("dialog", name="Settings")
+    await joining.get_by_text("Join with a code").click()
+    await joining.get_by_role("textbox", name="Pairing code").fill(code.lower())
+    await joining.get_by_role("button", name="Join library").click()
+    await expect(joining).to_have_count(0)
+    return code

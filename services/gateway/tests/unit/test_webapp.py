@@ -74,7 +74,9 @@ async def test_the_service_worker_controls_the_whole_app_and_is_revalidated(web_
     assert response.headers["cache-control"] == "no-cache"
 
 
-@pytest.mark.parametrize("path", ["/app/nope.js", "/app/assets/", "/app/../index.html", "/app/%2e%2e/index.html", "/app/"])
+@pytest.mark.parametrize(
+    "path", ["/app/nope.js", "/app/assets/", "/app/../index.html", "/app/%2e%2e/index.html", "/app/"]
+)
 async def test_unknown_files_are_json_404s(web_dir: Path, path: str) -> None:
     async with _client(web_dir) as client:
         response = await client.get(path)
