@@ -136,7 +136,13 @@ async def seed_library(base_url: str, count: int) -> dict[str, Any]:
 
 
 async def wait_for(page: Any, script: str) -> None:
-    await page.wait_for_function(script, timeout=120_000)
+    """Polls ``script`` (an expression) every 10 ms: the page's policy forbids the eval that
+    ``page.wait_for_function`` needs."""
+    deadline = time.perf_counter() + 300
+    while not await page.evaluate(f"() => Boolean({script})"):
+        if time.perf_counter() > deadline:
+            raise TimeoutError(script)
+        await asyncio.sleep(0.01)
 
 
 async def measure_browser(base_url: str, session: dict[str, Any], count: int) -> dict[str, Any]:

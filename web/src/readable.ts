@@ -75,9 +75,11 @@ export function readerDocument(html: string, pageUrl: string, title: string, css
   link.setAttribute("href", css);
   doc.head.appendChild(link);
   const article = doc.createElement("article");
-  const heading = doc.createElement("h1");
-  heading.textContent = title;
-  article.appendChild(heading);
+  if (root?.querySelector("h1")?.textContent?.trim() !== title.trim()) {
+    const heading = doc.createElement("h1");
+    heading.textContent = title;
+    article.appendChild(heading);
+  }
   if (root) copy(root, article, doc, pageUrl);
   doc.body.appendChild(article);
   return `<!doctype html>${doc.documentElement.outerHTML}`;

@@ -101,7 +101,8 @@ async def test_offline_the_app_opens_from_its_worker_and_searches_locally(new_de
     await add_link(page, "https://offline.example/notes")
     await expect_status(page, "Synced")
     # The worker has taken control after the first visit.
-    await page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=20_000)
+    # (Polled from here: the page's policy forbids the eval a string predicate would need.)
+    assert await eventually(lambda: page.evaluate("() => navigator.serviceWorker.controller !== null"), timeout=20)
     await page.context.set_offline(True)
     await page.reload()
     await page.get_by_role("list", name="Bookmarks").wait_for(state="attached")
