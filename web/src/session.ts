@@ -3,7 +3,7 @@
 // under one lock for all tabs of this browser, re-reads the stored token inside it, and stores the new
 // pair before anything uses it. A token is never presented twice by this device.
 
-import { ApiError, errorOf, send } from "./api.ts";
+import { ApiError, Offline, errorOf, send } from "./api.ts";
 import type { Db } from "./db.ts";
 import type { Session, User } from "./model.ts";
 
@@ -12,10 +12,52 @@ interface Stored {
   user: User;
 }
 
+export const SESSION_LOCK = "bookmarks-session";
+const WORKER_REPLY_MS = 10_000;
+
 async function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
   const locks = (navigator as Navigator & { locks?: LockManager }).locks;
   if (!locks) return work();
   return locks.request(name, work) as Promise<T>;
+}
+
+export type RefreshReply = { ok: true; session: Session } | { ok: false; status: number; code: string; message: string };
+
+/**
+ * One rotation of the stored refresh token, under the session lock: reads the token inside the lock,
+ * presents it once, stores the new pair before returning. Also run by the service worker, which
+ * outlives a reload: a page closed mid-refresh cannot lose the new pair and reuse the old token.
+ */
+export async function rotateStored(db: Db): Promise<Session> {
+  return withLock(SESSION_LOCK, async () => {
+    const stored = await db.getMeta<Stored>("session");
+    if (!stored) throw new ApiError(401, "signed-out", "You're signed out.");
+    const body = JSON.stringify({ refreshToken: stored.refreshToken });
+    const response = await send("/v1/auth/refresh", { method: "POST", body });
+    if (!response.ok) {
+      const error = await errorOf(response);
+      if (error.status === 401) await db.deleteMeta("session");
+      throw error;
+    }
+    const session = (await response.json()) as Session;
+    await db.setMeta("session", { refreshToken: session.refreshToken, user: session.user } satisfies Stored);
+    return session;
+  });
+}
+
+/** Asks the controlling service worker to rotate; null when there is none or it does not answer. */
+function rotateInWorker(): Promise<RefreshReply | null> {
+  const worker = typeof navigator !== "undefined" ? navigator.serviceWorker?.controller : null;
+  if (!worker) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const timer = setTimeout(() => resolve(null), WORKER_REPLY_MS);
+    channel.port1.onmessage = (event: MessageEvent<RefreshReply>) => {
+      clearTimeout(timer);
+      resolve(event.data);
+    };
+    worker.postMessage({ type: "refresh-session" }, [channel.port2]);
+  });
 }
 
 export class SessionManager {
@@ -64,24 +106,19 @@ export class SessionManager {
   /** Rotates the tokens once; ``rejected`` is the access token the server refused (null: none yet). */
   refresh(rejected: string | null): Promise<string> {
     if (rejected !== null && this.access !== rejected && this.access) return Promise.resolve(this.access);
-    this.pending ??= withLock("bookmarks-session", () => this.rotate()).finally(() => {
+    this.pending ??= this.rotate().finally(() => {
       this.pending = null;
     });
     return this.pending;
   }
 
   private async rotate(): Promise<string> {
-    const stored = await this.db.getMeta<Stored>("session");
-    if (!stored) throw new ApiError(401, "signed-out", "You're signed out.");
-    const body = JSON.stringify({ refreshToken: stored.refreshToken });
-    const response = await send("/v1/auth/refresh", { method: "POST", body });
-    if (!response.ok) {
-      const error = await errorOf(response);
-      if (error.status === 401) await this.db.deleteMeta("session");
-      throw error;
-    }
-    const session = (await response.json()) as Session;
-    await this.adopt(session);
+    const reply = await rotateInWorker();
+    if (reply && !reply.ok) throw reply.code === "offline" ? new Offline() : new ApiError(reply.status, reply.code, reply.message);
+    const session = reply?.ok ? reply.session : await rotateStored(this.db);
+    this.user = session.user;
+    this.access = session.accessToken;
+    this.accessFrom = session.refreshToken;
     return session.accessToken;
   }
 

@@ -173,3 +173,17 @@ async def test_sign_out_ends_the_session_on_the_server_and_clears_the_device(
     assert stored == 0
     await page.reload()
     await expect(page.get_by_role("button", name="Start a new library")).to_be_visible()
+
+
+async def test_reloads_in_the_middle_of_token_refreshes_keep_the_session(new_device: Any) -> None:
+    page = await new_device()
+    assert await eventually(lambda: page.evaluate("() => navigator.serviceWorker.controller !== null"), timeout=20)
+    for _ in range(3):
+        # A refresh starts and the page goes away at once: the worker finishes it and stores the new
+        # pair, so the next page never presents the used token (which would end the whole family).
+        await page.evaluate("() => { void window.bookmarksDevice.session.refresh(null); }")
+        await page.reload()
+        await open_library(page)
+    await add_link(page, "https://reload.example/still-signed-in")
+    await expect_status(page, "Synced")
+    await expect(page.get_by_role("button", name="Start a new library")).to_have_count(0)

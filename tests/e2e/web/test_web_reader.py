@@ -62,7 +62,7 @@ async def test_enrich_then_read_the_saved_copy_safely(new_device: Any, site: Any
     await expect(frame.locator("html")).to_have_class("size-xl width-narrow theme-dark")
     assert await page.title() == "Bookmarks"
     assert await axe_violations(page) == [], describe(await axe_violations(page))
-    await screenshot(page, "reader-light-desktop")
+    await screenshot(page, "reader-desktop")
     await page.get_by_role("button", name="Close reader").click()
     assert page.errors == []
 
