@@ -9,7 +9,7 @@ import { Icon, Segments } from "./common.tsx";
 import { setUi, ui } from "./state.ts";
 
 export const ROW_HEIGHT = 84;
-const OVERSCAN = 8;
+const OVERSCAN = 4;
 
 export interface Row {
   bookmark: LocalBookmark;
@@ -114,13 +114,18 @@ export function toggleSelection(rows: Row[], index: number, range: boolean): voi
 
 export function BookmarkList(props: { rows: Row[]; device: Device; words: string[]; label: string; empty: string }) {
   const scroller = useRef<HTMLDivElement>(null);
-  const [view, setView] = useState({ top: 0, height: 800 });
+  const [view, setView] = useState({ first: 0, last: 20 });
   const pending = props.device.store.pendingIds();
 
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
-    const update = () => setView({ top: el.scrollTop, height: el.clientHeight });
+    // Re-render only when the window of rows changes, not on every scrolled pixel.
+    const update = () => {
+      const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - OVERSCAN);
+      const last = Math.ceil((el.scrollTop + el.clientHeight) / ROW_HEIGHT) + OVERSCAN;
+      setView((v) => (v.first === first && v.last === last ? v : { first, last }));
+    };
     update();
     el.addEventListener("scroll", update, { passive: true });
     const observer = new ResizeObserver(update);
@@ -142,8 +147,8 @@ export function BookmarkList(props: { rows: Row[]; device: Device; words: string
     if (row && el.contains(document.activeElement) && document.activeElement !== row && !row.contains(document.activeElement)) row.focus();
   });
 
-  const first = Math.max(0, Math.floor(view.top / ROW_HEIGHT) - OVERSCAN);
-  const last = Math.min(props.rows.length, Math.ceil((view.top + view.height) / ROW_HEIGHT) + OVERSCAN);
+  const first = Math.min(view.first, props.rows.length);
+  const last = Math.min(props.rows.length, view.last);
   const visible = props.rows.slice(first, last);
   return (
     <div class="list-scroll" ref={scroller}>
