@@ -7,16 +7,11 @@ import type { Db } from "./db.ts";
 import type { Bookmark, Collection, DeltaPage, Op } from "./model.ts";
 import { type SessionManager, authed } from "./session.ts";
 import type { Store } from "./store.ts";
+import { backoffMs } from "./backoff.ts";
 
 export type SyncState = "synced" | "syncing" | "offline" | "error";
 const PAGE_SIZE = 1000;
-const MAX_BACKOFF_MS = 30_000;
 const CLOSE_UNAUTHORIZED = 4401;
-
-export function backoffMs(attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempt, 10));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
-}
 
 async function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
   const locks = (navigator as Navigator & { locks?: LockManager }).locks;
