@@ -31,7 +31,19 @@ export class Store {
   private collectionViews: LocalCollection[] | null = null;
   private byUrl: Map<string, LocalBookmark> | null = null;
 
-  constructor(private readonly db: Db) {}
+  // Other tabs of this browser share the database: a change here tells them to re-read it.
+  private readonly channel: BroadcastChannel | null =
+    typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel("bookmarks-store");
+  private reloadTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly db: Db) {
+    if (this.channel) {
+      this.channel.onmessage = () => {
+        clearTimeout(this.reloadTimer);
+        this.reloadTimer = setTimeout(() => void this.load(), 150);
+      };
+    }
+  }
 
   async load(): Promise<void> {
     const [bookmarks, collections, queue] = await Promise.all([
@@ -42,7 +54,7 @@ export class Store {
     this.bases = new Map(bookmarks.map((b) => [b.clientBookmarkId, b]));
     this.collectionBases = new Map(collections.map((c) => [c.id, c]));
     this.queue = queue.sort((a, b) => a.seq - b.seq);
-    this.changed(null);
+    this.changed(null, false);
   }
 
   subscribe(listener: Listener): () => void {
@@ -51,7 +63,8 @@ export class Store {
   }
 
   /** ``ids``: the bookmarks whose view changed (null: any of them). */
-  private changed(ids: Iterable<string> | null): void {
+  private changed(ids: Iterable<string> | null, local = true): void {
+    if (local) this.channel?.postMessage("changed");
     if (ids === null) this.views.clear();
     else for (const id of ids) this.views.delete(id);
     this.sorted = null;
@@ -142,7 +155,9 @@ export class Store {
       }
     }
     const stored = await this.db.enqueue(ops);
-    this.queue.push(...stored);
+    // A reload prompted by another tab may have read these from the database already.
+    const known = new Set(this.queue.map((op) => op.seq));
+    this.queue.push(...stored.filter((op) => !known.has(op.seq)));
     this.changed(ids);
   }
 

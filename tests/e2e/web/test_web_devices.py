@@ -187,3 +187,16 @@ async def test_reloads_in_the_middle_of_token_refreshes_keep_the_session(new_dev
     await add_link(page, "https://reload.example/still-signed-in")
     await expect_status(page, "Synced")
     await expect(page.get_by_role("button", name="Start a new library")).to_have_count(0)
+
+
+async def test_two_tabs_of_one_browser_share_the_library_and_its_queue(new_device: Any) -> None:
+    first = await new_device()
+    second = await first.context.new_page()
+    await open_library(second)
+    await first.context.set_offline(True)
+    await add_link(first, "https://tabs.example/queued-in-the-first-tab")
+    await expect(row(second, "tabs.example/queued")).to_have_count(1)
+    await expect_status(second, "1 change waiting")
+    await first.context.set_offline(False)
+    await expect_status(first, "Synced")
+    await expect_status(second, "Synced")
