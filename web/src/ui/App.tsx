@@ -329,7 +329,7 @@ export function App({ device }: { device: Device }) {
   const search = useSearch(device, ui.query);
   const rows = search.rows ?? filtered;
   useShortcuts(device, rows);
-  useEffect(() => setMenu(false), [ui.filter]);
+  useEffect(() => setMenu(false), [ui.filter, ui.dialog]);
 
   if (device.signedOut) return <Welcome device={device} />;
   const details = ui.detailsId ? device.store.get(ui.detailsId) : undefined;
