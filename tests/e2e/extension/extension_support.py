@@ -22,11 +22,12 @@ from typing import Any
 
 from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 from playwright.async_api import Error as PlaywrightError
+from screenshots import screenshots_dir
 
 REPO = Path(__file__).resolve().parents[3]
 EXTENSION_SRC = REPO / "clients" / "extension"
 CHROMIUM = "/usr/bin/chromium"
-SCREENSHOTS = REPO / "docs" / "screenshots"
+SCREENSHOTS = screenshots_dir()
 
 
 def build_extension(into: Path) -> Path:

@@ -78,6 +78,9 @@ _START_PHASES: tuple[tuple[str, ...], ...] = (
 DATABASES: tuple[str, ...] = ("auth", "bookmarks", "enrichment")
 
 DEFAULT_HOST = "127.0.0.1"
+# The web app's build (`make web`), served by the gateway when it exists.
+WEB_DIST = Path(__file__).resolve().parents[4] / "web" / "dist"
+WEB_DIR_ENV = "GATEWAY_WEB_DIR"
 DEFAULT_PG_PORT = 5442
 DEFAULT_KAFKA_PORT = 19092
 PG_PORT_ENV = "DEVSTACK_PG_PORT"
@@ -298,6 +301,8 @@ class Stack:
             env[spec.metrics_port_env] = str(self.config.metrics_ports[spec.name])
             if spec.name != "gateway":
                 env[spec.url_env] = self.service_url(spec.name)
+        if WEB_DIR_ENV not in os.environ and WEB_DIST.joinpath("index.html").is_file():
+            env[WEB_DIR_ENV] = str(WEB_DIST)
         return env
 
     def child_env(self) -> dict[str, str]:

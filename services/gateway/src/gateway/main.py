@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -38,6 +39,7 @@ from gateway.ratelimit import TokenBucketLimiter
 from gateway.realtime import Hub
 from gateway.settings import Settings
 from gateway.state import Gateway
+from gateway.webapp import WebApp, build_web_router, load_web_dir
 
 SERVICE = "gateway"
 
@@ -134,9 +136,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await tasks.stop()
             await proxy.aclose()
 
-    app = create_service_app(
-        service=SERVICE, title="Gateway", lifespan=lifespan, routers=[build_router()], settings=settings
-    )
+    routers = [build_router()]
+    if settings.web_dir:
+        routers.append(build_web_router(WebApp(load_web_dir(Path(settings.web_dir)))))
+    app = create_service_app(service=SERVICE, title="Gateway", lifespan=lifespan, routers=routers, settings=settings)
     install_proxy_fast_path(app.router.routes)
 
     def combined_openapi() -> dict[str, Any]:

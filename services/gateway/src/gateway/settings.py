@@ -39,6 +39,9 @@ class Settings(CommonSettings):
 
     cors_origins: str = Field("", validation_alias="GATEWAY_CORS_ORIGINS")
     openapi_refresh_seconds: float = Field(300.0, validation_alias="GATEWAY_OPENAPI_REFRESH_SECONDS")
+    # The web app's build (web/dist, made by `make web`): its shell at / and its files under /app/.
+    # Empty: no web app is served (those paths answer 404).
+    web_dir: str = Field("", validation_alias="GATEWAY_WEB_DIR")
 
     @property
     def gateway_jwks_url(self) -> str:

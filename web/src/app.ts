@@ -1,0 +1,204 @@
+// The device: one database, session, store and sync engine for the page, plus the UI's shared state.
+
+import { ApiError, errorOf } from "./api.ts";
+import { Db } from "./db.ts";
+import type { Bookmark, BookmarkFields, LocalBookmark, SearchResult } from "./model.ts";
+import { clientFields, nowIso } from "./merge.ts";
+import { SessionManager, authed, authedJson } from "./session.ts";
+import { Store } from "./store.ts";
+import { SyncEngine } from "./sync.ts";
+
+export interface Toast {
+  id: number;
+  text: string;
+  undo?: () => void;
+}
+
+export class Device {
+  readonly session: SessionManager;
+  readonly store: Store;
+  readonly sync: SyncEngine;
+  toasts: Toast[] = [];
+  private toastListeners = new Set<() => void>();
+  private nextToast = 1;
+
+  constructor(readonly db: Db) {
+    this.session = new SessionManager(db);
+    this.store = new Store(db);
+    this.sync = new SyncEngine(db, this.store, this.session);
+    this.sync.onRejected = (_op, error) => this.toast(`A change was refused: ${error.message}`);
+  }
+
+  static async open(): Promise<Device> {
+    const device = new Device(await Db.open());
+    await Promise.all([device.session.load(), device.store.load()]);
+    return device;
+  }
+
+  // -- toasts ------------------------------------------------------------------------------------
+
+  subscribeToasts(listener: () => void): () => void {
+    this.toastListeners.add(listener);
+    return () => this.toastListeners.delete(listener);
+  }
+
+  toast(text: string, undo?: () => void): void {
+    const toast: Toast = { id: this.nextToast++, text, ...(undo ? { undo } : {}) };
+    this.toasts = [...this.toasts.slice(-2), toast];
+    this.toastListeners.forEach((l) => l());
+    window.setTimeout(() => this.dismiss(toast.id), undo ? 8000 : 5000);
+  }
+
+  dismiss(id: number): void {
+    this.toasts = this.toasts.filter((t) => t.id !== id);
+    this.toastListeners.forEach((l) => l());
+  }
+
+  // -- writes (local first, then sent) -------------------------------------------------------------
+
+  async save(id: string, fields: BookmarkFields): Promise<void> {
+    await this.store.put(id, fields);
+    this.sync.kick();
+  }
+
+  async add(url: string, extra: BookmarkFields = {}): Promise<string> {
+    const id = crypto.randomUUID();
+    await this.save(id, { url, clientSavedAt: nowIso(), ...extra });
+    return id;
+  }
+
+  async remove(ids: string[]): Promise<void> {
+    const previous = ids.map((id) => this.store.get(id)).filter((b): b is LocalBookmark => !!b && !b.deleted);
+    await this.store.remove(ids);
+    this.sync.kick();
+    const label = previous.length === 1 ? `Deleted “${previous[0]?.title || previous[0]?.url}”.` : `Deleted ${previous.length} bookmarks.`;
+    this.toast(label, () => {
+      void this.store.putMany(previous.map((b) => ({ id: b.clientBookmarkId, fields: clientFields(b) }))).then(() => this.sync.kick());
+    });
+  }
+
+  async update(ids: string[], change: (b: LocalBookmark) => BookmarkFields): Promise<void> {
+    const changes = ids
+      .map((id) => this.store.get(id))
+      .filter((b): b is LocalBookmark => !!b && !b.deleted)
+      .map((b) => ({ id: b.clientBookmarkId, fields: change(b) }));
+    await this.store.putMany(changes);
+    this.sync.kick();
+  }
+
+  // -- session ---------------------------------------------------------------------------------
+
+  signedOut = false;
+  private sessionListeners = new Set<() => void>();
+
+  subscribeSession(listener: () => void): () => void {
+    this.sessionListeners.add(listener);
+    return () => this.sessionListeners.delete(listener);
+  }
+
+  private sessionChanged(): void {
+    this.sessionListeners.forEach((l) => l());
+  }
+
+  /** First visit: a new anonymous library, no form. After a sign-out: only when asked. */
+  async begin(): Promise<void> {
+    if (!this.session.user) {
+      if (await this.db.getMeta<boolean>("signedOut")) {
+        this.signedOut = true;
+        this.sessionChanged();
+        return;
+      }
+      await this.session.startAnonymous();
+    }
+    this.signedOut = false;
+    this.sync.onSignedOut = () => void this.endLocally();
+    this.sync.start();
+    this.sessionChanged();
+  }
+
+  async startNew(): Promise<void> {
+    await this.db.deleteMeta("signedOut");
+    await this.session.startAnonymous();
+    this.signedOut = false;
+    this.sync.restart();
+    this.sessionChanged();
+  }
+
+  /** This device joins the library of a pairing code; what it had locally leaves the device. */
+  async join(code: string): Promise<void> {
+    const before = this.session.user?.id;
+    this.sync.stop();
+    try {
+      const user = await this.session.claim(code);
+      await this.db.deleteMeta("signedOut");
+      if (user.id !== before) {
+        await this.db.clearLibrary();
+        await this.store.clear();
+      }
+    } finally {
+      this.signedOut = !this.session.user;
+      if (this.session.user) this.sync.restart();
+      this.sessionChanged();
+    }
+    this.toast("This device now shows your library.");
+  }
+
+  /** Ends the token family on the server and clears everything of the library from this device. */
+  async signOut(): Promise<void> {
+    this.sync.stop();
+    await this.session.signOut();
+    await this.endLocally();
+  }
+
+  private async endLocally(): Promise<void> {
+    this.sync.stop();
+    await this.db.clearAll();
+    await this.db.setMeta("signedOut", true);
+    await this.store.clear();
+    this.session.user = null;
+    this.signedOut = true;
+    this.sessionChanged();
+  }
+
+  // -- online-only calls -------------------------------------------------------------------------
+
+  async search(query: string, signal: AbortSignal): Promise<SearchResult[]> {
+    const params = new URLSearchParams({ q: query, limit: "100" });
+    const response = await authed(this.session, `/v1/bookmarks/search?${params}`, { signal });
+    if (!response.ok) throw await errorOf(response);
+    return ((await response.json()) as { data: { results: SearchResult[] } }).data.results;
+  }
+
+  async enrich(b: Bookmark): Promise<string> {
+    const body = JSON.stringify({ clientBookmarkId: b.clientBookmarkId, url: b.url, clientSavedAt: b.clientSavedAt ?? nowIso() });
+    const response = await authed(this.session, "/v1/enrichment/enqueue", { method: "POST", body });
+    if (!response.ok) throw await errorOf(response);
+    const data = ((await response.json()) as { data?: { cacheHit?: boolean } }).data;
+    this.sync.wake();
+    return data?.cacheHit ? "Done: it was already enriched." : "Enriching it now. Results appear here when ready.";
+  }
+
+  async json<T>(path: string, init: RequestInit = {}): Promise<T> {
+    return authedJson<T>(this.session, path, init);
+  }
+}
+
+export function enrichErrorText(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.code === "consent-required") return "Turn on “Use AI enrichment” in Settings first.";
+    if (error.code === "quota-exceeded") {
+      const wait = error.retryAfter ? ` Try again in ${humanSeconds(error.retryAfter)}.` : "";
+      return `You've used your enrichment quota for now.${wait} Pro has no limit.`;
+    }
+    if (error.code === "invalid-url") return "This address can't be enriched.";
+    return error.message;
+  }
+  return "You're offline. Try again when you're back online.";
+}
+
+export function humanSeconds(seconds: number): string {
+  if (seconds < 90) return `${Math.ceil(seconds)} seconds`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} minutes`;
+  if (seconds < 172800) return `${Math.round(seconds / 3600)} hours`;
+  return `${Math.round(seconds / 86400)} days`;
+}

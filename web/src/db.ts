@@ -1,0 +1,117 @@
+// IndexedDB, the device's copy of the library: the server's records (bookmarks, collections), the
+// queue of writes not yet sent (ordered by seq), and meta (the sync cursor, the refresh token).
+
+import type { LocalBookmark, LocalCollection, Op } from "./model.ts";
+
+export const DB_NAME = "bookmarks";
+const VERSION = 1;
+type StoreName = "bookmarks" | "collections" | "queue" | "meta";
+
+function promised<T>(request: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+function done(tx: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new Error("IndexedDB transaction aborted"));
+  });
+}
+
+export class Db {
+  private constructor(private readonly db: IDBDatabase) {}
+
+  static open(name = DB_NAME): Promise<Db> {
+    const request = indexedDB.open(name, VERSION);
+    request.onupgradeneeded = () => {
+      const db = request.result;
+      db.createObjectStore("bookmarks", { keyPath: "clientBookmarkId" });
+      db.createObjectStore("collections", { keyPath: "id" });
+      db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
+      db.createObjectStore("meta");
+    };
+    return promised(request).then((db) => new Db(db));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  async all<T>(store: StoreName): Promise<T[]> {
+    const tx = this.db.transaction(store, "readonly");
+    return promised(tx.objectStore(store).getAll() as IDBRequest<T[]>);
+  }
+
+  async getMeta<T>(key: string): Promise<T | undefined> {
+    const tx = this.db.transaction("meta", "readonly");
+    return promised(tx.objectStore("meta").get(key) as IDBRequest<T | undefined>);
+  }
+
+  async setMeta(key: string, value: unknown): Promise<void> {
+    const tx = this.db.transaction("meta", "readwrite");
+    tx.objectStore("meta").put(value, key);
+    await done(tx);
+  }
+
+  async deleteMeta(key: string): Promise<void> {
+    const tx = this.db.transaction("meta", "readwrite");
+    tx.objectStore("meta").delete(key);
+    await done(tx);
+  }
+
+  /** Appends operations to the queue in one transaction; returns them with their sequence numbers. */
+  async enqueue(ops: Omit<Op, "seq">[]): Promise<Op[]> {
+    const tx = this.db.transaction("queue", "readwrite");
+    const store = tx.objectStore("queue");
+    const keys = ops.map((op) => promised(store.add(op)));
+    await done(tx);
+    const seqs = await Promise.all(keys);
+    return ops.map((op, i) => ({ ...op, seq: Number(seqs[i]) }) as Op);
+  }
+
+  async replaceOp(op: Op): Promise<void> {
+    const tx = this.db.transaction("queue", "readwrite");
+    tx.objectStore("queue").put(op);
+    await done(tx);
+  }
+
+  /** The server accepted (or refused) ``seq``: drop it and store the record's new base together. */
+  async completeOp(seq: number, bookmark?: LocalBookmark, collection?: LocalCollection): Promise<void> {
+    const tx = this.db.transaction(["queue", "bookmarks", "collections"], "readwrite");
+    tx.objectStore("queue").delete(seq);
+    if (bookmark) tx.objectStore("bookmarks").put(bookmark);
+    if (collection) tx.objectStore("collections").put(collection);
+    await done(tx);
+  }
+
+  /** One delta page, applied with the cursor it leads to, all or nothing. */
+  async applyPage(bookmarks: LocalBookmark[], collections: LocalCollection[], cursor: string | null): Promise<void> {
+    const tx = this.db.transaction(["bookmarks", "collections", "meta"], "readwrite");
+    const b = tx.objectStore("bookmarks");
+    for (const record of bookmarks) b.put(record);
+    const c = tx.objectStore("collections");
+    for (const record of collections) c.put(record);
+    tx.objectStore("meta").put(cursor, "cursor");
+    await done(tx);
+  }
+
+  async clearAll(): Promise<void> {
+    const stores: StoreName[] = ["bookmarks", "collections", "queue", "meta"];
+    const tx = this.db.transaction(stores, "readwrite");
+    for (const name of stores) tx.objectStore(name).clear();
+    await done(tx);
+  }
+
+  /** Everything but the session: used when this device joins another library. */
+  async clearLibrary(): Promise<void> {
+    const stores: StoreName[] = ["bookmarks", "collections", "queue"];
+    const tx = this.db.transaction([...stores, "meta"], "readwrite");
+    for (const name of stores) tx.objectStore(name).clear();
+    tx.objectStore("meta").delete("cursor");
+    await done(tx);
+  }
+}

@@ -1,0 +1,268 @@
+// The library in memory, mirrored in IndexedDB: bases (the server's copies), the queue, and the view
+// (bases with queued writes replayed). Views read from here; every local write goes through here.
+
+import type { Db } from "./db.ts";
+import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, nowIso, skeleton } from "./merge.ts";
+import type {
+  Bookmark,
+  BookmarkFields,
+  Collection,
+  CollectionFields,
+  DeltaPage,
+  LocalBookmark,
+  LocalCollection,
+  NewOp,
+  Op,
+} from "./model.ts";
+import { normalizeUrl } from "./urls.ts";
+
+type Listener = () => void;
+
+export class Store {
+  private bases = new Map<string, LocalBookmark>();
+  private collectionBases = new Map<string, LocalCollection>();
+  queue: Op[] = [];
+  /** The seq being sent right now: it must not be merged with later edits. */
+  inFlight: number | null = null;
+  version = 0;
+  private listeners = new Set<Listener>();
+  private views = new Map<string, LocalBookmark>();
+  private sorted: LocalBookmark[] | null = null;
+  private collectionViews: LocalCollection[] | null = null;
+  private byUrl: Map<string, LocalBookmark> | null = null;
+
+  // Other tabs of this browser share the database: a change here tells them to re-read it.
+  private readonly channel: BroadcastChannel | null =
+    typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel("bookmarks-store");
+  private reloadTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly db: Db) {
+    if (this.channel) {
+      this.channel.onmessage = () => {
+        clearTimeout(this.reloadTimer);
+        this.reloadTimer = setTimeout(() => void this.load(), 150);
+      };
+    }
+  }
+
+  async load(): Promise<void> {
+    const [bookmarks, collections, queue] = await Promise.all([
+      this.db.all<LocalBookmark>("bookmarks"),
+      this.db.all<LocalCollection>("collections"),
+      this.db.all<Op>("queue"),
+    ]);
+    this.bases = new Map(bookmarks.map((b) => [b.clientBookmarkId, b]));
+    this.collectionBases = new Map(collections.map((c) => [c.id, c]));
+    this.queue = queue.sort((a, b) => a.seq - b.seq);
+    this.changed(null, false);
+  }
+
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** ``ids``: the bookmarks whose view changed (null: any of them). */
+  private changed(ids: Iterable<string> | null, local = true): void {
+    if (local) this.channel?.postMessage("changed");
+    if (ids === null) this.views.clear();
+    else for (const id of ids) this.views.delete(id);
+    this.sorted = null;
+    this.collectionViews = null;
+    this.byUrl = null;
+    this.version += 1;
+    for (const listener of this.listeners) listener();
+  }
+
+  // -- reads -------------------------------------------------------------------------------------
+
+  private opsFor(id: string, collection: boolean): Op[] {
+    return this.queue.filter((op) => op.id === id && op.kind.startsWith("collection") === collection);
+  }
+
+  get(id: string): LocalBookmark | undefined {
+    let view = this.views.get(id);
+    if (view === undefined) {
+      view = materializeBookmark(this.bases.get(id), this.opsFor(id, false));
+      if (view) this.views.set(id, view);
+    }
+    return view;
+  }
+
+  pendingIds(): Set<string> {
+    return new Set(this.queue.filter((op) => !op.kind.startsWith("collection")).map((op) => op.id));
+  }
+
+  /** Live bookmarks, newest first. */
+  list(): LocalBookmark[] {
+    if (this.sorted) return this.sorted;
+    const ids = new Set([...this.bases.keys(), ...this.pendingIds()]);
+    const out: LocalBookmark[] = [];
+    for (const id of ids) {
+      const view = this.get(id);
+      if (view && !view.deleted) out.push(view);
+    }
+    out.sort(newestFirst);
+    this.sorted = out;
+    return out;
+  }
+
+  collections(): LocalCollection[] {
+    if (this.collectionViews) return this.collectionViews;
+    const ids = new Set([...this.collectionBases.keys()]);
+    for (const op of this.queue) if (op.kind.startsWith("collection")) ids.add(op.id);
+    const out: LocalCollection[] = [];
+    for (const id of ids) {
+      const view = materializeCollection(this.collectionBases.get(id), this.opsFor(id, true));
+      if (view && !view.deleted) out.push(view);
+    }
+    const live = new Set(out.map((c) => c.id));
+    // A parent deleted elsewhere (or merged away) leaves its child at the top level.
+    this.collectionViews = out
+      .map((c) => (c.parentId && !live.has(c.parentId) ? { ...c, parentId: null } : c))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return this.collectionViews;
+  }
+
+  /** The live bookmark whose normalized URL equals ``url``'s, if any. */
+  findByUrl(url: string): LocalBookmark | undefined {
+    const key = normalizeUrl(url);
+    if (!key) return undefined;
+    if (!this.byUrl) {
+      this.byUrl = new Map();
+      for (const b of this.list()) {
+        this.byUrl.set(b.normalizedUrl ?? normalizeUrl(b.url) ?? b.url, b);
+        const local = normalizeUrl(b.url);
+        if (local && !this.byUrl.has(local)) this.byUrl.set(local, b);
+      }
+    }
+    return this.byUrl.get(key);
+  }
+
+  // -- local writes ------------------------------------------------------------------------------
+
+  private async queueOps(ops: NewOp[], ids: string[]): Promise<void> {
+    const tail = this.queue[this.queue.length - 1];
+    const only = ops.length === 1 ? ops[0] : undefined;
+    if (only && tail && tail.seq !== this.inFlight && tail.id === only.id && tail.kind === only.kind) {
+      // Typing in a field makes many edits of one record: the last unsent PUT absorbs the next one.
+      if (tail.kind === "put" && only.kind === "put") {
+        const merged: Op = { ...tail, fields: { ...tail.fields, ...only.fields } };
+        await this.db.replaceOp(merged);
+        this.queue[this.queue.length - 1] = merged;
+        this.changed(ids);
+        return;
+      }
+    }
+    const stored = await this.db.enqueue(ops);
+    // A reload prompted by another tab may have read these from the database already.
+    const known = new Set(this.queue.map((op) => op.seq));
+    this.queue.push(...stored.filter((op) => !known.has(op.seq)));
+    this.changed(ids);
+  }
+
+  /** Every PUT names the URL (the server requires it); an edit takes it from the current view. */
+  private withUrl(id: string, fields: BookmarkFields): BookmarkFields {
+    if (fields.url !== undefined) return fields;
+    const url = this.get(id)?.url;
+    return url ? { url, ...fields } : fields;
+  }
+
+  async put(id: string, fields: BookmarkFields): Promise<void> {
+    await this.queueOps([{ kind: "put", id, fields: this.withUrl(id, fields), createdAt: nowIso() }], [id]);
+  }
+
+  async remove(ids: string[]): Promise<void> {
+    const at = nowIso();
+    await this.queueOps(
+      ids.map((id) => ({ kind: "delete", id, createdAt: at })),
+      ids,
+    );
+  }
+
+  async putMany(changes: { id: string; fields: BookmarkFields }[]): Promise<void> {
+    const at = nowIso();
+    await this.queueOps(
+      changes.map((c) => ({ kind: "put", id: c.id, fields: this.withUrl(c.id, c.fields), createdAt: at })),
+      changes.map((c) => c.id),
+    );
+  }
+
+  async putCollection(id: string, fields: CollectionFields): Promise<void> {
+    await this.queueOps([{ kind: "collection-put", id, fields, createdAt: nowIso() }], []);
+  }
+
+  async deleteCollection(id: string): Promise<void> {
+    // Its children move to its parent, as the server will do.
+    const gone = this.collections().find((c) => c.id === id);
+    const children = this.collections().filter((c) => c.parentId === id);
+    const ops: NewOp[] = children.map((c) => ({
+      kind: "collection-put",
+      id: c.id,
+      fields: { name: c.name, parentId: gone?.parentId ?? null },
+      createdAt: nowIso(),
+    }));
+    // The server strips the id from its bookmarks; until delta brings them, a deleted id is not shown.
+    ops.push({ kind: "collection-delete", id, createdAt: nowIso() });
+    await this.queueOps(ops, []);
+  }
+
+  // -- what the server says ----------------------------------------------------------------------
+
+  async completed(op: Op, response: Bookmark | Collection | null): Promise<void> {
+    if (op.kind === "put" || op.kind === "delete") {
+      const base = baseAfterSent(this.bases.get(op.id), op, response as Bookmark | null);
+      await this.db.completeOp(op.seq, base);
+      if (base) this.bases.set(op.id, base);
+    } else {
+      const previous = this.collectionBases.get(op.id);
+      const base: LocalCollection | undefined =
+        op.kind === "collection-put"
+          ? response
+            ? { ...(response as Collection), deleted: false, deletedAt: null }
+            : previous
+          : previous
+            ? { ...previous, deleted: true, deletedAt: nowIso() }
+            : undefined;
+      await this.db.completeOp(op.seq, undefined, base);
+      if (base) this.collectionBases.set(op.id, base);
+    }
+    this.queue = this.queue.filter((o) => o.seq !== op.seq);
+    this.changed([op.id]);
+  }
+
+  /** The server refused ``op``: it leaves the queue and the server's copy shows again. */
+  async rejected(op: Op): Promise<void> {
+    await this.db.completeOp(op.seq);
+    this.queue = this.queue.filter((o) => o.seq !== op.seq);
+    this.changed([op.id]);
+  }
+
+  async applyPage(page: DeltaPage, cursor: string | null): Promise<void> {
+    const bookmarks: LocalBookmark[] = page.upserts.map((b) => ({ ...b, deleted: false, deletedAt: null }));
+    for (const t of page.tombstones) {
+      const previous = this.bases.get(t.clientBookmarkId);
+      bookmarks.push({ ...(previous ?? skeleton(t.clientBookmarkId, t.deletedAt)), deleted: true, deletedAt: t.deletedAt });
+    }
+    const collections: LocalCollection[] = page.collections.map((c) => ({ ...c, deleted: false, deletedAt: null }));
+    for (const t of page.collectionTombstones) {
+      const previous = this.collectionBases.get(t.id);
+      collections.push({
+        ...(previous ?? { id: t.id, name: t.id, parentId: null, createdAt: t.deletedAt, updatedAt: t.deletedAt }),
+        deleted: true,
+        deletedAt: t.deletedAt,
+      });
+    }
+    await this.db.applyPage(bookmarks, collections, cursor);
+    for (const b of bookmarks) this.bases.set(b.clientBookmarkId, b);
+    for (const c of collections) this.collectionBases.set(c.id, c);
+    if (bookmarks.length || collections.length) this.changed(bookmarks.length > 200 ? null : bookmarks.map((b) => b.clientBookmarkId));
+  }
+
+  async clear(): Promise<void> {
+    this.bases.clear();
+    this.collectionBases.clear();
+    this.queue = [];
+    this.changed(null);
+  }
+}

@@ -1,0 +1,260 @@
+// The network side of the device: send the queue in order, pull delta pages, listen for nudges.
+// Sending and pulling take turns (one chain, and one lock for every tab of this browser), so a page
+// fetched before one of our writes reached the server is never applied after that write's answer.
+
+import { ApiError, Offline, TRANSIENT, errorOf } from "./api.ts";
+import type { Db } from "./db.ts";
+import type { Bookmark, Collection, DeltaPage, Op } from "./model.ts";
+import { type SessionManager, authed } from "./session.ts";
+import type { Store } from "./store.ts";
+import { backoffMs } from "./backoff.ts";
+
+export type SyncState = "synced" | "syncing" | "offline" | "error";
+const PAGE_SIZE = 1000;
+const CLOSE_UNAUTHORIZED = 4401;
+
+async function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+  return locks ? (locks.request(name, work) as Promise<T>) : work();
+}
+
+export class SyncEngine {
+  state: SyncState = navigator.onLine ? "syncing" : "offline";
+  lastError: string | null = null;
+  onRejected: (op: Op, error: ApiError) => void = () => {};
+  onSignedOut: () => void = () => {};
+  private chain: Promise<unknown> = Promise.resolve();
+  private socket: WebSocket | null = null;
+  private socketAttempts = 0;
+  private retryTimer: number | undefined;
+  private socketTimer: number | undefined;
+  private stopped = false;
+  private pullQueued = false;
+  private listeners = new Set<() => void>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly store: Store,
+    private readonly session: SessionManager,
+  ) {}
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private setState(state: SyncState, error: string | null = null): void {
+    this.state = state;
+    this.lastError = error;
+    for (const listener of this.listeners) listener();
+  }
+
+  private started = false;
+
+  start(): void {
+    if (this.started) return this.wake();
+    this.started = true;
+    window.addEventListener("online", () => this.wake());
+    window.addEventListener("offline", () => {
+      this.setState("offline");
+      this.socket?.close();
+    });
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") this.wake();
+    });
+    this.wake();
+  }
+
+  /** After the session changed (new user, new tokens): a fresh socket and a full pull. */
+  restart(): void {
+    this.stopped = false;
+    this.socketAttempts = 0;
+    if (!this.started) this.start();
+    else this.wake();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    window.clearTimeout(this.retryTimer);
+    window.clearTimeout(this.socketTimer);
+    const socket = this.socket;
+    this.socket = null;
+    socket?.close();
+  }
+
+  /** Network is (maybe) back: send, pull, and make sure the socket is open. */
+  wake(): void {
+    if (this.stopped) return;
+    void this.run(true);
+    this.connect();
+  }
+
+  /** Called after every local write: send it now if we can. */
+  kick(): void {
+    if (!this.stopped) void this.run(false);
+  }
+
+  run(pull: boolean): Promise<void> {
+    if (!pull && this.pullQueued) return Promise.resolve();
+    if (pull) this.pullQueued = true;
+    const next = this.chain.then(() => withLock("bookmarks-sync", () => this.cycle(pull)));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async cycle(pull: boolean): Promise<void> {
+    if (pull) this.pullQueued = false;
+    if (!navigator.onLine) {
+      this.setState("offline");
+      return;
+    }
+    this.setState("syncing");
+    try {
+      await this.flush();
+      if (pull || this.store.queue.length === 0) await this.pull();
+      this.setState(this.store.queue.length ? "error" : "synced");
+      window.clearTimeout(this.retryTimer);
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  private failed(error: unknown): void {
+    if (error instanceof Offline) {
+      this.setState("offline");
+      this.retryLater(5000);
+    } else if (error instanceof ApiError && error.code === "signed-out") {
+      this.setState("error", "You're signed out.");
+      this.onSignedOut();
+    } else if (error instanceof ApiError && error.status === 401) {
+      this.setState("error", "Your session ended. Sign in again.");
+      this.onSignedOut();
+    } else {
+      const message = error instanceof Error ? error.message : String(error);
+      this.setState("error", message);
+      this.retryLater(error instanceof ApiError && error.retryAfter ? error.retryAfter * 1000 : 10_000);
+    }
+  }
+
+  private retryLater(ms: number): void {
+    window.clearTimeout(this.retryTimer);
+    this.retryTimer = window.setTimeout(() => void this.run(true), ms);
+  }
+
+  /** Sends queued writes in order. Transient failures stop the flush (the op stays first in line). */
+  private async flush(): Promise<void> {
+    for (;;) {
+      const op = this.store.queue[0];
+      if (!op) return;
+      this.store.inFlight = op.seq;
+      try {
+        const response = await this.send(op);
+        if (response instanceof ApiError) {
+          await this.store.rejected(op);
+          this.onRejected(op, response);
+        } else {
+          await this.store.completed(op, response);
+        }
+      } finally {
+        this.store.inFlight = null;
+      }
+    }
+  }
+
+  /** The server's record, or the ApiError that refuses the op for good; throws what may pass later. */
+  private async send(op: Op): Promise<Bookmark | Collection | null | ApiError> {
+    const id = encodeURIComponent(op.id);
+    let response: Response;
+    if (op.kind === "put") {
+      response = await authed(this.session, `/v1/bookmarks/${id}`, { method: "PUT", body: JSON.stringify(op.fields) });
+    } else if (op.kind === "delete") {
+      response = await authed(this.session, `/v1/bookmarks/${id}`, { method: "DELETE" });
+    } else if (op.kind === "collection-put") {
+      response = await authed(this.session, `/v1/collections/${id}`, { method: "PUT", body: JSON.stringify(op.fields) });
+    } else {
+      response = await authed(this.session, `/v1/collections/${id}`, { method: "DELETE" });
+    }
+    if (response.ok) {
+      if (response.status === 204) return null;
+      return ((await response.json()) as { data: Bookmark | Collection }).data;
+    }
+    const error = await errorOf(response);
+    if (TRANSIENT.has(error.status) || error.status === 401) throw error;
+    return error;
+  }
+
+  /** Delta pages until the end; the stored cursor is the one of the last request made. */
+  private async pull(): Promise<void> {
+    let cursor = (await this.db.getMeta<string | null>("cursor")) ?? null;
+    for (;;) {
+      const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+      if (cursor) params.set("cursor", cursor);
+      const response = await authed(this.session, `/v1/bookmarks/delta?${params}`);
+      if (response.status === 400) {
+        const error = await errorOf(response);
+        if (error.code === "invalid-cursor" && cursor) {
+          cursor = null; // start that sync from scratch
+          continue;
+        }
+        throw error;
+      }
+      if (!response.ok) throw await errorOf(response);
+      const page = ((await response.json()) as { data: DeltaPage }).data;
+      await this.store.applyPage(page, page.nextCursor ?? cursor);
+      if (!page.nextCursor) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  // -- nudges ------------------------------------------------------------------------------------
+
+  private connect(): void {
+    if (this.stopped || this.socket || !navigator.onLine) return;
+    window.clearTimeout(this.socketTimer);
+    void this.session.token().then(
+      (token) => this.open(token),
+      () => this.reconnectLater(),
+    );
+  }
+
+  private open(token: string): void {
+    if (this.socket || this.stopped) return;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${scheme}://${location.host}/v1/events?access_token=${encodeURIComponent(token)}`);
+    this.socket = socket;
+    let opened = 0;
+    socket.onopen = () => {
+      opened = Date.now();
+      void this.run(true); // whatever changed while the socket was down
+    };
+    socket.onmessage = (event) => {
+      if (this.socket !== socket) return;
+      try {
+        const message = JSON.parse(String(event.data)) as { type?: string };
+        if (message.type === "bookmarks_changed") void this.run(true);
+      } catch {
+        // Not a message of ours: ignore it.
+      }
+    };
+    socket.onclose = (event) => {
+      if (this.socket !== socket) return; // replaced on purpose (stop, new session)
+      this.socket = null;
+      if (opened && Date.now() - opened > 30_000) this.socketAttempts = 0;
+      if (event.code === CLOSE_UNAUTHORIZED) {
+        void this.session.refresh(token).then(
+          () => this.connect(),
+          (error: unknown) => this.failed(error),
+        );
+        return;
+      }
+      this.reconnectLater();
+    };
+  }
+
+  private reconnectLater(): void {
+    if (this.stopped || !navigator.onLine) return;
+    window.clearTimeout(this.socketTimer);
+    this.socketAttempts += 1;
+    this.socketTimer = window.setTimeout(() => this.connect(), backoffMs(this.socketAttempts));
+  }
+}

@@ -1,0 +1,273 @@
+// The region "Bookmark details": every field a person edits, applied locally at once and sent.
+
+import { useEffect, useRef, useState } from "preact/hooks";
+import { type Device, enrichErrorText } from "../app.ts";
+import { normalizeTags, parseTagInput } from "../merge.ts";
+import type { BookmarkFields, LocalBookmark } from "../model.ts";
+import { authed } from "../session.ts";
+import { Icon } from "./common.tsx";
+import { flatten, buildTree } from "./Sidebar.tsx";
+import { setUi } from "./state.ts";
+
+const SAVE_DELAY_MS = 350;
+
+function useDraft(device: Device, b: LocalBookmark) {
+  const timer = useRef<number | undefined>(undefined);
+  const draft = useRef<BookmarkFields>({});
+  const flush = () => {
+    window.clearTimeout(timer.current);
+    const fields = draft.current;
+    draft.current = {};
+    if (Object.keys(fields).length) void device.save(b.clientBookmarkId, fields);
+  };
+  const edit = (fields: BookmarkFields) => {
+    draft.current = { ...draft.current, ...fields };
+    window.clearTimeout(timer.current);
+    timer.current = window.setTimeout(flush, SAVE_DELAY_MS);
+  };
+  useEffect(() => flush, [b.clientBookmarkId]);
+  return { edit, flush };
+}
+
+function Screenshot({ device, id }: { device: Device; id: string }) {
+  const [src, setSrc] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => () => void (src && URL.revokeObjectURL(src)), [src]);
+  const load = async () => {
+    try {
+      const response = await authed(device.session, `/v1/enrichment/snapshot?clientBookmarkId=${encodeURIComponent(id)}&kind=screenshot`);
+      if (!response.ok) throw new Error(response.status === 404 ? "No screenshot was taken of this page." : "The screenshot could not be loaded.");
+      setSrc(URL.createObjectURL(await response.blob()));
+    } catch (e) {
+      setError(e instanceof Error && e.message !== "You're offline." ? e.message : "You're offline.");
+    }
+  };
+  if (src) return <img class="screenshot" src={src} alt="Screenshot of the saved page" />;
+  return (
+    <p>
+      <button type="button" class="small" onClick={load}>
+        Show screenshot
+      </button>
+      {error && <span class="error-text"> {error}</span>}
+    </p>
+  );
+}
+
+export function Details({ device, bookmark: b }: { device: Device; bookmark: LocalBookmark }) {
+  const { edit, flush } = useDraft(device, b);
+  const [title, setTitle] = useState(b.title ?? "");
+  const [notes, setNotes] = useState(b.notes ?? "");
+  const [tags, setTags] = useState(b.userTags.join(", "));
+  const [message, setMessage] = useState<string | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focused = useRef<string | null>(null);
+
+  // Another device's change shows here unless this field is being edited.
+  useEffect(() => {
+    if (focused.current !== "title") setTitle(b.title ?? "");
+    if (focused.current !== "notes") setNotes(b.notes ?? "");
+    if (focused.current !== "tags") setTags(b.userTags.join(", "));
+  }, [b.title, b.notes, b.userTags.join("\u0000")]);
+  useEffect(() => {
+    setMessage(null);
+    heading.current?.focus();
+  }, [b.clientBookmarkId]);
+
+  const close = () => {
+    flush();
+    setUi({ detailsId: null });
+    document.querySelector<HTMLElement>(`li[data-id="${CSS.escape(b.clientBookmarkId)}"] .details-button`)?.focus();
+  };
+  const acceptTags = (accepted: string[]) => {
+    const next = normalizeTags([...b.userTags, ...accepted]);
+    setTags(next.join(", "));
+    void device.save(b.clientBookmarkId, { userTags: next });
+  };
+  const enrich = async () => {
+    setMessage("Asking for enrichment…");
+    try {
+      setMessage(await device.enrich(b));
+    } catch (error) {
+      setMessage(enrichErrorText(error));
+    }
+  };
+  const collections = flatten(buildTree(device.store.collections()));
+  const aiTags = b.tags.filter((t) => !b.userTags.some((u) => u.toLowerCase() === t.toLowerCase()));
+
+  return (
+    <section class="details" aria-label="Bookmark details" onKeyDown={(e) => e.key === "Escape" && (e.stopPropagation(), close())}>
+      <header class="details-head">
+        <h2 tabIndex={-1} ref={heading}>
+          Details
+        </h2>
+        <button type="button" class="icon-button" aria-label="Close details" onClick={close}>
+          <Icon name="close" />
+        </button>
+      </header>
+      <a class="details-url" href={b.url} target="_blank" rel="noopener noreferrer">
+        {b.url}
+      </a>
+      <div class="actions">
+        <button type="button" aria-pressed={b.isFavorite} onClick={() => void device.save(b.clientBookmarkId, { isFavorite: !b.isFavorite })}>
+          {b.isFavorite ? "Unfavorite" : "Favorite"}
+        </button>
+        <button type="button" onClick={() => void device.save(b.clientBookmarkId, { isArchived: !b.isArchived })}>
+          {b.isArchived ? "Unarchive" : "Archive"}
+        </button>
+        <button type="button" onClick={() => setUi({ readerId: b.clientBookmarkId })}>
+          Read
+        </button>
+        <button type="button" onClick={enrich}>
+          Enrich
+        </button>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => {
+            setUi({ detailsId: null });
+            void device.remove([b.clientBookmarkId]);
+          }}
+        >
+          Delete
+        </button>
+      </div>
+      {message && (
+        <p class="message" role="status" aria-label="Enrichment">
+          {message}
+        </p>
+      )}
+      <div class="field">
+        <label for="d-title">Title</label>
+        <input
+          id="d-title"
+          value={title}
+          maxLength={1000}
+          onFocus={() => (focused.current = "title")}
+          onBlur={() => ((focused.current = null), flush())}
+          onInput={(e) => {
+            setTitle(e.currentTarget.value);
+            edit({ title: e.currentTarget.value || null });
+          }}
+        />
+      </div>
+      <div class="field">
+        <label for="d-notes">Notes</label>
+        <textarea
+          id="d-notes"
+          rows={4}
+          value={notes}
+          maxLength={10000}
+          onFocus={() => (focused.current = "notes")}
+          onBlur={() => ((focused.current = null), flush())}
+          onInput={(e) => {
+            setNotes(e.currentTarget.value);
+            edit({ notes: e.currentTarget.value || null });
+          }}
+        />
+      </div>
+      <div class="field">
+        <label for="d-tags">Tags</label>
+        <input
+          id="d-tags"
+          value={tags}
+          aria-describedby="d-tags-hint"
+          onFocus={() => (focused.current = "tags")}
+          onBlur={() => ((focused.current = null), flush())}
+          onInput={(e) => {
+            setTags(e.currentTarget.value);
+            edit({ userTags: parseTagInput(e.currentTarget.value) });
+          }}
+        />
+        <p class="hint" id="d-tags-hint">
+          Separate tags with commas.
+        </p>
+      </div>
+      {aiTags.length > 0 && (
+        <div class="field">
+          <h3>Suggested tags</h3>
+          <ul class="chips">
+            {aiTags.map((t) => (
+              <li key={t}>
+                <button type="button" class="chip" onClick={() => acceptTags([t])} aria-label={`Add tag ${t}`}>
+                  + {t}
+                </button>
+              </li>
+            ))}
+          </ul>
+          {aiTags.length > 1 && (
+            <button type="button" class="small" onClick={() => acceptTags(aiTags)}>
+              Add all suggested tags
+            </button>
+          )}
+        </div>
+      )}
+      {b.userTags.length > 0 && (
+        <div class="field">
+          <h3>Your tags</h3>
+          <ul class="chips">
+            {b.userTags.map((t) => (
+              <li key={t}>
+                <button
+                  type="button"
+                  class="chip"
+                  aria-label={`Remove tag ${t}`}
+                  onClick={() => {
+                    const next = b.userTags.filter((u) => u !== t);
+                    setTags(next.join(", "));
+                    void device.save(b.clientBookmarkId, { userTags: next });
+                  }}
+                >
+                  {t} ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <fieldset class="field">
+        <legend>Collections</legend>
+        {collections.length === 0 && <p class="hint">No collections yet. Create one in the sidebar.</p>}
+        {collections.map(({ collection: c, depth }) => (
+          <label key={c.id} class="check" style={{ paddingLeft: `${(depth - 1) * 16}px` }}>
+            <input
+              type="checkbox"
+              checked={b.collectionIds.includes(c.id)}
+              onChange={(e) => {
+                const ids = e.currentTarget.checked ? [...b.collectionIds, c.id] : b.collectionIds.filter((id) => id !== c.id);
+                void device.save(b.clientBookmarkId, { collectionIds: ids });
+              }}
+            />
+            {c.name}
+          </label>
+        ))}
+      </fieldset>
+      {(b.summary || b.saveWhy || b.description) && (
+        <div class="field">
+          {b.summary && (
+            <>
+              <h3>Summary</h3>
+              <p class="prose">{b.summary}</p>
+            </>
+          )}
+          {b.saveWhy && (
+            <>
+              <h3>Why you saved it</h3>
+              <p class="prose">{b.saveWhy}</p>
+            </>
+          )}
+          {!b.summary && b.description && (
+            <>
+              <h3>Description</h3>
+              <p class="prose">{b.description}</p>
+            </>
+          )}
+        </div>
+      )}
+      {b.snapshotStatus === "completed" && <Screenshot device={device} id={b.clientBookmarkId} />}
+      <p class="hint">
+        Saved {new Date(b.clientSavedAt ?? b.createdAt).toLocaleString()}
+        {b.enrichmentStatus === "failed" && b.lastErrorCode ? ` · Enrichment failed (${b.lastErrorCode})` : ""}
+      </p>
+    </section>
+  );
+}
