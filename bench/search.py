@@ -43,8 +43,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
 from bookmarks.domain.model import Bookmark
+from bookmarks.search.index import PageText
 from bookmarks.store import repository
-from bookmarks.store.search_index import PageText
 from bookmarks.store.tables import bookmarks
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

@@ -11,12 +11,12 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from bookmarks.api.export_routes import router as exports_router
 from bookmarks.api.fast_path import install_write_fast_path
-from bookmarks.api.import_routes import router as imports_router
 from bookmarks.api.routes import collections_router, router
 from bookmarks.events.consumers import HANDLERS
-from bookmarks.importer import JobConfig, run_import_worker
+from bookmarks.exports.routes import router as exports_router
+from bookmarks.imports.routes import router as imports_router
+from bookmarks.imports.service import JobConfig, run_import_worker
 from bookmarks.settings import Settings
 from common.app import create_service_app
 from common.auth import AccessTokenVerifier

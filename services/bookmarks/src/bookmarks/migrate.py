@@ -14,7 +14,8 @@ MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 
 def schema() -> Schema:
-    from bookmarks.store import import_tables, tables
+    from bookmarks.imports import tables as import_tables
+    from bookmarks.store import tables
 
     own = (tables.bookmarks, tables.collections, tables.user_streams, tables.deleted_users, tables.pending_enrichments)
     return Schema.of(

@@ -17,9 +17,9 @@ from bookmarks.domain.collections import Collection, CollectionWrite, NestingErr
 from bookmarks.domain.cursor import StreamPosition, decode_cursor, encode_cursor
 from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGone
 from bookmarks.domain.model import Bookmark, BookmarkWrite
-from bookmarks.store import queries, repository
-from bookmarks.store.queries import DeltaDocuments, DeltaSlice
-from bookmarks.store.search_index import PageText
+from bookmarks.search.index import PageText
+from bookmarks.store import delta, lookups, repository
+from bookmarks.store.delta import DeltaDocuments, DeltaSlice
 from common.db import DriverConnection, SessionFactory, driver_transaction
 from common.events import (
     BookmarkDeleted,
@@ -151,10 +151,10 @@ async def lookup_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, url: st
     """The owner's live bookmark of ``url``'s normalized URL (the newest if several); 404 when none."""
     normalized = normalize_url(url).url
     async with sessions() as session, session.begin():  # one snapshot for the record and the plan
-        found = await queries.live_bookmark_by_url(session, owner, normalized)
+        found = await lookups.live_bookmark_by_url(session, owner, normalized)
         if found is None:
             raise BookmarkNotFound("No live bookmark of yours has this URL.")
-        return BookmarkView(found, await queries.is_pro(session, owner))
+        return BookmarkView(found, await lookups.is_pro(session, owner))
 
 
 async def upsert_bookmark(
@@ -300,7 +300,7 @@ async def read_delta(
     if cursor:
         after = decode_cursor(cursor, owner=owner, secret=cursor_secret)
     async with sessions() as session:
-        page = await queries.delta_page(session, owner, after, limit, documents)
+        page = await delta.delta_page(session, owner, after, limit, documents)
         if not page.count:
             # A deleted user's stream is purged, so only an empty page needs the (rare) check.
             await _guard_user(session, owner)

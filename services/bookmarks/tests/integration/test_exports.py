@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import insert, update
 
 from bookmarks.exports import stream
-from bookmarks.imports import iter_items
+from bookmarks.imports.formats import iter_items
 from bookmarks.store.tables import bookmarks as bookmarks_table
 from common.urls import normalize_url
 

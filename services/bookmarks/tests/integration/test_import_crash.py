@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bookmarks.store.import_tables import import_report, imports
+from bookmarks.imports.tables import import_report, imports
 from bookmarks.store.tables import bookmarks
 from devstack.stack import free_port
 from devstack.testing import LocalJwksServer

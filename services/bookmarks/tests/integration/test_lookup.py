@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bookmarks.store import queries
+from bookmarks.store import lookups
 
 
 async def lookup(http: httpx.AsyncClient, user: Any, url: str) -> httpx.Response:
@@ -96,7 +96,7 @@ async def test_lookup_needs_a_token_and_leaves_put_of_a_bookmark_called_lookup_a
 
 
 async def test_the_lookup_reads_the_index(infra: Any) -> None:
-    statement = queries._BY_URL.params(owner=uuid.uuid4(), normalized_url="https://example.com/")
+    statement = lookups._BY_URL.params(owner=uuid.uuid4(), normalized_url="https://example.com/")
     sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
     engine = create_async_engine(infra.dsn("bookmarks"))
     try:

@@ -225,10 +225,10 @@ async def test_both_reads_of_a_tier_give_the_same_pages(
     http: httpx.AsyncClient, library: Any, monkeypatch: pytest.MonkeyPatch, window: int
 ) -> None:
     """A tier is read first among the owner's newest rows and, when those do not hold its part of the page,
-    from the GIN index (store/search_queries.py). A window of 0 always takes the second read; one larger
+    from the GIN index (search/queries.py). A window of 0 always takes the second read; one larger
     than the library always the first. Same results either way, page by page (pages of 3 cross from the
     top tier into the body tier through the cursor)."""
-    from bookmarks.store import search_queries
+    from bookmarks.search import queries as search_queries
 
     monkeypatch.setattr(search_queries, "WINDOWS", dict.fromkeys(search_queries.WINDOWS, window))
     assert await ids(http, library, "python") == ["py-title", "py-tag", "xss", "py-notes"]

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from pydantic.alias_generators import to_snake
 
-from bookmarks import search_service, service
+from bookmarks import service
 from bookmarks.api import wire
 from bookmarks.api.deps import AppSettings, ClientBookmarkId, CollectionId, CurrentUser, Sessions
 from bookmarks.api.schemas import (
@@ -23,6 +23,7 @@ from bookmarks.api.schemas import (
 )
 from bookmarks.domain.collections import KEEP_PARENT, CollectionWrite
 from bookmarks.metrics import DELTA_PAGE_RECORDS
+from bookmarks.search import service as search_service
 from common.errors import InvalidUrl
 from common.urls import InvalidUrlError
 

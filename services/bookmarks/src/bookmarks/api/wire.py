@@ -32,7 +32,7 @@ from sqlalchemy.dialects.postgresql import asyncpg
 from bookmarks.api import schemas
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.queries import DeltaDocuments, DeltaSlice
+from bookmarks.store.delta import DeltaDocuments, DeltaSlice
 from bookmarks.store.tables import bookmarks
 
 # Wire name -> domain attribute, for the names that are not plain camelCase of the attribute.

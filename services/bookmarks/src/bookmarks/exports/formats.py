@@ -17,7 +17,7 @@ from typing import Any, Final, Protocol
 from bookmarks.api import wire
 from bookmarks.domain.model import Bookmark
 from bookmarks.exports.folders import Folder, FolderTree, first_folder
-from bookmarks.imports.jsonformat import EXPORT_VERSION
+from bookmarks.imports.formats.jsonformat import EXPORT_VERSION
 
 __all__ = ["FORMATS", "CsvWriter", "ExportWriter", "JsonWriter", "NetscapeWriter", "safe_cell", "writer_for"]
 
@@ -34,7 +34,7 @@ class ExportWriter(Protocol):
     def tail(self) -> str: ...
 
 
-# ---- JSON (version 1, the shape bookmarks.imports.jsonformat reads) --------------------------------------
+# ---- JSON (version 1, the shape bookmarks.imports.formats.jsonformat reads) --------------------------------------
 
 
 class JsonWriter:

@@ -15,9 +15,10 @@ from typing import Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bookmarks.exports import queries as export_queries
 from bookmarks.exports.folders import FolderTree
 from bookmarks.exports.formats import ExportWriter, writer_for
-from bookmarks.store import export_queries, queries
+from bookmarks.store import lookups
 from common.db import SessionFactory
 
 BATCH_ROWS: Final = 1000
@@ -55,7 +56,7 @@ async def open_export(sessions: SessionFactory, owner: uuid.UUID, fmt: str, *, b
     try:
         await session.connection(execution_options=_SNAPSHOT)
         tree = FolderTree.of(await export_queries.live_collections(session, owner))
-        is_pro = await queries.is_pro(session, owner)
+        is_pro = await lookups.is_pro(session, owner)
     except BaseException:
         await session.close()
         raise

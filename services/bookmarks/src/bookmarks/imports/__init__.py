@@ -1,76 +1,8 @@
-"""Import parsers, one per format of docs/api-guide.md, section 13: pure, streaming, bounded in memory.
+"""Imports of a user's library (docs/api-guide.md, section 13), one feature in one folder.
 
-``iter_items(fp, fmt)`` is the one entry point: ``fp`` is a binary file object (the upload stored on
-disk; the ``omnivore`` ZIP needs it seekable), ``fmt`` a name of ``FORMATS`` or ``"auto"``. It yields
-``ImportItem``s in file order, each with its ``ordinal``; a whole-file problem is ``ImportFormatError``.
-
-Resuming a crashed import: store the ordinal of the last item whose outcome was committed, and call
-``iter_items(fp, fmt, start=ordinal + 1)``. Skipped items are parsed again (file order must be
-re-read) but not built into outcomes, validated or written; nothing else about them is redone.
+- :mod:`.routes`: the HTTP endpoints (upload, job status, report).
+- :mod:`.service`: the import job, run by the worker, resumable after a crash.
+- :mod:`.rules`: pure rules applying an imported item to the user's bookmarks and collections.
+- :mod:`.store` and :mod:`.tables`: the job's tables and their reads and writes.
+- :mod:`.formats`: the parsers, one per format, pure and streaming.
 """
-
-from __future__ import annotations
-
-from collections.abc import Callable, Iterator
-from itertools import islice
-from typing import BinaryIO, Final
-
-from bookmarks.imports.csvformats import parse_instapaper, parse_pocket, parse_raindrop
-from bookmarks.imports.detect import HEAD_BYTES, detect_format
-from bookmarks.imports.jsonformat import EXPORT_VERSION, ImportCollection, json_collections, parse_json
-from bookmarks.imports.model import (
-    FORMATS,
-    MAX_COLLECTION_DEPTH,
-    ImportFormatError,
-    ImportItem,
-    finish_item,
-    validate_item,
-)
-from bookmarks.imports.netscape import parse_netscape
-from bookmarks.imports.omnivore import ZipLimits, parse_omnivore
-
-__all__ = [
-    "EXPORT_VERSION",
-    "FORMATS",
-    "MAX_COLLECTION_DEPTH",
-    "ImportCollection",
-    "ImportFormatError",
-    "ImportItem",
-    "ZipLimits",
-    "detect_format",
-    "iter_items",
-    "json_collections",
-    "resolve_format",
-    "validate_item",
-]
-
-PARSERS: Final[dict[str, Callable[[BinaryIO], Iterator[ImportItem]]]] = {
-    "netscape": parse_netscape,
-    "pocket-csv": parse_pocket,
-    "omnivore": parse_omnivore,
-    "instapaper-csv": parse_instapaper,
-    "raindrop-csv": parse_raindrop,
-    "json": parse_json,
-}
-
-
-def resolve_format(fp: BinaryIO, fmt: str = "auto") -> str:
-    """``fmt`` itself, or for ``auto`` the detected format (the file position is left at the start).
-
-    An empty (or whitespace-only) file is refused whatever the format."""
-    if fmt != "auto" and fmt not in PARSERS:
-        raise ImportFormatError(f"Unknown format {fmt[:40]!r}; use auto or one of {', '.join(FORMATS)}.")
-    fp.seek(0)
-    head = fp.read(HEAD_BYTES)
-    fp.seek(0)
-    if not head.strip():
-        raise ImportFormatError("The file is empty.")
-    return detect_format(head) if fmt == "auto" else fmt
-
-
-def iter_items(fp: BinaryIO, fmt: str = "auto", *, start: int = 0, validate: bool = True) -> Iterator[ImportItem]:
-    """Items of the file from ordinal ``start`` on; with ``validate`` their URLs are checked."""
-    parser = PARSERS[resolve_format(fp, fmt)]
-    fp.seek(0)
-    for ordinal, item in islice(enumerate(parser(fp)), start, None):
-        yield finish_item(item, ordinal, validate=validate)

@@ -38,9 +38,9 @@ from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
+from bookmarks.imports.tables import imports
+from bookmarks.search.index import PageText, put_parameters, put_statement, upsert_statement
 from bookmarks.search.sql import SIMPLE, config_for_language
-from bookmarks.store.import_tables import imports
-from bookmarks.store.search_index import PageText, put_parameters, put_statement, upsert_statement
 from bookmarks.store.tables import (
     BOOKMARK_COLUMNS,
     bookmarks,

@@ -108,7 +108,7 @@ class UserStreamRow(SQLModel, table=True):
     last_position: datetime = Field(sa_column=_ts(nullable=False))
     is_pro: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
     # Every text-search configuration (page language) of the user's rows, 'simple' left out: search looks
-    # a word's stems up in these only (bookmarks.store.search_queries). Grows, never shrinks (migration 0005).
+    # a word's stems up in these only (bookmarks.search.queries). Grows, never shrinks (migration 0005).
     search_configs: list[str] = Field(
         default_factory=list, sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'"))
     )

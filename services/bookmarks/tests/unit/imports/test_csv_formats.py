@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bookmarks.imports import ImportFormatError, ImportItem, iter_items
-from bookmarks.imports.text import BoundedLines
+from bookmarks.imports.formats import ImportFormatError, ImportItem, iter_items
+from bookmarks.imports.formats.text import BoundedLines
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

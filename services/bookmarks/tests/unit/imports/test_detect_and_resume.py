@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bookmarks.imports import FORMATS, ImportFormatError, detect_format, iter_items, resolve_format
+from bookmarks.imports.formats import FORMATS, ImportFormatError, detect_format, iter_items, resolve_format
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

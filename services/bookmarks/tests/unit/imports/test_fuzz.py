@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bookmarks.imports import FORMATS, ImportFormatError, iter_items
+from bookmarks.imports.formats import FORMATS, ImportFormatError, iter_items
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLES = [path.read_bytes() for path in sorted(FIXTURES.iterdir())]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bookmarks.imports import FORMATS, ImportFormatError, ImportItem, iter_items
+from bookmarks.imports.formats import FORMATS, ImportFormatError, ImportItem, iter_items
 
 MIB = 1024 * 1024
 BIG = 50 * MIB

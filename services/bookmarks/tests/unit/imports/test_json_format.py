@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bookmarks.imports import ImportCollection, ImportFormatError, ImportItem, iter_items, json_collections
+from bookmarks.imports.formats import ImportCollection, ImportFormatError, ImportItem, iter_items, json_collections
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

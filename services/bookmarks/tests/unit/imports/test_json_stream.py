@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bookmarks.imports.jsonstream import JsonStream
-from bookmarks.imports.model import ImportFormatError
+from bookmarks.imports.formats.jsonstream import JsonStream
+from bookmarks.imports.formats.model import ImportFormatError
 
 
 class CountingChunks:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bookmarks.imports import ImportItem, validate_item
-from bookmarks.imports.model import clean_path, clean_tags, clean_text, from_unix, parse_iso
+from bookmarks.imports.formats import ImportItem, validate_item
+from bookmarks.imports.formats.model import clean_path, clean_tags, clean_text, from_unix, parse_iso
 
 
 def test_tags_follow_the_user_tag_rules_repairing_instead_of_refusing() -> None:

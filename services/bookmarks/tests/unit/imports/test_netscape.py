@@ -6,7 +6,7 @@ import io
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bookmarks.imports import ImportItem, iter_items
+from bookmarks.imports.formats import ImportItem, iter_items
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bookmarks.imports import ImportFormatError, ImportItem, ZipLimits, iter_items
-from bookmarks.imports.omnivore import parse_omnivore
+from bookmarks.imports.formats import ImportFormatError, ImportItem, ZipLimits, iter_items
+from bookmarks.imports.formats.omnivore import parse_omnivore
 
 
 def article(n: int, **extra: object) -> dict[str, object]:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from bookmarks.domain.model import Bookmark, BookmarkWrite, dedupe, merge_write, new_bookmark
-from bookmarks.imports.model import MAX_TAGS, ImportItem
+from bookmarks.imports.formats.model import MAX_TAGS, ImportItem
 
 Outcome = Literal["created", "updated", "unchanged", "invalid"]
 

@@ -14,8 +14,8 @@ from sqlalchemy import RowMapping
 from bookmarks.api.deps import AppSettings, CurrentUser, Sessions
 from bookmarks.api.schemas import ERROR_RESPONSES, ImportEnvelope
 from bookmarks.api.wire import iso
-from bookmarks.imports.upload import FORMAT_CHOICES, read_upload
-from bookmarks.store import import_repository as store
+from bookmarks.imports import store
+from bookmarks.imports.formats.upload import FORMAT_CHOICES, read_upload
 from common.db import SessionFactory
 from common.errors import NotFound
 

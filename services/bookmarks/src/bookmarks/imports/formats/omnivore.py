@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, BinaryIO, Final
 
-from bookmarks.imports.jsonstream import JsonStream
-from bookmarks.imports.model import (
+from bookmarks.imports.formats.jsonstream import JsonStream
+from bookmarks.imports.formats.model import (
     MAX_DESCRIPTION,
     MAX_TITLE,
     ImportFormatError,
@@ -33,7 +33,7 @@ from bookmarks.imports.model import (
     parse_iso,
     web_url,
 )
-from bookmarks.imports.text import CHUNK, decode_stream
+from bookmarks.imports.formats.text import CHUNK, decode_stream
 
 __all__ = ["ZipLimits", "parse_omnivore"]
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Final
 
-from bookmarks.imports.model import ImportFormatError
+from bookmarks.imports.formats.model import ImportFormatError
 
 __all__ = ["MAX_VALUE_CHARS", "JsonStream"]
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import BinaryIO, Final
 
-from bookmarks.imports.model import (
+from bookmarks.imports.formats.model import (
     MAX_DESCRIPTION,
     MAX_NOTES,
     MAX_TITLE,
@@ -25,7 +25,7 @@ from bookmarks.imports.model import (
     parse_iso,
     web_url,
 )
-from bookmarks.imports.text import BoundedLines, decode_stream
+from bookmarks.imports.formats.text import BoundedLines, decode_stream
 
 __all__ = ["parse_instapaper", "parse_pocket", "parse_raindrop", "read_header"]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import BinaryIO, Final
 
-from bookmarks.imports.model import (
+from bookmarks.imports.formats.model import (
     MAX_COLLECTION_DEPTH,
     MAX_DESCRIPTION,
     MAX_TITLE,
@@ -26,7 +26,7 @@ from bookmarks.imports.model import (
     from_unix,
     invalid,
 )
-from bookmarks.imports.text import decode_stream
+from bookmarks.imports.formats.text import decode_stream
 
 __all__ = ["parse_netscape"]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import BinaryIO, Final
 
 from bookmarks.domain.model import CLIENT_BOOKMARK_ID_RE
-from bookmarks.imports.jsonstream import JsonStream
-from bookmarks.imports.model import (
+from bookmarks.imports.formats.jsonstream import JsonStream
+from bookmarks.imports.formats.model import (
     MAX_DESCRIPTION,
     MAX_NOTES,
     MAX_TITLE,
@@ -33,7 +33,7 @@ from bookmarks.imports.model import (
     parse_iso,
     web_url,
 )
-from bookmarks.imports.text import decode_stream
+from bookmarks.imports.formats.text import decode_stream
 
 __all__ = ["EXPORT_VERSION", "ImportCollection", "json_collections", "parse_json"]
 

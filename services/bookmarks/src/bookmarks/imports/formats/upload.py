@@ -16,7 +16,7 @@ from typing import IO, Final
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from bookmarks.imports.model import FORMATS
+from bookmarks.imports.formats.model import FORMATS
 from common.errors import InvalidRequest, PayloadTooLarge
 
 MAX_PARTS: Final = 4

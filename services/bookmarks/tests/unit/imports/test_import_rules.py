@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from bookmarks.domain.imports import apply_item, merged_tags, path_lookup
 from bookmarks.domain.model import Bookmark
-from bookmarks.imports.model import ImportItem, validate_item
+from bookmarks.imports.formats.model import ImportItem, validate_item
+from bookmarks.imports.rules import apply_item, merged_tags, path_lookup
 
 OWNER = uuid.uuid4()
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

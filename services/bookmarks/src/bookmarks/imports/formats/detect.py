@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from bookmarks.imports.csvformats import read_header
-from bookmarks.imports.model import ImportFormatError
-from bookmarks.imports.text import sniff_encoding
+from bookmarks.imports.formats.csvformats import read_header
+from bookmarks.imports.formats.model import ImportFormatError
+from bookmarks.imports.formats.text import sniff_encoding
 
 __all__ = ["HEAD_BYTES", "detect_format"]
 

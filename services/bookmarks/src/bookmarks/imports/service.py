@@ -24,12 +24,11 @@ from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain import collections as collection_rules
-from bookmarks.domain import imports as rules
 from bookmarks.domain.collections import Collection, CollectionWrite, NestingError
 from bookmarks.domain.model import Bookmark
-from bookmarks.imports import ImportFormatError, ImportItem, iter_items, json_collections, resolve_format
+from bookmarks.imports import rules, store
+from bookmarks.imports.formats import ImportFormatError, ImportItem, iter_items, json_collections, resolve_format
 from bookmarks.service import import_saved_event, new_collection_event
-from bookmarks.store import import_repository as store
 from bookmarks.store import repository
 from common.db import SessionFactory
 from common.events import Event
@@ -38,7 +37,7 @@ from common.outbox import add_events
 from common.retry import Backoff
 from common.tasks import wait_for_event
 
-log = logging.getLogger("bookmarks.importer")
+log = logging.getLogger("bookmarks.imports.service")
 
 # A file that kills its worker again and again (a parser bug, OOM) fails instead of looping forever.
 MAX_CLAIMS: Final = 5

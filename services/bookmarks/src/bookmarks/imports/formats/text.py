@@ -12,7 +12,7 @@ from typing import BinaryIO, Final
 
 from charset_normalizer import from_bytes
 
-from bookmarks.imports.model import ImportFormatError
+from bookmarks.imports.formats.model import ImportFormatError
 
 __all__ = ["CHUNK", "HEAD", "MAX_LINE_CHARS", "BoundedLines", "decode_stream", "sniff_encoding"]
 

@@ -1,4 +1,4 @@
-"""Reads and writes of the import job's tables (SQLAlchemy Core over ``store/import_tables.py``)."""
+"""Reads and writes of the import job's tables (SQLAlchemy Core over ``imports/tables.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.import_tables import import_chunks, import_report, imports
+from bookmarks.imports.tables import import_chunks, import_report, imports
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, collections
 
 CHUNK_BYTES = 1024 * 1024

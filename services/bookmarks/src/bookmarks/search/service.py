@@ -7,9 +7,9 @@ import uuid
 from dataclasses import dataclass
 
 from bookmarks.domain.model import Bookmark
+from bookmarks.search import queries
 from bookmarks.search.cursor import decode_search_cursor, encode_search_cursor
 from bookmarks.search.query import parse_query
-from bookmarks.store import search_queries
 from common.db import SessionFactory
 
 
@@ -40,10 +40,10 @@ async def search(
     after = decode_search_cursor(cursor, query=query, owner=owner, secret=cursor_secret) if cursor else None
     async with sessions() as session, session.begin():  # one snapshot for the page and its snippets
         conn = await session.connection()  # Core statements only: no ORM layer per execute
-        match, is_pro = await search_queries.context(conn, query, owner)
-        hits = await search_queries.page(conn, query, match, owner=owner, after=after, limit=limit + 1)
+        match, is_pro = await queries.context(conn, query, owner)
+        hits = await queries.page(conn, query, match, owner=owner, after=after, limit=limit + 1)
         shown = hits[:limit]
-        snippets = await search_queries.snippets(conn, query, match, shown)
+        snippets = await queries.snippets(conn, query, match, shown)
     next_cursor = None
     if len(hits) > limit:
         next_cursor = encode_search_cursor(shown[-1].position, query=query, owner=owner, secret=cursor_secret)
