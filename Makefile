@@ -35,7 +35,7 @@ help:
 	@echo "make run               start the whole platform locally (gateway on http://127.0.0.1:8080)"
 	@echo "make infra             only PostgreSQL + broker + migrations; prints the connection variables"
 	@echo "make test              lint + unit + integration + e2e tests"
-	@echo "make lint              ruff + mypy --strict per package"
+	@echo "make lint              ruff + layering contracts (lint-imports) + mypy --strict per package"
 	@echo "make web               build the web app into web/dist (served by the gateway at /)"
 	@echo "make web-test          the web app's type check (tsc --noEmit, strict) and unit tests"
 	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint | openapi"
@@ -70,12 +70,14 @@ run: venv web
 infra: venv
 	exec $(VENV_PY) -m devstack infra
 
-# ruff (lint and format) and every mypy run all report before the target fails.
+# ruff (lint and format), the layering contracts (lint-imports, [tool.importlinter] in pyproject.toml) and every
+# mypy run all report before the target fails.
 # One mypy run per src dir: checked together, same-named modules of different packages would clash.
 lint: venv
 	@rc=0; \
 	echo "ruff check ."; .venv/bin/ruff check . || rc=1; \
 	echo "ruff format --check ."; .venv/bin/ruff format --check . || rc=1; \
+	echo "lint-imports"; .venv/bin/lint-imports --no-cache || rc=1; \
 	for dir in $(SRC_DIRS); do \
 		echo "mypy $$dir"; \
 		(cd $$dir && $(CURDIR)/.venv/bin/mypy --config-file $(CURDIR)/pyproject.toml \
