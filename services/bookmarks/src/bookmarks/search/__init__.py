@@ -1,5 +1,8 @@
-"""Full-text search over a user's bookmarks (docs/api-guide.md, section 12): the pure parts and the SQL builder.
+"""Full-text search over a user's bookmarks (docs/api-guide.md, section 12), one feature in one folder.
 
+- :mod:`.service`: the use case behind ``GET /v1/bookmarks/search`` (the route itself stays on the
+  ``/v1/bookmarks`` router in ``api/routes.py``, between ``/delta`` and ``/lookup``).
+- :mod:`.queries`: the search reads; :mod:`.index`: the row's search columns, written with the row.
 - :mod:`.query`: ``parse_query(q) -> Query``, the query language as a typed, frozen AST.
 - :mod:`.folding`: ``fold(text)`` (accents and case) and its IMMUTABLE SQL twin.
 - :mod:`.sql`: the ``search_vector`` index value and the search statement (SQLAlchemy Core).
