@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram
 
 HTTP_REQUEST_DURATION = Histogram(
@@ -49,3 +51,34 @@ EVENTS_APPLIED_NEWEST = Gauge(
     "Creation time (unix seconds) of the newest event of the topic this consumer has applied.",
     ["service", "topic"],
 )
+
+# Refusals answered by the HTTP server layer itself (common.server), before any application code runs.
+SERVER_REFUSALS = Counter(
+    "http_server_refusals_total",
+    "Requests and WebSocket handshakes the HTTP server layer refused before the application saw them, by reason.",
+    ["service", "reason"],
+)
+SERVER_REFUSAL_REASONS: tuple[str, ...] = (
+    "headers-too-large",
+    "uri-too-long",
+    "malformed-request",
+    "websocket-handshake",
+)
+
+# Outcomes a consumer counts per event (events_processed_total's `outcome`).
+CONSUMER_OUTCOMES: tuple[str, ...] = ("applied", "duplicate", "skipped", "retried", "failed")
+
+
+def initialise_server_series(service: str) -> None:
+    """Every refusal reason at 0 from start, so a dashboard shows 0 rather than no data."""
+    for reason in SERVER_REFUSAL_REASONS:
+        SERVER_REFUSALS.labels(service, reason)
+
+
+def initialise_consumer_series(service: str, topics: Iterable[str], *, dead_letters: bool = True) -> None:
+    """The consumer's counters at 0 for each topic it reads and each outcome, from process start."""
+    for topic in topics:
+        for outcome in CONSUMER_OUTCOMES:
+            EVENTS_PROCESSED.labels(service, topic, outcome)
+        if dead_letters:
+            EVENTS_DEAD_LETTERED.labels(service, topic)

@@ -14,3 +14,15 @@ REFRESH_TOKEN_REUSE = Counter(
     "Already-rotated refresh tokens presented again; each revoked its whole family. Alert on a rise.",
     ["service"],
 )
+
+SESSION_METHODS: tuple[str, ...] = ("anonymous", "idp-a", "idp-b", "link", "merge", "refresh")
+
+
+def _initialise(service: str) -> None:
+    """Every known label value at 0 from process start: a panel or alert sees 0, not an absent series."""
+    for method in SESSION_METHODS:
+        SESSIONS_ISSUED.labels(service, method)
+    REFRESH_TOKEN_REUSE.labels(service)
+
+
+_initialise("auth")
