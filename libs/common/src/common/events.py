@@ -34,6 +34,14 @@ TOPICS: tuple[str, ...] = (
     TOPIC_COLLECTION_CHANGED,
 )
 
+# The topics whose events each service writes to its outbox (keyed by the relay's service name).
+PUBLISHED_TOPICS: dict[str, tuple[str, ...]] = {
+    "auth": (TOPIC_USER_UPDATED, TOPIC_USER_DELETED, TOPIC_USER_MERGED),
+    "bookmarks": (TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED),
+    "enrichment": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED),
+    "enrichment-worker": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED),
+}
+
 
 def _now() -> datetime:
     return datetime.now(UTC)

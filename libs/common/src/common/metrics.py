@@ -82,3 +82,10 @@ def initialise_consumer_series(service: str, topics: Iterable[str], *, dead_lett
             EVENTS_PROCESSED.labels(service, topic, outcome)
         if dead_letters:
             EVENTS_DEAD_LETTERED.labels(service, topic)
+
+
+def initialise_outbox_series(service: str, topics: Iterable[str]) -> None:
+    """The relay's counters at 0 from process start, for each topic its service publishes."""
+    OUTBOX_REPUBLISHED.labels(service)
+    for topic in topics:
+        OUTBOX_PUBLISHED.labels(service, topic)

@@ -34,7 +34,6 @@ CACHE_RESULTS: tuple[str, ...] = ("hit", "miss")
 def _initialise() -> None:
     """Every known label value at 0 from process start: a panel or alert sees 0, not an absent series."""
     for status in JOB_STATUSES:
-        JOBS.labels(status)
         JOB_TRANSITIONS.labels(status)
     for outcome in ATTEMPT_OUTCOMES:
         ATTEMPT_DURATION.labels(outcome)
