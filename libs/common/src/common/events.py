@@ -139,6 +139,8 @@ class EnrichmentResult(BaseModel):
     tags: list[str] = Field(default_factory=list)
     snapshotStatus: str = "ready"
     language: str | None = None
+    # Who wrote summary, saveWhy and tags: "llm" or "offline" (the offline analyser, also the LLM's fallback).
+    summarySource: str | None = None
     # The page's readable text for search (docs/api-guide.md §12), at most PAGE_TEXT_MAX_BYTES of UTF-8
     # (see page_text_excerpt): the event stays far below the broker's 1 MiB message limit.
     text: str | None = None

@@ -80,6 +80,7 @@ class Enricher:
             tags=normalize_tags(analysis.tags),
             snapshotStatus=status,
             language=content.language,
+            summarySource=analysis.source,
             text=page_text_excerpt(content.text),
         )
         return Enrichment(result=result, snapshots=snapshots)
