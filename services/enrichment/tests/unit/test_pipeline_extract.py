@@ -168,9 +168,9 @@ def _text_from_the_markup(html: str) -> str:
     """What the main text is when trafilatura parses the markup itself (the page parsed twice)."""
     import lxml.html
 
-    from enrichment.pipeline.extract import TEXT_MAX_CHARS, TRAFILATURA_OPTIONS, _body_text, normalize_paragraphs
+    from enrichment.pipeline.extract import TEXT_MAX_CHARS, _body_text, normalize_paragraphs, trafilatura_text
 
-    extracted = trafilatura.extract(html, url="https://example.com/a", **TRAFILATURA_OPTIONS)
+    extracted = trafilatura_text(html, "https://example.com/a")
     text = normalize_paragraphs(extracted) if extracted else ""
     return (text or _body_text(lxml.html.document_fromstring(html)))[:TEXT_MAX_CHARS]
 
@@ -198,10 +198,10 @@ def test_trafilatura_is_given_the_parsed_tree_not_the_markup(monkeypatch: pytest
 
 def test_a_page_without_an_article_gets_the_body_text_of_an_untouched_tree() -> None:
     # trafilatura finds nothing here; the body text comes from the tree it was given, which stays whole.
-    from enrichment.pipeline.extract import TRAFILATURA_OPTIONS
+    from enrichment.pipeline.extract import trafilatura_text
 
     html = "<html><body><button>Click</button><label>Name</label><!-- c --><input></body></html>"
-    assert trafilatura.extract(html, **TRAFILATURA_OPTIONS) is None
+    assert trafilatura_text(html, "https://example.com/") is None
     text = extract_page(html, base_url="https://example.com/").text
     assert text == _text_from_the_markup(html) == "ClickName"
 

@@ -428,13 +428,18 @@ def _as_string(value: Any) -> str | None:
 # --- main text -----------------------------------------------------------------------------------------
 
 
-TRAFILATURA_OPTIONS: Final[dict[str, bool]] = {
-    "include_comments": False,
-    "favor_precision": True,
-    "include_images": False,
-    "include_links": False,
-    "with_metadata": False,
-}
+def trafilatura_text(document: str | lxml.html.HtmlElement, url: str) -> str | None:
+    """trafilatura's main text of markup or of a parsed tree, with the options the pipeline uses."""
+    text: str | None = trafilatura.extract(
+        document,
+        url=url,
+        include_comments=False,
+        favor_precision=True,
+        include_images=False,
+        include_links=False,
+        with_metadata=False,
+    )
+    return text
 
 
 def _main_text(root: lxml.html.HtmlElement, base_url: str) -> str:
@@ -442,7 +447,7 @@ def _main_text(root: lxml.html.HtmlElement, base_url: str) -> str:
     copy of a tree it is given (cheaper than parsing the markup again), so ``root`` stays whole."""
     extracted: str | None
     try:
-        extracted = trafilatura.extract(root, url=base_url, **TRAFILATURA_OPTIONS)
+        extracted = trafilatura_text(root, base_url)
     except Exception:  # trafilatura parses hostile markup; a crash there must not lose the page
         logger.warning("trafilatura failed; using the page body text", exc_info=True)
         extracted = None
