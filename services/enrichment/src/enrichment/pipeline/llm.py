@@ -20,6 +20,8 @@ from typing import Final
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from enrichment.pipeline.keywords import MAX_TAGS, normalize_tag, tag_key
@@ -38,6 +40,7 @@ from enrichment.pipeline.types import Analysis, PageContent
 __all__ = ["FENCE_CLOSE", "FENCE_OPEN", "LlmAnalyzer", "build_analyzer"]
 
 logger = logging.getLogger(__name__)
+_tracer = trace.get_tracer("enrichment.llm")
 
 FENCE_OPEN: Final = "<<<PAGE"
 FENCE_CLOSE: Final = "PAGE>>>"
@@ -170,13 +173,18 @@ class LlmAnalyzer:
         return _normalized(answer, content.language, existing_tags)
 
     async def _ask(self, content: PageContent, existing_tags: Sequence[str], *, firm_language: bool = False) -> _Answer:
-        async with asyncio.timeout(self._timeout_seconds):
-            completion = await self._client.chat.completions.create(
-                model=self._model,
-                messages=build_messages(content, existing_tags, firm_language=firm_language),
-                response_format=RESPONSE_FORMAT,
-                timeout=self._timeout_seconds,
-            )
+        with _tracer.start_as_current_span(f"chat {self._model}", kind=SpanKind.CLIENT) as span:
+            span.set_attribute("gen_ai.operation.name", "chat")
+            span.set_attribute("gen_ai.request.model", self._model)
+            span.set_attribute("server.address", self._client.base_url.host)
+            span.set_attribute("enrichment.llm.firm_language", firm_language)
+            async with asyncio.timeout(self._timeout_seconds):
+                completion = await self._client.chat.completions.create(
+                    model=self._model,
+                    messages=build_messages(content, existing_tags, firm_language=firm_language),
+                    response_format=RESPONSE_FORMAT,
+                    timeout=self._timeout_seconds,
+                )
         if not completion.choices:
             raise _InvalidAnswer("the answer has no choices")
         message = completion.choices[0].message

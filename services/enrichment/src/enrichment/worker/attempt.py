@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
+
+from opentelemetry import trace
 
 from common.events import EnrichmentResult, page_text_excerpt
 from common.urls import normalize_url
@@ -19,6 +22,7 @@ from enrichment.pipeline import Analysis, PageContent, RenderedPage, extract_pag
 from enrichment.service import ClaimedJob, Snapshot
 
 log = logging.getLogger("enrichment.worker.attempt")
+_tracer = trace.get_tracer("enrichment.pipeline")
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -44,23 +48,28 @@ class Enricher:
         self.renderer = renderer
 
     async def enrich(self, job: ClaimedJob) -> Enrichment:
-        page = await self.fetcher.fetch(job.url)
+        with _tracer.start_as_current_span("fetch page") as span:
+            page = await self.fetcher.fetch(job.url)
+            span.set_attribute("http.response.body.size", len(page.body))
+            span.set_attribute("enrichment.content_type", page.content_type or "")
         is_html = page.content_type in _HTML_TYPES
         snapshots: list[Snapshot] = []
         rendered: RenderedPage | None = None
         if is_html:
-            # Extraction is CPU-bound (lxml, trafilatura): off the loop so heartbeats keep beating.
-            content = await asyncio.to_thread(extract_page, page.text, base_url=page.final_url)
+            content = await _extract(extract_page, page.text, page.final_url)
             rendered = await self._render(page)
             if rendered is not None and len(content.text.strip()) < 200:
                 # Script-built pages show their text only after rendering.
-                rendered_content = await asyncio.to_thread(extract_page, rendered.html, base_url=rendered.final_url)
+                rendered_content = await _extract(extract_page, rendered.html, rendered.final_url)
                 if len(rendered_content.text) > len(content.text):
                     content = rendered_content
             snapshots = _captures(page, content, rendered)
         else:
-            content = await asyncio.to_thread(extract_text_plain, page.text)
-        analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
+            with _tracer.start_as_current_span("extract text"):
+                content = await asyncio.to_thread(extract_text_plain, page.text)
+        with _tracer.start_as_current_span("analyze") as span:
+            analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
+            span.set_attribute("enrichment.summary_source", analysis.source)
         kinds = {s.kind for s in snapshots}
         status = snapshot_status(
             is_html=is_html,
@@ -89,12 +98,19 @@ class Enricher:
         if self.renderer is None:
             return None
         try:
-            return await self.renderer.render(page.final_url)
+            with _tracer.start_as_current_span("render page"):
+                return await self.renderer.render(page.final_url)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.warning("browser snapshot failed; keeping the fetched capture", extra={"error": str(exc)[:500]})
             return None
+
+
+async def _extract(extract: Callable[..., PageContent], html: str, base_url: str) -> PageContent:
+    # CPU-bound (lxml, trafilatura): off the loop so heartbeats keep beating.
+    with _tracer.start_as_current_span("extract page"):
+        return await asyncio.to_thread(extract, html, base_url=base_url)
 
 
 def _captures(page: FetchedPage, content: PageContent, rendered: RenderedPage | None) -> list[Snapshot]:
