@@ -1,14 +1,12 @@
 """OpenTelemetry setup and W3C trace-context propagation over HTTP headers and Kafka headers.
 
-Every SQL statement is a CLIENT span (asyncpg's instrumentation: SQLAlchemy's asyncpg dialect and the
-raw driver transactions both end in asyncpg), but only inside a traced operation: a statement with no
-parent span (the relay's and the worker's background polling) is not sampled, so idle processes record
-nothing and every recorded statement belongs to a request, an event or an enrichment attempt.
+Setting tracing up also puts a span around every SQL statement run inside a traced operation
+(:mod:`common.sql_tracing`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -16,47 +14,8 @@ from opentelemetry.propagate import extract, inject
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON, Decision, ParentBased, Sampler, SamplingResult
-from opentelemetry.trace import Link, SpanKind
-from opentelemetry.trace.span import TraceState
-from opentelemetry.util.types import Attributes
 
-_DB_SYSTEM_ATTRIBUTES = ("db.system", "db.system.name")
-
-
-class NoOrphanStatements(Sampler):
-    """The SDK's default (parent-based, always on), except that a database span without a parent is dropped."""
-
-    def __init__(self) -> None:
-        self._default = ParentBased(ALWAYS_ON)
-
-    def should_sample(
-        self,
-        parent_context: otel_context.Context | None,
-        trace_id: int,
-        name: str,
-        kind: SpanKind | None = None,
-        attributes: Attributes = None,
-        links: Sequence[Link] | None = None,
-        trace_state: TraceState | None = None,
-    ) -> SamplingResult:
-        if kind is SpanKind.CLIENT and attributes and any(key in attributes for key in _DB_SYSTEM_ATTRIBUTES):
-            if not trace.get_current_span(parent_context).get_span_context().is_valid:
-                return SamplingResult(Decision.DROP)
-        return self._default.should_sample(parent_context, trace_id, name, kind, attributes, links, trace_state)
-
-    def get_description(self) -> str:
-        return "NoOrphanStatements{ParentBased{ALWAYS_ON}}"
-
-
-def instrument_database_driver() -> None:
-    """SQL statements as spans (asyncpg), once per process."""
-    from opentelemetry.instrumentation.asyncpg import AsyncPGInstrumentor
-
-    instrumentor = AsyncPGInstrumentor()  # type: ignore[no-untyped-call]
-    if not instrumentor.is_instrumented_by_opentelemetry:
-        instrumentor.instrument()
-
+from common import sql_tracing
 
 _configured = False
 
@@ -74,7 +33,7 @@ def setup_tracing(
         for processor in extra_processors:
             current.add_span_processor(processor)
         return current
-    provider = TracerProvider(resource=Resource.create({"service.name": service}), sampler=NoOrphanStatements())
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
     if otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -84,7 +43,7 @@ def setup_tracing(
     for processor in extra_processors:
         provider.add_span_processor(processor)
     trace.set_tracer_provider(provider)
-    instrument_database_driver()
+    sql_tracing.install()
     _configured = True
     return provider
 

@@ -118,7 +118,7 @@ async def completion_consumer(infra: Any, db_url: str, seen: list[EnrichmentComp
 
 
 def _is_sql(span: ReadableSpan) -> bool:
-    return span.kind is SpanKind.CLIENT and (span.attributes or {}).get("db.system") == "postgresql"
+    return span.kind is SpanKind.CLIENT and (span.attributes or {}).get("db.system.name") == "postgresql"
 
 
 def _children(spans: list[ReadableSpan], parent: ReadableSpan) -> list[ReadableSpan]:
