@@ -217,6 +217,11 @@ async def test_a_handshake_the_websocket_library_refuses_gets_json_400_and_is_co
     assert refusals("websocket-handshake") == before + 1
 
 
+async def test_a_handshake_with_another_method_gets_json_405(server: str) -> None:
+    status, headers, body = await raw_exchange(server, upgrade({}, method="POST"))
+    assert_json_error(status, headers, body, 405, "invalid-websocket-handshake")
+
+
 async def test_server_layer_refusals_are_counted_by_reason(server: str) -> None:
     assert all(SERVER_REFUSALS.labels(SERVICE, reason)._value.get() >= 0 for reason in SERVER_REFUSAL_REASONS)
     cases = [
