@@ -78,6 +78,9 @@ class Layout:
 
 
 def target(expr: str, legend: str, ref: str) -> dict[str, Any]:
+    # Every query shows a number, 0 included, on an idle stack (tests/ops/test_prometheus_scrape.py).
+    if not expr.endswith("vector(0)"):
+        expr = or_zero(expr)
     return {"datasource": DS, "expr": expr, "legendFormat": legend, "refId": ref, "range": True}
 
 
@@ -130,9 +133,22 @@ def sum_rate(metric: str, selector: str, by: str) -> str:
     return f"{aggregation}(rate({series(metric, selector)}[{RATE}]))"
 
 
+def or_zero(expr: str) -> str:
+    """``expr``, or one 0 when it has no series at all (an idle stack shows 0, not "No data")."""
+    return f"({expr}) or on () vector(0)"
+
+
 def quantile(q: float, metric: str, selector: str, by: str) -> str:
+    """A latency quantile; a window without observations (NaN) is dropped, and with none anywhere it is 0."""
     group = f"{by}, le" if by else "le"
-    return f"histogram_quantile({q}, sum by ({group}) (rate({series(metric + '_bucket', selector)}[{RATE}])))"
+    raw = f"histogram_quantile({q}, sum by ({group}) (rate({series(metric + '_bucket', selector)}[{RATE}])))"
+    return or_zero(f"{raw} >= 0")
+
+
+def ratio(part: str, whole: str, by: str) -> str:
+    """``part / whole`` per ``by`` group: 0 where ``part`` has no series yet or ``whole`` is 0."""
+    zero_part = f"{whole} * 0"
+    return or_zero(f"({part} or {zero_part}) / clamp_min({whole}, 1e-9)")
 
 
 def build() -> dict[str, Any]:
@@ -143,7 +159,7 @@ def build() -> dict[str, Any]:
     lay.add(
         timeseries(
             "Request rate",
-            [(sum_rate(f"{HTTP}_count", f"{SVC}, {NOT_PROBES}", "service"), "{{service}}")],
+            [(or_zero(sum_rate(f"{HTTP}_count", f"{SVC}, {NOT_PROBES}", "service")), "{{service}}")],
             unit="reqps",
         )
     )
@@ -152,9 +168,11 @@ def build() -> dict[str, Any]:
             "Error ratio (5xx)",
             [
                 (
-                    sum_rate(f"{HTTP}_count", f'{SVC}, {NOT_PROBES}, status=~"5.."', "service")
-                    + " / "
-                    + sum_rate(f"{HTTP}_count", f"{SVC}, {NOT_PROBES}", "service"),
+                    ratio(
+                        sum_rate(f"{HTTP}_count", f'{SVC}, {NOT_PROBES}, status=~"5.."', "service"),
+                        sum_rate(f"{HTTP}_count", f"{SVC}, {NOT_PROBES}", "service"),
+                        "service",
+                    ),
                     "{{service}}",
                 )
             ],
@@ -167,7 +185,7 @@ def build() -> dict[str, Any]:
             "Client errors (4xx) by status",
             [
                 (
-                    sum_rate(f"{HTTP}_count", f'{SVC}, {NOT_PROBES}, status=~"4.."', "service, status"),
+                    or_zero(sum_rate(f"{HTTP}_count", f'{SVC}, {NOT_PROBES}, status=~"4.."', "service, status")),
                     "{{service}} {{status}}",
                 )
             ],
@@ -222,6 +240,23 @@ def build() -> dict[str, Any]:
         w=24,
     )
 
+    lay.add(
+        timeseries(
+            "Requests in flight",
+            [(f"sum by (service) (http_requests_in_flight{{{SVC}}})", "{{service}}")],
+            description="Requests being served right now, summed over replicas.",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Refused by the HTTP server layer",
+            [(sum_rate("http_server_refusals_total", SVC, "service, reason"), "{{service}} {{reason}}")],
+            unit="reqps",
+            description="Answered before the application: oversized heads (headers-too-large, uri-too-long), "
+            "malformed requests, invalid WebSocket handshakes. A rise is a misbehaving client or a probe.",
+        )
+    )
+
     # --- Delta sync ----------------------------------------------------------------------------
     lay.row("Delta sync")
     lay.add(
@@ -239,7 +274,7 @@ def build() -> dict[str, Any]:
     lay.add(
         timeseries(
             "Delta requests by status",
-            [(sum_rate(f"{HTTP}_count", DELTA, "status"), "{{status}}")],
+            [(or_zero(sum_rate(f"{HTTP}_count", DELTA, "status")), "{{status}}")],
             unit="reqps",
             description="400 here is mostly invalid-cursor: clients resending tampered or foreign cursors.",
         ),
@@ -249,7 +284,12 @@ def build() -> dict[str, Any]:
         timeseries(
             "Records per page",
             [
-                (f"sum(rate(delta_page_records_sum[{RATE}])) / sum(rate(delta_page_records_count[{RATE}]))", "mean"),
+                (
+                    ratio(
+                        f"sum(rate(delta_page_records_sum[{RATE}]))", f"sum(rate(delta_page_records_count[{RATE}]))", ""
+                    ),
+                    "mean",
+                ),
                 (quantile(0.99, "delta_page_records", "", ""), "p99"),
             ],
             description="Pages near the limit (default 200) mean clients are catching up on large backlogs.",
@@ -290,9 +330,11 @@ def build() -> dict[str, Any]:
             "Cache hit ratio",
             [
                 (
-                    sum_rate("enrichment_cache_lookups_total", 'result="hit"', "")
-                    + " / "
-                    + sum_rate("enrichment_cache_lookups_total", "", ""),
+                    ratio(
+                        sum_rate("enrichment_cache_lookups_total", 'result="hit"', ""),
+                        sum_rate("enrichment_cache_lookups_total", "", ""),
+                        "",
+                    ),
                     "hit ratio",
                 )
             ],
@@ -374,6 +416,42 @@ def build() -> dict[str, Any]:
         w=8,
     )
 
+    lay.add(
+        timeseries(
+            "WebSockets refused at connect",
+            [(f"sum by (reason) (rate(gateway_websocket_rejected_total[{RATE}]))", "{{reason}}")],
+            unit="ops",
+            description="Closed right after the handshake: unauthorized, rate-limited, too-many-connections.",
+        ),
+        w=12,
+    )
+    lay.add(
+        timeseries(
+            "Denied users",
+            [("max(gateway_denied_users)", "users")],
+            description="Deleted or merged-away users whose still-valid access tokens the gateway refuses.",
+        ),
+        w=12,
+    )
+
+    # --- Auth ----------------------------------------------------------------------------------
+    lay.row("Auth")
+    lay.add(
+        timeseries(
+            "Sessions issued by method",
+            [(f"sum by (method) (rate(auth_sessions_issued_total[{RATE}]))", "{{method}}")],
+            unit="ops",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Refresh-token reuse",
+            [(f"sum(increase(auth_refresh_token_reuse_total[{RATE}]))", "reused")],
+            description="An already-rotated refresh token presented again (its family is revoked): "
+            "a stolen token or a client bug. Investigate any sustained rise.",
+        )
+    )
+
     # --- Kafka and outbox --------------------------------------------------------------------
     lay.row("Kafka and outbox")
     lay.add(
@@ -433,6 +511,41 @@ def build() -> dict[str, Any]:
             unit="ops",
         ),
         w=24,
+    )
+
+    lay.add(
+        timeseries(
+            "Broker reachable",
+            [(f"min by (service) (kafka_broker_reachable{{{SVC}}})", "{{service}}")],
+            description="1 while a bootstrap broker accepts connections. 0 is degraded, not down: writes wait in "
+            "the outbox. Alert BookmarksBrokerUnreachable after 5m.",
+            min_zero=True,
+        ),
+        w=8,
+    )
+    lay.add(
+        timeseries(
+            "Projection divergence",
+            [
+                (
+                    "max by (topic) (events_source_newest_seconds) - on (topic) group_right () "
+                    "max by (service, topic) (events_applied_newest_seconds)",
+                    "{{service}} {{topic}}",
+                )
+            ],
+            unit="s",
+            description="Newest event published minus newest event applied, per consumer and topic. "
+            "Alert BookmarksProjectionDiverged above 5m for 10m.",
+        ),
+        w=8,
+    )
+    lay.add(
+        timeseries(
+            "Outbox events sent again",
+            [(f"sum by (service) (increase(outbox_republished_total{{{SVC}}}[{RATE}]))", "{{service}}")],
+            description="Events the broker had acknowledged and then lost, published again by the relay.",
+        ),
+        w=8,
     )
 
     return {

@@ -10,8 +10,10 @@ Two tests keep it honest from both sides:
 
 ``processes`` names devstack's service processes (``devstack.stack.SERVICES``): gateway, auth,
 bookmarks, enrichment (the API) and enrichment-worker. ``on_event`` marks metrics whose series only
-appear once something exceptional happened (an error, a rejection, a dead letter): a healthy run may
-never show them, so only their registration (``# HELP``/``# TYPE``) is required live.
+appear once something happened that no process start can anticipate (the first event applied, the
+relay leading its database): only their registration (``# HELP``/``# TYPE``) is required live. Counters of
+exceptional events (a rejection, a dead letter) are not among them: every process starts them at 0 for
+each known label value.
 """
 
 from __future__ import annotations
@@ -61,11 +63,13 @@ def _m(
 METRICS: tuple[Metric, ...] = (
     # --- every process -----------------------------------------------------------------------
     _m("http_request_duration_seconds", "histogram", ("service", "method", "route", "status"), ALL_PROCESSES),
+    _m("http_requests_in_flight", "gauge", ("service",), ALL_PROCESSES),
+    _m("http_server_refusals_total", "counter", ("service", "reason"), ALL_PROCESSES),
     # --- outbox relay (auth, bookmarks, enrichment API and worker: one relay per database leads) ----
     _m("outbox_pending_events", "gauge", ("service",), OUTBOX_PROCESSES),
     _m("outbox_oldest_pending_age_seconds", "gauge", ("service",), OUTBOX_PROCESSES),
     _m("outbox_published_total", "counter", ("service", "topic"), OUTBOX_PROCESSES),
-    _m("outbox_republished_total", "counter", ("service",), OUTBOX_PROCESSES, on_event=True),
+    _m("outbox_republished_total", "counter", ("service",), OUTBOX_PROCESSES),
     # the leading relay only (a standby replica has no series): registration is what is always there
     _m("events_source_newest_seconds", "gauge", ("service", "topic"), OUTBOX_PROCESSES, on_event=True),
     # --- database deadlines (every process with a database) ---------------------------------------
@@ -80,7 +84,6 @@ METRICS: tuple[Metric, ...] = (
         "counter",
         ("service", "topic"),
         frozenset({"bookmarks", "enrichment"}),
-        on_event=True,
     ),
     _m(
         "events_applied_newest_seconds",
@@ -96,15 +99,20 @@ METRICS: tuple[Metric, ...] = (
     _m("enrichment_job_transitions_total", "counter", ("status",), ENRICHMENT_PROCESSES),
     _m("enrichment_oldest_pending_job_age_seconds", "gauge", (), "enrichment-worker"),
     _m("enrichment_attempt_duration_seconds", "histogram", ("outcome",), "enrichment-worker"),
-    _m("enrichment_fetch_errors_total", "counter", ("code",), "enrichment-worker", on_event=True),
-    _m("enrichment_cache_lookups_total", "counter", ("result",), "enrichment"),
-    _m("enrichment_quota_rejections_total", "counter", ("kind",), "enrichment", on_event=True),
+    _m("enrichment_fetch_errors_total", "counter", ("code",), ENRICHMENT_PROCESSES),
+    _m("enrichment_cache_lookups_total", "counter", ("result",), ENRICHMENT_PROCESSES),
+    _m("enrichment_quota_rejections_total", "counter", ("kind",), ENRICHMENT_PROCESSES),
     # --- gateway -----------------------------------------------------------------------------
     _m("gateway_websocket_connections", "gauge", (), "gateway"),
     _m("gateway_nudge_latency_seconds", "histogram", (), "gateway"),
     _m("gateway_nudges_sent_total", "counter", (), "gateway"),
-    _m("gateway_rate_limited_total", "counter", ("scope",), "gateway", on_event=True),
-    _m("gateway_upstream_errors_total", "counter", ("upstream", "kind"), "gateway", on_event=True),
+    _m("gateway_rate_limited_total", "counter", ("scope",), "gateway"),
+    _m("gateway_upstream_errors_total", "counter", ("upstream", "kind"), "gateway"),
+    _m("gateway_websocket_rejected_total", "counter", ("reason",), "gateway"),
+    _m("gateway_denied_users", "gauge", (), "gateway"),
+    # --- auth --------------------------------------------------------------------------------
+    _m("auth_sessions_issued_total", "counter", ("service", "method"), "auth"),
+    _m("auth_refresh_token_reuse_total", "counter", ("service",), "auth"),
     # --- prometheus-client default collectors (served with the default registry, Linux) -------
     _m("process_cpu_seconds_total", "counter", (), ALL_PROCESSES),
     _m("process_resident_memory_bytes", "gauge", (), ALL_PROCESSES),

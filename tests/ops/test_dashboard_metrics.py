@@ -77,6 +77,15 @@ def test_every_metric_and_label_is_exported(where: str, expr: str) -> None:
     assert not unknown, f"{where}: grouping by labels no metric has: {sorted(unknown)}"
 
 
+def test_every_service_metric_is_on_the_dashboard_or_an_alert() -> None:
+    """Metrics the services define themselves; the client library's process_* defaults are optional."""
+    used = {s.name for _, expr in _all_exprs() for s in analyse(expr).selectors}
+    histogram_series = {f"{name}_{suffix}" for name in EXPORTED for suffix in ("bucket", "count", "sum")}
+    shown = {name for name in EXPORTED if name in used or histogram_series & used & {f"{name}_bucket", f"{name}_count"}}
+    hidden = sorted(name for name in set(EXPORTED) - shown if not name.startswith("process_"))
+    assert not hidden, f"exported but on no panel or alert: {hidden}"
+
+
 def test_promql_analysis_understands_the_constructs_we_use() -> None:
     usage = analyse(
         'sum by (service, le) (rate(foo_bucket{service=~"$service", route!~"/a|/b"}[$__rate_interval]))'

@@ -39,7 +39,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from common.db import SessionFactory
 from common.events import AnyEvent, parse_event
-from common.metrics import CONSUMER_LAG, EVENTS_APPLIED_NEWEST, EVENTS_DEAD_LETTERED, EVENTS_PROCESSED
+from common.metrics import (
+    CONSUMER_LAG,
+    EVENTS_APPLIED_NEWEST,
+    EVENTS_DEAD_LETTERED,
+    EVENTS_PROCESSED,
+    initialise_consumer_series,
+)
 from common.outages import is_outage
 from common.outbox import start_with_retry
 from common.retry import Backoff
@@ -113,6 +119,7 @@ class ConsumerRunner:
         self.tracer = trace.get_tracer(f"{service}.consumer")
         self.started = asyncio.Event()
         self._applied_newest: dict[str, float] = {}
+        initialise_consumer_series(service, self.handlers)
 
     async def run(self) -> None:
         backoff = restart_backoff()

@@ -29,7 +29,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.selectable import ReturnsRows
 
-from common.metrics import DB_DEADLINES_EXCEEDED
+from common.metrics import DB_DEADLINES_EXCEEDED, initialise_deadline_series
 from common.outages import is_outage
 from common.settings import (
     DEFAULT_DB_ACQUIRE_TIMEOUT,
@@ -108,6 +108,7 @@ def create_engine(
         connect_args={"timeout": deadlines.connect, "command_timeout": deadlines.statement},
     )
     _SETUPS[engine.sync_engine] = _EngineSetup(service, deadlines)
+    initialise_deadline_series(service)
     # A connection the server closed (a database restart) is detected by the pool, not by a user request.
     event.listen(engine.sync_engine, "checkout", _discard_if_closed)
     event.listen(engine.sync_engine, "handle_error", _discard_after_deadline)

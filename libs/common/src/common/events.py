@@ -34,6 +34,14 @@ TOPICS: tuple[str, ...] = (
     TOPIC_COLLECTION_CHANGED,
 )
 
+# The topics whose events each service writes to its outbox (keyed by the relay's service name).
+PUBLISHED_TOPICS: dict[str, tuple[str, ...]] = {
+    "auth": (TOPIC_USER_UPDATED, TOPIC_USER_DELETED, TOPIC_USER_MERGED),
+    "bookmarks": (TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED),
+    "enrichment": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED),
+    "enrichment-worker": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED),
+}
+
 
 def _now() -> datetime:
     return datetime.now(UTC)
@@ -131,7 +139,9 @@ class EnrichmentResult(BaseModel):
     tags: list[str] = Field(default_factory=list)
     snapshotStatus: str = "ready"
     language: str | None = None
-    # The page's readable text for search (docs/api-guide.md, section 12), at most PAGE_TEXT_MAX_BYTES of UTF-8
+    # Who wrote summary, saveWhy and tags: "llm" or "offline" (the offline analyser, also the LLM's fallback).
+    summarySource: str | None = None
+    # The page's readable text for search (docs/api-guide.md section 12), at most PAGE_TEXT_MAX_BYTES of UTF-8
     # (see page_text_excerpt): the event stays far below the broker's 1 MiB message limit.
     text: str | None = None
 

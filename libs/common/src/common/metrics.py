@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram
 
 HTTP_REQUEST_DURATION = Histogram(
@@ -58,3 +60,49 @@ DB_DEADLINES_EXCEEDED = Counter(
     "Units of work that gave up waiting for the database, by what they waited for.",
     ["service", "phase"],
 )
+DB_DEADLINE_PHASES: tuple[str, ...] = ("acquire", "connect", "statement")
+
+
+def initialise_deadline_series(service: str) -> None:
+    """Every deadline phase at 0 from the engine's creation, so the alert and its panel see 0, not no data."""
+    for phase in DB_DEADLINE_PHASES:
+        DB_DEADLINES_EXCEEDED.labels(service, phase)
+
+
+# Refusals answered by the HTTP server layer itself (common.server), before any application code runs.
+SERVER_REFUSALS = Counter(
+    "http_server_refusals_total",
+    "Requests and WebSocket handshakes the HTTP server layer refused before the application saw them, by reason.",
+    ["service", "reason"],
+)
+SERVER_REFUSAL_REASONS: tuple[str, ...] = (
+    "headers-too-large",
+    "uri-too-long",
+    "malformed-request",
+    "websocket-handshake",
+)
+
+# Outcomes a consumer counts per event (events_processed_total's `outcome`).
+CONSUMER_OUTCOMES: tuple[str, ...] = ("applied", "duplicate", "skipped", "retried", "failed")
+
+
+def initialise_server_series(service: str) -> None:
+    """Every refusal reason at 0 from start, so a dashboard shows 0 rather than no data."""
+    for reason in SERVER_REFUSAL_REASONS:
+        SERVER_REFUSALS.labels(service, reason)
+
+
+def initialise_consumer_series(service: str, topics: Iterable[str], *, dead_letters: bool = True) -> None:
+    """The consumer's counters at 0 for each topic it reads and each outcome, from process start."""
+    for topic in topics:
+        for outcome in CONSUMER_OUTCOMES:
+            EVENTS_PROCESSED.labels(service, topic, outcome)
+        if dead_letters:
+            EVENTS_DEAD_LETTERED.labels(service, topic)
+
+
+def initialise_outbox_series(service: str, topics: Iterable[str]) -> None:
+    """The relay's counters at 0 from process start, for each topic its service publishes."""
+    OUTBOX_REPUBLISHED.labels(service)
+    for topic in topics:
+        OUTBOX_PUBLISHED.labels(service, topic)

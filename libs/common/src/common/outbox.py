@@ -35,13 +35,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from common.broker_log import AckedLog
 from common.db import asyncpg_dsn, deadlines_of
-from common.events import Event
+from common.events import PUBLISHED_TOPICS, Event
 from common.metrics import (
     EVENTS_SOURCE_NEWEST,
     OUTBOX_OLDEST_AGE,
     OUTBOX_PENDING,
     OUTBOX_PUBLISHED,
     OUTBOX_REPUBLISHED,
+    initialise_outbox_series,
 )
 from common.retry import Backoff
 from common.tasks import wait_for_event
@@ -171,6 +172,7 @@ class OutboxRelay:
         self._wake = asyncio.Event()
         self._log = AckedLog()
         self.is_leader = False
+        initialise_outbox_series(service, PUBLISHED_TOPICS.get(service, ()))
 
     async def run(self) -> None:
         """Publish forever (until cancelled); survives database and broker outages, including a database

@@ -9,12 +9,18 @@ bytes) and header values trimmed of the optional whitespace HTTP allows around t
 the server layer (a bound, a malformed request line, a malformed ``Content-Length``, an invalid URL)
 is answered as ``{code, message}`` JSON with ``Connection: close``. It is passed to uvicorn as
 ``http=``: one class for every service.
+
+WebSocket handshakes the websocket library refuses itself (a missing or invalid ``Sec-WebSocket-Key``,
+an unsupported ``Sec-WebSocket-Version``, a wrong method) are answered the same way by
+:class:`EdgeWebSocketProtocol` (uvicorn's ``ws=``). Every refusal counts in ``http_server_refusals_total``
+by reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import gc
 import json
 import sys
@@ -29,7 +35,12 @@ import uvicorn
 from prometheus_client import start_http_server
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.datastructures import Headers
+from websockets.exceptions import InvalidHeader, InvalidMethod
+from websockets.http11 import Response
 
+from common.metrics import SERVER_REFUSALS, initialise_server_series
 from common.settings import CommonSettings
 
 
@@ -60,13 +71,17 @@ class Refusal:
     status: int
     code: str
     message: str
+    reason: str = "malformed-request"  # the `reason` label of http_server_refusals_total
+
+    def body(self) -> bytes:
+        return json.dumps({"code": self.code, "message": self.message}).encode()
 
     def wire(self) -> bytes:
         """The whole HTTP/1.1 response, closing the connection (the rest of the request is unread).
 
         Like every answer it carries an ``X-Request-Id``: a fresh one, since the request's own headers
         were not (or not completely) read."""
-        body = json.dumps({"code": self.code, "message": self.message}).encode()
+        body = self.body()
         phrase = HTTPStatus(self.status).phrase
         head = (
             f"HTTP/1.1 {self.status} {phrase}\r\n"
@@ -84,11 +99,17 @@ def headers_too_large(limits: HttpLimits) -> Refusal:
         "headers-too-large",
         f"The request headers exceed the limit ({limits.max_header_count} headers, "
         f"{limits.max_header_bytes} bytes in total).",
+        "headers-too-large",
     )
 
 
 def target_too_long(limits: HttpLimits) -> Refusal:
-    return Refusal(414, "uri-too-long", f"The request target (path and query) exceeds {limits.max_target_bytes} bytes.")
+    return Refusal(
+        414,
+        "uri-too-long",
+        f"The request target (path and query) exceeds {limits.max_target_bytes} bytes.",
+        "uri-too-long",
+    )
 
 
 _LINGER_SECONDS = 2.0
@@ -107,6 +128,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with bounded request heads and JSON refusals (see module doc)."""
 
     limits: ClassVar[HttpLimits] = HttpLimits()
+    service: ClassVar[str] = "unknown"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -148,6 +170,7 @@ class EdgeHttpProtocol(HttpToolsProtocol):
         self.logger.info("request refused by the server", extra={"status": refusal.status, "code": refusal.code})
         if self.transport.is_closing() or self._discarded is not None:
             return
+        SERVER_REFUSALS.labels(self.service, refusal.reason).inc()
         self._unset_keepalive_if_required()
         self.transport.write(refusal.wire())
         self._discarded = 0
@@ -181,15 +204,58 @@ class EdgeHttpProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
 
-def edge_protocol(limits: HttpLimits) -> type[EdgeHttpProtocol]:
+def websocket_refusal(status: int, exc: Exception | None) -> Refusal:
+    """The JSON answer to a handshake the websocket library refused (``exc`` is why, when it says)."""
+    if isinstance(exc, InvalidHeader):
+        detail = f"header {exc.name} is missing or invalid"
+    elif isinstance(exc, InvalidMethod):
+        detail = "the method must be GET"
+    else:
+        detail = "the request is not a valid WebSocket upgrade"
+    code = "internal" if status >= 500 else "invalid-websocket-handshake"
+    return Refusal(status, code, f"WebSocket handshake refused: {detail}.", "websocket-handshake")
+
+
+class EdgeWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's websockets protocol whose handshake refusals are ``{code, message}`` JSON (see module doc)."""
+
+    service: ClassVar[str] = "unknown"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The library builds every refusal through reject(); the instance attribute shadows the method.
+        self.conn.reject = self._reject  # type: ignore[method-assign]
+
+    def _reject(self, status: Any, text: str) -> Response:
+        refusal = websocket_refusal(int(status), self.conn.handshake_exc)
+        SERVER_REFUSALS.labels(self.service, refusal.reason).inc()
+        body = refusal.body()
+        headers = Headers(
+            [
+                ("Date", email.utils.formatdate(usegmt=True)),
+                ("Connection", "close"),
+                ("Content-Length", str(len(body))),
+                ("Content-Type", "application/json"),
+            ]
+        )
+        return Response(refusal.status, HTTPStatus(refusal.status).phrase, headers, body)
+
+
+def edge_protocol(limits: HttpLimits, service: str = "unknown") -> type[EdgeHttpProtocol]:
     """The protocol class with these limits (uvicorn instantiates the class it is given per connection)."""
-    return type("EdgeHttpProtocol", (EdgeHttpProtocol,), {"limits": limits})
+    return type("EdgeHttpProtocol", (EdgeHttpProtocol,), {"limits": limits, "service": service})
 
 
-def server_options(settings: CommonSettings) -> dict[str, Any]:
+def edge_websocket_protocol(service: str = "unknown") -> type[EdgeWebSocketProtocol]:
+    return type("EdgeWebSocketProtocol", (EdgeWebSocketProtocol,), {"service": service})
+
+
+def server_options(settings: CommonSettings, service: str = "unknown") -> dict[str, Any]:
     """The uvicorn options every service runs with (tests serve apps with them too)."""
+    initialise_server_series(service)
     return {
-        "http": edge_protocol(HttpLimits.from_settings(settings)),
+        "http": edge_protocol(HttpLimits.from_settings(settings), service),
+        "ws": edge_websocket_protocol(service),
         # The client address is the gateway's business (GATEWAY_TRUSTED_PROXY_HOPS, then X-Client-IP):
         # uvicorn's X-Forwarded-For handling would let any local caller choose it.
         "proxy_headers": False,
@@ -239,10 +305,13 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
-def serve(app: Any, *, settings: CommonSettings, host: str, port: int, metrics_port: int, **options: Any) -> None:
+def serve(
+    app: Any, *, service: str, settings: CommonSettings, host: str, port: int, metrics_port: int, **options: Any
+) -> None:
     """Run ``app`` on host:port (clients) and Prometheus metrics on host:metrics_port (scrapers only)."""
     start_http_server(metrics_port, addr=host)
-    server = QuietServer(uvicorn.Config(app, host=host, port=port, **{**server_options(settings), **options}))
+    config = uvicorn.Config(app, host=host, port=port, **{**server_options(settings, service), **options})
+    server = QuietServer(config)
     with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run does
         server.run()
     if not server.started:

@@ -1,4 +1,8 @@
-"""OpenTelemetry setup and W3C trace-context propagation over HTTP headers and Kafka headers."""
+"""OpenTelemetry setup and W3C trace-context propagation over HTTP headers and Kafka headers.
+
+Setting tracing up also puts a span around every SQL statement run inside a traced operation
+(:mod:`common.sql_tracing`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from opentelemetry.propagate import extract, inject
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from common import sql_tracing
 
 _configured = False
 
@@ -37,6 +43,7 @@ def setup_tracing(
     for processor in extra_processors:
         provider.add_span_processor(processor)
     trace.set_tracer_provider(provider)
+    sql_tracing.install()
     _configured = True
     return provider
 

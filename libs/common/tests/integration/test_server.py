@@ -17,9 +17,11 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
-from common.server import HttpLimits, QuietServer, edge_protocol
+from common.metrics import SERVER_REFUSAL_REASONS, SERVER_REFUSALS
+from common.server import HttpLimits, QuietServer, edge_protocol, edge_websocket_protocol
 from devstack.testing import free_port, raw_exchange, raw_request, send_endless_header, serve_app
 
 LIMITS = HttpLimits(max_header_count=50, max_header_bytes=8 * 1024, max_target_bytes=2 * 1024)
@@ -30,11 +32,24 @@ async def echo(request: Request) -> JSONResponse:
     return JSONResponse({"headers": len(request.headers), "query": len(request.url.query), "body": len(body)})
 
 
+SERVICE = "server-test"
+
+
+async def socket(websocket: WebSocket) -> None:
+    await websocket.accept()
+    await websocket.send_text("hello")
+    await websocket.close()
+
+
 @pytest.fixture
 async def server() -> AsyncIterator[str]:
-    app = Starlette(routes=[Route("/echo", echo, methods=["GET", "POST"])])
-    async with serve_app(app, http=edge_protocol(LIMITS)) as url:
+    app = Starlette(routes=[Route("/echo", echo, methods=["GET", "POST"]), WebSocketRoute("/ws", socket)])
+    async with serve_app(app, http=edge_protocol(LIMITS, SERVICE), ws=edge_websocket_protocol(SERVICE)) as url:
         yield url
+
+
+def refusals(reason: str) -> float:
+    return SERVER_REFUSALS.labels(SERVICE, reason)._value.get()
 
 
 def get(target: str = "/echo", headers: list[tuple[str, str]] | None = None) -> bytes:
@@ -157,3 +172,79 @@ async def test_a_started_server_has_frozen_its_start_up_heap() -> None:
         server.handle_exit(signal.SIGTERM, None)
         await asyncio.wait_for(task, timeout=10)
         gc.unfreeze()  # the test process's heap goes back to the collector
+
+
+WS_HEADERS = [
+    ("Upgrade", "websocket"),
+    ("Connection", "Upgrade"),
+    ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+    ("Sec-WebSocket-Version", "13"),
+]
+
+
+def upgrade(replace: dict[str, str | None], method: str = "GET") -> bytes:
+    headers = [(k, replace.get(k, v)) for k, v in WS_HEADERS]
+    lines = "".join(f"{k}: {v}\r\n" for k, v in headers if v is not None)
+    return f"{method} /ws HTTP/1.1\r\nHost: t\r\n{lines}\r\n".encode()
+
+
+async def test_a_valid_websocket_handshake_is_accepted(server: str) -> None:
+    host, port = server.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(upgrade({}))
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 101 ")
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize(
+    ("replace", "named"),
+    [
+        ({"Sec-WebSocket-Version": "8"}, "Sec-WebSocket-Version"),
+        ({"Sec-WebSocket-Key": "not-base64!"}, "Sec-WebSocket-Key"),
+        ({"Sec-WebSocket-Key": None}, "Sec-WebSocket-Key"),
+    ],
+    ids=["bad-version", "bad-key", "missing-key"],
+)
+async def test_a_handshake_the_websocket_library_refuses_gets_json_400_and_is_counted(
+    server: str, replace: dict[str, str | None], named: str
+) -> None:
+    before = refusals("websocket-handshake")
+    status, headers, body = await raw_exchange(server, upgrade(replace))
+    assert_json_error(status, headers, body, 400, "invalid-websocket-handshake")
+    assert named in json.loads(body)["message"]
+    assert "not-base64" not in body.decode()  # the client's value is not echoed
+    assert refusals("websocket-handshake") == before + 1
+
+
+async def test_a_handshake_with_another_method_gets_json_405(server: str) -> None:
+    status, headers, body = await raw_exchange(server, upgrade({}, method="POST"))
+    assert_json_error(status, headers, body, 405, "invalid-websocket-handshake")
+
+
+async def test_server_layer_refusals_are_counted_by_reason(server: str) -> None:
+    assert all(SERVER_REFUSALS.labels(SERVICE, reason)._value.get() >= 0 for reason in SERVER_REFUSAL_REASONS)
+    cases = [
+        (get(headers=[(f"x-h{i}", "v") for i in range(60)]), "headers-too-large"),
+        (get("/echo?q=" + "a" * 3000), "uri-too-long"),
+        (b"NOT A REQUEST LINE\r\n\r\n", "malformed-request"),
+    ]
+    for request, reason in cases:
+        before = {r: refusals(r) for r in SERVER_REFUSAL_REASONS}
+        await raw_exchange(server, request)
+        after = {r: refusals(r) for r in SERVER_REFUSAL_REASONS}
+        assert after == {**before, reason: before[reason] + 1}, reason
+
+
+def test_every_refusal_reason_exists_at_zero_once_the_options_are_built() -> None:
+    from prometheus_client import REGISTRY
+
+    from common.server import server_options
+    from common.settings import CommonSettings
+
+    server_options(CommonSettings(), "fresh-service")
+    for reason in SERVER_REFUSAL_REASONS:
+        value = REGISTRY.get_sample_value("http_server_refusals_total", {"service": "fresh-service", "reason": reason})
+        assert value == 0.0, reason

@@ -14,6 +14,7 @@ def main() -> None:
     register_secret(settings.admin_token.get_secret_value() if settings.admin_token else None)
     serve(
         create_app(settings),
+        service="auth",
         settings=settings,
         host=settings.host,
         port=settings.port,

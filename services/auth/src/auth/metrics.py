@@ -19,3 +19,18 @@ PAIRING_CODES = Counter(
     "Pairing codes by outcome: issued, claimed, refused (unknown, expired or used). A rise of refused is guessing.",
     ["service", "outcome"],
 )
+
+PAIRING_OUTCOMES: tuple[str, ...] = ("issued", "claimed", "refused")
+SESSION_METHODS: tuple[str, ...] = ("anonymous", "idp-a", "idp-b", "link", "merge", "refresh")
+
+
+def _initialise(service: str) -> None:
+    """Every known label value at 0 from process start: a panel or alert sees 0, not an absent series."""
+    for method in SESSION_METHODS:
+        SESSIONS_ISSUED.labels(service, method)
+    REFRESH_TOKEN_REUSE.labels(service)
+    for outcome in PAIRING_OUTCOMES:
+        PAIRING_CODES.labels(service, outcome)
+
+
+_initialise("auth")

@@ -13,6 +13,7 @@ def main() -> None:
     setup_logging("bookmarks", settings.log_level)
     serve(
         create_app(settings),
+        service="bookmarks",
         settings=settings,
         host=settings.host,
         port=settings.port,

@@ -13,6 +13,7 @@ def main() -> None:
     setup_logging("enrichment", settings.log_level)
     serve(
         create_app(settings),
+        service="enrichment",
         settings=settings,
         host=settings.host,
         port=settings.port,

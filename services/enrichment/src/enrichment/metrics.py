@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 from prometheus_client import Counter, Gauge, Histogram
+
+from enrichment.domain.model import JOB_STATUSES, QuotaKind
+from enrichment.fetch.errors import FetchErrorCode
 
 JOBS = Gauge("enrichment_jobs", "Enrichment jobs by status (refreshed from the database by the worker).", ["status"])
 JOB_TRANSITIONS = Counter(
@@ -21,3 +26,23 @@ ATTEMPT_DURATION = Histogram(
 FETCH_ERRORS = Counter("enrichment_fetch_errors_total", "Failed page fetches by error code.", ["code"])
 CACHE_LOOKUPS = Counter("enrichment_cache_lookups_total", "Results-cache lookups on enqueue.", ["result"])
 QUOTA_REJECTIONS = Counter("enrichment_quota_rejections_total", "Enqueues refused by the free-tier quota.", ["kind"])
+
+ATTEMPT_OUTCOMES: tuple[str, ...] = ("completed", "retrying", "failed", "lost", "released", "unrecorded")
+CACHE_RESULTS: tuple[str, ...] = ("hit", "miss")
+
+
+def _initialise() -> None:
+    """Every known label value at 0 from process start: a panel or alert sees 0, not an absent series."""
+    for status in JOB_STATUSES:
+        JOB_TRANSITIONS.labels(status)
+    for outcome in ATTEMPT_OUTCOMES:
+        ATTEMPT_DURATION.labels(outcome)
+    for code in get_args(FetchErrorCode):
+        FETCH_ERRORS.labels(code)
+    for result in CACHE_RESULTS:
+        CACHE_LOOKUPS.labels(result)
+    for kind in get_args(QuotaKind):
+        QUOTA_REJECTIONS.labels(kind)
+
+
+_initialise()

@@ -156,6 +156,7 @@ async def test_valid_answer_is_used(fake: FakeOpenAI) -> None:
     assert analysis.summary == "The article shares lessons from running ML models. Data quality matters most."
     assert analysis.save_why == "A practical checklist for keeping production models healthy."
     assert analysis.tags == ["machine learning", "mlops"]
+    assert analysis.source == "llm" and len(fake.requests) == 1
 
 
 async def test_request_shape(fake: FakeOpenAI) -> None:
@@ -263,20 +264,53 @@ async def test_bad_answers_fall_back_to_the_offline_analyser(
     assert reason in warnings[-1]
 
 
-async def test_answer_in_another_language_falls_back(fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
-    fake.reply = _answer(
-        summary=(
-            "The article explains why heat pumps also work in old buildings. "
-            "It recommends replacing a few radiators instead of renovating the whole house."
-        )
-    )
-    german = PageContent(
+ENGLISH_SUMMARY = (
+    "The article explains why heat pumps also work in old buildings. "
+    "It recommends replacing a few radiators instead of renovating the whole house."
+)
+GERMAN_SUMMARY = (
+    "Der Artikel erklärt, warum Wärmepumpen auch in alten Gebäuden gut funktionieren. "
+    "Oft reicht es, einzelne Heizkörper zu tauschen, statt das ganze Haus zu sanieren."
+)
+
+
+def _german_page() -> PageContent:
+    return PageContent(
         **_fields(PAGE, language="de", text="Wärmepumpen funktionieren auch im Altbau, zeigen neue Messungen.")
     )
-    with caplog.at_level(logging.WARNING, logger="enrichment.pipeline.llm"):
+
+
+async def test_answer_in_another_language_is_asked_again_then_falls_back(
+    fake: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.reply = _answer(summary=ENGLISH_SUMMARY)
+    german = _german_page()
+    with caplog.at_level(logging.INFO, logger="enrichment.pipeline.llm"):
         analysis = await _analyzer(fake).analyze(german, existing_tags=[])
     assert analysis == _offline(german, [])
+    assert analysis.source == "offline"
+    assert len(fake.requests) == 2  # one retry, then the offline analyser
+    first, second = (request["messages"][0]["content"] for request in fake.requests)
+    assert "previous answer was not written in German" not in first
+    assert "previous answer was not written in German" in second and "'de'" in second
     assert any("is in 'en' but the page is in 'de'" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_retry_in_the_page_language_is_used(fake: FakeOpenAI) -> None:
+    def english_then_german(request: dict[str, Any]) -> Reply:
+        firm = "previous answer was not written in German" in request["messages"][0]["content"]
+        answer = {
+            "summary": GERMAN_SUMMARY if firm else ENGLISH_SUMMARY,
+            "saveWhy": "Eine gute Entscheidungshilfe für Hausbesitzer." if firm else "A good guide.",
+            "tags": ["Wärmepumpe"] if firm else ["heat pump"],
+        }
+        return Reply(content=json.dumps(answer))
+
+    fake.reply = english_then_german
+    analysis = await _analyzer(fake).analyze(_german_page(), existing_tags=[])
+    assert len(fake.requests) == 2
+    assert analysis.source == "llm"
+    assert analysis.summary == GERMAN_SUMMARY and analysis.tags == ["wärmepumpe"]
 
 
 async def test_answer_in_the_page_language_is_used(fake: FakeOpenAI) -> None:

@@ -114,6 +114,7 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
     assert 1 <= len(result["tags"]) <= 8
     assert all(tag == tag.lower() for tag in result["tags"])
     assert result["snapshotStatus"] == "ready"
+    assert result["summarySource"] == "offline"  # no LLM configured here
     assert cache["expires_at"] > cache["created_at"]
 
     kinds = {

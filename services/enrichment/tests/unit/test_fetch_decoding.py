@@ -6,6 +6,7 @@ import gzip
 import zlib
 from collections.abc import Iterator
 
+import brotli
 import pytest
 
 from enrichment.fetch.decoding import BoundedDecoder, parse_content_encoding
@@ -13,6 +14,14 @@ from enrichment.fetch.errors import TOO_LARGE, UNSUPPORTED_CONTENT, FetchError
 
 MIB = 1024 * 1024
 STEP = 64 * 1024
+
+
+def brotli_stream(total: int, *, chunk: int = MIB) -> bytes:
+    """``total`` zero bytes Brotli-compressed as a stream (never held uncompressed)."""
+    compressor = brotli.Compressor(quality=5)
+    parts = [compressor.process(bytes(chunk)) for _ in range(total // chunk)]
+    parts.append(compressor.finish())
+    return b"".join(parts)
 
 
 def gzip_stream(total: int, *, layers: int = 1, chunk: int = MIB) -> bytes:
@@ -45,13 +54,14 @@ def decode_all(decoder: BoundedDecoder, body: bytes, *, raw_chunk: int = 16 * 10
         ("x-gzip", "x-gzip"),
         (" deflate ", "deflate"),
         ("gzip, identity", "gzip"),
+        ("BR", "br"),
     ],
 )
 def test_supported_encodings(header: str | None, expected: str | None) -> None:
     assert parse_content_encoding(header) == expected
 
 
-@pytest.mark.parametrize("header", ["gzip, gzip", "deflate, gzip", "gzip,br", "br", "zstd", "compress", "bogus"])
+@pytest.mark.parametrize("header", ["gzip, gzip", "deflate, gzip", "gzip,br", "br, br", "zstd", "compress", "bogus"])
 def test_stacked_and_unknown_encodings_are_unsupported(header: str) -> None:
     with pytest.raises(FetchError) as caught:
         BoundedDecoder(header, limit=MIB)
@@ -68,6 +78,40 @@ def test_gzip_bomb_stops_at_the_cap_in_bounded_pieces() -> None:
     assert caught.value.code == TOO_LARGE and not caught.value.retriable
     assert biggest <= STEP
     assert 5 * MIB < decoder.decoded_bytes <= 5 * MIB + STEP
+
+
+def test_brotli_bomb_stops_at_the_cap_in_bounded_pieces() -> None:
+    bomb = brotli_stream(256 * MIB)
+    assert len(bomb) < 64 * 1024  # a small download that would inflate to 256 MiB
+    decoder = BoundedDecoder("br", limit=5 * MIB, step=STEP)
+    biggest = 0
+    with pytest.raises(FetchError) as caught:
+        for piece in decode_all(decoder, bomb):
+            biggest = max(biggest, len(piece))
+    assert caught.value.code == TOO_LARGE and not caught.value.retriable
+    assert biggest <= 2 * STEP  # the decoder's output buffer stops growing at the step
+    assert 5 * MIB < decoder.decoded_bytes <= 5 * MIB + 2 * STEP
+
+
+def test_brotli_bomb_in_one_raw_chunk_is_still_decoded_in_steps() -> None:
+    decoder = BoundedDecoder("br", limit=5 * MIB, step=STEP)
+    with pytest.raises(FetchError) as caught:
+        for piece in decoder.feed(brotli_stream(64 * MIB)):
+            assert len(piece) <= 2 * STEP
+    assert caught.value.code == TOO_LARGE
+
+
+def test_brotli_round_trip_under_the_cap() -> None:
+    page = b"<html>" + bytes(range(256)) * 4000 + b"</html>"
+    decoder = BoundedDecoder("br", limit=5 * MIB, step=STEP)
+    pieces = list(decode_all(decoder, brotli.compress(page), raw_chunk=1000))
+    assert b"".join(pieces) == page and decoder.decoded_bytes == len(page)
+
+
+def test_corrupt_brotli_is_unsupported_content() -> None:
+    with pytest.raises(FetchError) as caught:
+        list(decode_all(BoundedDecoder("br", limit=MIB), b"this is not brotli at all"))
+    assert caught.value.code == UNSUPPORTED_CONTENT
 
 
 def test_raw_bytes_are_capped_too() -> None:

@@ -159,3 +159,60 @@ def test_extract_text_plain_of_nothing() -> None:
     page = extract_text_plain("")
     assert page.title is None
     assert page.text == ""
+
+
+# --- one parse per page: trafilatura gets the tree the metadata came from ----------------------------------
+
+
+def _text_from_the_markup(html: str) -> str:
+    """What the main text is when trafilatura parses the markup itself (the page parsed twice)."""
+    import lxml.html
+
+    from enrichment.pipeline.extract import TEXT_MAX_CHARS, _body_text, normalize_paragraphs, trafilatura_text
+
+    extracted = trafilatura_text(html, "https://example.com/a")
+    text = normalize_paragraphs(extracted) if extracted else ""
+    return (text or _body_text(lxml.html.document_fromstring(html)))[:TEXT_MAX_CHARS]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in PAGES.glob("*.html")))
+def test_main_text_from_the_shared_tree_equals_trafilaturas_own_parse(name: str) -> None:
+    html = (PAGES / name).read_text(encoding="utf-8")
+    assert extract_page(html, base_url="https://example.com/a").text == _text_from_the_markup(html)
+
+
+def test_trafilatura_is_given_the_parsed_tree_not_the_markup(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lxml.html
+
+    given: list[object] = []
+    real = trafilatura.extract
+
+    def spy(document: object, **options: object) -> str | None:
+        given.append(document)
+        return real(document, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(trafilatura, "extract", spy)
+    _page("og_article.html")
+    assert len(given) == 1 and isinstance(given[0], lxml.html.HtmlElement)
+
+
+def test_a_page_without_an_article_gets_the_body_text_of_an_untouched_tree() -> None:
+    # trafilatura finds nothing here; the body text comes from the tree it was given, which stays whole.
+    from enrichment.pipeline.extract import trafilatura_text
+
+    html = "<html><body><button>Click</button><label>Name</label><!-- c --><input></body></html>"
+    assert trafilatura_text(html, "https://example.com/") is None
+    text = extract_page(html, base_url="https://example.com/").text
+    assert text == _text_from_the_markup(html) == "ClickName"
+
+
+def test_the_tree_given_to_trafilatura_stays_whole() -> None:
+    import lxml.html
+
+    from enrichment.pipeline.extract import _main_text, _parse
+
+    root = _parse((PAGES / "og_article.html").read_text(encoding="utf-8"))
+    assert root is not None
+    before = lxml.html.tostring(root)
+    assert _main_text(root, "https://example.com/a")
+    assert lxml.html.tostring(root) == before

@@ -17,6 +17,7 @@ def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     serve(
         create_app(settings),
+        service="gateway",
         settings=settings,
         host=settings.host,
         port=settings.port,

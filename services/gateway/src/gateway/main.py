@@ -33,10 +33,12 @@ from gateway.events.consumers import (
     deny_handler,
     nudge_handler,
 )
+from gateway.metrics import initialise as initialise_metrics
 from gateway.openapi import OpenApiCatalog
 from gateway.proxy import UpstreamProxy
 from gateway.ratelimit import TokenBucketLimiter
 from gateway.realtime import Hub
+from gateway.routing import UPSTREAMS
 from gateway.settings import Settings
 from gateway.state import Gateway
 from gateway.webapp import WebApp, build_web_router, load_web_dir
@@ -56,6 +58,7 @@ _CORS_EXPOSED = [
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    initialise_metrics(UPSTREAMS)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

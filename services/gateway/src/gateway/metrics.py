@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram
 
 UPSTREAM_ERRORS = Counter(
@@ -19,3 +21,18 @@ NUDGE_LATENCY = Histogram(
 )
 NUDGES_SENT = Counter("gateway_nudges_sent_total", "bookmarks_changed messages sent to sockets.")
 DENIED_USERS = Gauge("gateway_denied_users", "Deleted or merged-away users whose tokens are refused.")
+
+RATE_LIMIT_SCOPES: tuple[str, ...] = ("ip", "user")
+UPSTREAM_ERROR_KINDS: tuple[str, ...] = ("connect", "pool", "timeout", "protocol", "stream")
+WS_REJECT_REASONS: tuple[str, ...] = ("unauthorized", "rate-limited", "too-many-connections")
+
+
+def initialise(upstreams: Iterable[str]) -> None:
+    """Every known label value at 0 from process start: a panel or alert sees 0, not an absent series."""
+    for scope in RATE_LIMIT_SCOPES:
+        RATE_LIMITED.labels(scope)
+    for upstream in upstreams:
+        for kind in UPSTREAM_ERROR_KINDS:
+            UPSTREAM_ERRORS.labels(upstream, kind)
+    for reason in WS_REJECT_REASONS:
+        WS_REJECTED.labels(reason)

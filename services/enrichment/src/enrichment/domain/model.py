@@ -65,9 +65,12 @@ class Entitlements:
     is_pro: bool
 
 
+QuotaKind = Literal["minute", "month"]
+
+
 @dataclass(frozen=True, slots=True)
 class QuotaRejection:
-    kind: Literal["minute", "month"]
+    kind: QuotaKind
     message: str
     retry_after_seconds: int
 

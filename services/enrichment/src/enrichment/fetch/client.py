@@ -30,6 +30,8 @@ from typing import Final, Self
 import charset_normalizer
 import httpcore
 import httpx
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 
 from enrichment.fetch.addresses import IPAddress, is_blocked_address, parse_host_literal
 from enrichment.fetch.decoding import ACCEPT_ENCODING, BoundedDecoder
@@ -69,6 +71,8 @@ _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _ACCEPT: Final = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1"
+
+_tracer = trace.get_tracer("enrichment.fetch")
 
 # Host -> addresses checked for the hop in flight; read by the network backend when it connects.
 _pinned_addresses: contextvars.ContextVar[Mapping[str, tuple[str, ...]]] = contextvars.ContextVar(
@@ -211,14 +215,19 @@ class SafeFetcher:
         current = url
         for hop in range(self._max_redirects + 1):
             target = await _resolve_target(current, resolver=self._resolver, address_policy=self._address_policy)
-            async with self._open(target) as response:
-                location = _redirect_location(response)
-                if location is None:
-                    return await self._read_page(target, response, tuple(redirect_chain))
-                if hop == self._max_redirects:
-                    raise FetchError(UPSTREAM_4XX, f"The page redirected more than {self._max_redirects} times.")
-                redirect_chain.append(str(target.url))
-                current = _join_location(target.url, location)
+            # One CLIENT span per request (hop); the host only, never the URL (it may carry a token).
+            with _tracer.start_as_current_span("GET", kind=SpanKind.CLIENT) as span:
+                span.set_attribute("http.request.method", "GET")
+                span.set_attribute("server.address", target.host)
+                async with self._open(target) as response:
+                    span.set_attribute("http.response.status_code", response.status_code)
+                    location = _redirect_location(response)
+                    if location is None:
+                        return await self._read_page(target, response, tuple(redirect_chain))
+            if hop == self._max_redirects:
+                raise FetchError(UPSTREAM_4XX, f"The page redirected more than {self._max_redirects} times.")
+            redirect_chain.append(str(target.url))
+            current = _join_location(target.url, location)
         raise AssertionError("unreachable: the loop returns or raises")
 
     @contextlib.asynccontextmanager

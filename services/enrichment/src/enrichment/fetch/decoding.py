@@ -6,9 +6,10 @@ as it grows and decoding stops with ``too-large`` the moment it passes the cap; 
 capped too, so a stream that inflates to nothing cannot keep the worker busy either.
 
 Supported: ``identity``, ``gzip`` (also ``x-gzip``, several members), ``deflate`` (zlib-wrapped or raw,
-as servers send both). Refused as ``unsupported-content`` (not retriable, the page will not change on
-a retry): stacked encodings such as ``gzip, gzip`` and any other encoding (``br``, ``zstd``, ``compress``
-are never requested: :data:`ACCEPT_ENCODING` says what we can read).
+as servers send both) and ``br`` (Brotli, asked for ``step`` bytes at a time through the decoder's
+output buffer limit). Refused as ``unsupported-content`` (not retriable, the page will not change on
+a retry): stacked encodings such as ``gzip, gzip`` and any other encoding (``zstd``, ``compress`` are
+never requested: :data:`ACCEPT_ENCODING` says what we can read).
 """
 
 from __future__ import annotations
@@ -17,15 +18,19 @@ import zlib
 from collections.abc import Iterator
 from typing import Final
 
+import brotli
+
 from enrichment.fetch.errors import TOO_LARGE, UNSUPPORTED_CONTENT, FetchError
 
-ACCEPT_ENCODING: Final = "gzip, deflate"
+ACCEPT_ENCODING: Final = "gzip, deflate, br"
 DEFAULT_STEP_BYTES: Final = 64 * 1024
 
 _GZIP_WBITS: Final = 16 + zlib.MAX_WBITS
 _ZLIB_WBITS: Final = zlib.MAX_WBITS
 _RAW_DEFLATE_WBITS: Final = -zlib.MAX_WBITS
 _WBITS_FOR: Final = {"gzip": _GZIP_WBITS, "x-gzip": _GZIP_WBITS, "deflate": _ZLIB_WBITS}
+BROTLI: Final = "br"
+_SUPPORTED: Final = frozenset({*_WBITS_FOR, BROTLI})
 
 
 def parse_content_encoding(header: str | None) -> str | None:
@@ -36,7 +41,7 @@ def parse_content_encoding(header: str | None) -> str | None:
         raise FetchError(UNSUPPORTED_CONTENT, f"Stacked content encodings ({', '.join(codings)}) are refused.")
     if not codings:
         return None
-    if codings[0] not in _WBITS_FOR:
+    if codings[0] not in _SUPPORTED:
         raise FetchError(UNSUPPORTED_CONTENT, f"Content encoding {codings[0][:40]!r} is not supported.")
     return codings[0]
 
@@ -51,6 +56,7 @@ class BoundedDecoder:
         self.raw_bytes = 0
         self.decoded_bytes = 0
         self._inflater = self._new_inflater()
+        self._brotli = brotli.Decompressor() if self.encoding == BROTLI else None
         self._started = False
         self._members = 1
         self._ignore_rest = False
@@ -62,12 +68,32 @@ class BoundedDecoder:
         if self.encoding is None:
             yield from self._count(data[i : i + self.step] for i in range(0, len(data), self.step))
             return
-        yield from self._count(self._inflate(data))
+        yield from self._count(self._decode(data))
 
     def finish(self) -> Iterator[bytes]:
         """Whatever the decompressor still holds (still bounded; a truncated stream keeps what it gave)."""
         if self.encoding is not None:
-            yield from self._count(self._inflate(b""))
+            yield from self._count(self._decode(b""))
+
+    def _decode(self, data: bytes) -> Iterator[bytes]:
+        return self._unbrotli(self._brotli, data) if self._brotli is not None else self._inflate(data)
+
+    def _unbrotli(self, decompressor: brotli.Decompressor, data: bytes) -> Iterator[bytes]:
+        """About ``step`` bytes per call (the output buffer stops growing there), until the decoder has
+        nothing more to give; input goes in only when the decoder accepts it."""
+        pending = data
+        while True:
+            feed, pending = (pending, b"") if decompressor.can_accept_more_data() else (b"", pending)
+            try:
+                out = decompressor.process(feed, output_buffer_limit=self.step)
+            except brotli.error as exc:
+                raise FetchError(UNSUPPORTED_CONTENT, f"The br body is corrupt: {exc}.") from exc
+            if out:
+                yield out
+            elif not pending:
+                return
+            elif not feed:  # nothing given back and no input taken: it would never move again
+                raise FetchError(UNSUPPORTED_CONTENT, "The br body could not be decoded.")
 
     def _count(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
         for piece in pieces:

@@ -122,7 +122,7 @@ def extract_page(html: str, *, base_url: str) -> PageContent:
     )
     canonical_url = _first_url((_link_href(root, "canonical"), meta.get("og:url")), url_base)
 
-    text = _main_text(html, root, base_url)
+    text = _main_text(root, base_url)
     declared = _declared_language(root, meta)
     sample = text or " ".join(part for part in (title, description) if part)
     return PageContent(
@@ -154,13 +154,17 @@ def extract_text_plain(text: str) -> PageContent:
 # --- parsing -------------------------------------------------------------------------------------------
 
 
+# The parser trafilatura uses for the documents it parses itself: the one tree serves metadata and text.
+_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, remove_comments=True, remove_pis=True)
+
+
 def _parse(html: str) -> lxml.html.HtmlElement | None:
     # lxml refuses str input that still declares a byte encoding, and NUL bytes end its input early.
     cleaned = _XML_DECLARATION.sub("", html.replace("\x00", ""), count=1)
     if not cleaned.strip():
         return None
     try:
-        return lxml.html.document_fromstring(cleaned)
+        return lxml.html.document_fromstring(cleaned, parser=_PARSER)
     except (lxml.etree.ParserError, ValueError):
         return None
 
@@ -424,18 +428,26 @@ def _as_string(value: Any) -> str | None:
 # --- main text -----------------------------------------------------------------------------------------
 
 
-def _main_text(html: str, root: lxml.html.HtmlElement, base_url: str) -> str:
+def trafilatura_text(document: str | lxml.html.HtmlElement, url: str) -> str | None:
+    """trafilatura's main text of markup or of a parsed tree, with the options the pipeline uses."""
+    text: str | None = trafilatura.extract(
+        document,
+        url=url,
+        include_comments=False,
+        favor_precision=True,
+        include_images=False,
+        include_links=False,
+        with_metadata=False,
+    )
+    return text
+
+
+def _main_text(root: lxml.html.HtmlElement, base_url: str) -> str:
+    """trafilatura's main text of the already parsed ``root``, else its body text. trafilatura works on a
+    copy of a tree it is given (cheaper than parsing the markup again), so ``root`` stays whole."""
     extracted: str | None
     try:
-        extracted = trafilatura.extract(
-            html,
-            url=base_url,
-            include_comments=False,
-            favor_precision=True,
-            include_images=False,
-            include_links=False,
-            with_metadata=False,
-        )
+        extracted = trafilatura_text(root, base_url)
     except Exception:  # trafilatura parses hostile markup; a crash there must not lose the page
         logger.warning("trafilatura failed; using the page body text", exc_info=True)
         extracted = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = ["Analysis", "PageContent", "RenderedPage"]
 
@@ -29,6 +30,8 @@ class Analysis:
     summary: str
     save_why: str
     tags: list[str]
+    source: Literal["llm", "offline"] = "offline"
+    """Who wrote it: the LLM, or the offline analyser (no LLM configured, or its answer was unusable)."""
 
 
 @dataclass(frozen=True, slots=True)

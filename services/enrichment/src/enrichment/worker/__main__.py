@@ -13,6 +13,7 @@ def main() -> None:
     setup_logging("enrichment-worker", settings.log_level)
     serve(
         create_worker_app(settings),
+        service="enrichment-worker",
         settings=settings,
         host=settings.worker_host,
         port=settings.worker_port,

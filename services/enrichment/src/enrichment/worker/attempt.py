@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
+
+from opentelemetry import trace
 
 from common.events import EnrichmentResult, page_text_excerpt
 from common.urls import normalize_url
@@ -21,6 +24,7 @@ from enrichment.pipeline.sanitize import bounded_html, renderable_html, sanitize
 from enrichment.service import ClaimedJob, Snapshot
 
 log = logging.getLogger("enrichment.worker.attempt")
+_tracer = trace.get_tracer("enrichment.pipeline")
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -50,22 +54,25 @@ class Enricher:
     async def enrich(self, job: ClaimedJob) -> Enrichment:
         if job.private_for is not None:
             return await self._enrich_captured(job)
-        page = await self.fetcher.fetch(job.url)
+        with _tracer.start_as_current_span("fetch page") as span:
+            page = await self.fetcher.fetch(job.url)
+            span.set_attribute("http.response.body.size", len(page.body))
+            span.set_attribute("enrichment.content_type", page.content_type or "")
         is_html = page.content_type in _HTML_TYPES
         snapshots: list[Snapshot] = []
         rendered: RenderedPage | None = None
         if is_html:
-            # Extraction is CPU-bound (lxml, trafilatura): off the loop so heartbeats keep beating.
-            content = await asyncio.to_thread(extract_page, page.text, base_url=page.final_url)
+            content = await _extract(extract_page, page.text, page.final_url)
             rendered = await self._render(page)
             if rendered is not None and len(content.text.strip()) < 200:
                 # Script-built pages show their text only after rendering.
-                rendered_content = await asyncio.to_thread(extract_page, rendered.html, base_url=rendered.final_url)
+                rendered_content = await _extract(extract_page, rendered.html, rendered.final_url)
                 if len(rendered_content.text) > len(content.text):
                     content = rendered_content
             snapshots = _captures(page, content, rendered)
         else:
-            content = await asyncio.to_thread(extract_text_plain, page.text)
+            with _tracer.start_as_current_span("extract text"):
+                content = await asyncio.to_thread(extract_text_plain, page.text)
         title = content.title or (rendered.title if rendered is not None else None)
         return await self._finish(job, content, snapshots, is_html=is_html, title=title)
 
@@ -74,7 +81,7 @@ class Enricher:
         if job.captured is None:  # the job's HTML is gone (an account purge raced the claim)
             raise FetchError("unsupported-content", "the captured page is no longer stored")
         bounded = await asyncio.to_thread(bounded_html, job.captured.text())
-        content = await asyncio.to_thread(extract_page, bounded, base_url=job.url)
+        content = await _extract(extract_page, bounded, job.url)
         snapshot = await asyncio.to_thread(sanitize_snapshot, bounded)
         snapshots = [Snapshot("html", "text/html; charset=utf-8", snapshot.encode())]
         rendered = await self._render_captured(await asyncio.to_thread(renderable_html, bounded), job.url)
@@ -88,7 +95,9 @@ class Enricher:
     async def _finish(
         self, job: ClaimedJob, content: PageContent, snapshots: list[Snapshot], *, is_html: bool, title: str | None
     ) -> Enrichment:
-        analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
+        with _tracer.start_as_current_span("analyze") as span:
+            analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
+            span.set_attribute("enrichment.summary_source", analysis.source)
         kinds = {s.kind for s in snapshots}
         status = snapshot_status(
             is_html=is_html,
@@ -107,6 +116,7 @@ class Enricher:
             tags=normalize_tags(analysis.tags),
             snapshotStatus=status,
             language=content.language,
+            summarySource=analysis.source,
             text=page_text_excerpt(content.text),
         )
         return Enrichment(result=result, snapshots=snapshots)
@@ -115,7 +125,8 @@ class Enricher:
         if self.renderer is None:
             return None
         try:
-            return await self.renderer.render_html(html, url=url)
+            with _tracer.start_as_current_span("render page"):
+                return await self.renderer.render_html(html, url=url)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -126,12 +137,19 @@ class Enricher:
         if self.renderer is None:
             return None
         try:
-            return await self.renderer.render(page.final_url)
+            with _tracer.start_as_current_span("render page"):
+                return await self.renderer.render(page.final_url)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.warning("browser snapshot failed; keeping the fetched capture", extra={"error": str(exc)[:500]})
             return None
+
+
+async def _extract(extract: Callable[..., PageContent], html: str, base_url: str) -> PageContent:
+    # CPU-bound (lxml, trafilatura): off the loop so heartbeats keep beating.
+    with _tracer.start_as_current_span("extract page"):
+        return await asyncio.to_thread(extract, html, base_url=base_url)
 
 
 def _clean_title(title: str | None) -> str | None:

@@ -264,14 +264,15 @@ class JobWorker:
             enrichment = work.result()
 
             async def complete() -> str:
-                kept = await service.complete_job(
-                    sessions=self.sessions,
-                    job=job,
-                    worker_id=self.worker_id,
-                    result=enrichment.result,
-                    snapshots=enrichment.snapshots,
-                    cache_ttl_seconds=self.cache_ttl_seconds,
-                )
+                with _tracer.start_as_current_span("store result"):
+                    kept = await service.complete_job(
+                        sessions=self.sessions,
+                        job=job,
+                        worker_id=self.worker_id,
+                        result=enrichment.result,
+                        snapshots=enrichment.snapshots,
+                        cache_ttl_seconds=self.cache_ttl_seconds,
+                    )
                 return "completed" if kept else "lost"
 
             return complete

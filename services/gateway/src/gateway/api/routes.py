@@ -19,7 +19,7 @@ from common.auth import Principal
 from common.context import user_id_var
 from common.errors import AppError, InvalidRequest, NotFound, RateLimited, Unauthorized
 from gateway.api.deps import gateway_of
-from gateway.docs import docs_html
+from gateway.docs import ASSETS_PATH, CONTENT_SECURITY_POLICY, DOCS_PATH, asset, docs_html
 from gateway.edge import client_ip
 from gateway.metrics import RATE_LIMITED
 from gateway.proxy import UpstreamStreamingResponse
@@ -173,8 +173,24 @@ async def openapi_document(request: Request) -> Response:
 
 async def docs(request: Request) -> Response:
     gateway = gateway_of(request)
-    headers = _rate_limit(request, None, gateway)
+    headers = {**_rate_limit(request, None, gateway), "Content-Security-Policy": CONTENT_SECURITY_POLICY}
     return HTMLResponse(docs_html(title=gateway.catalog.title, spec_url=OPENAPI_PATH), headers=headers)
+
+
+async def docs_asset(request: Request) -> Response:
+    """A file of the docs page; cached by browsers for a day and revalidated by ETag."""
+    found = asset(request.path_params["name"])
+    if found is None:
+        raise NotFound("Not found.")
+    headers = {
+        "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+        "Cache-Control": "public, max-age=86400",
+        "ETag": found.etag,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if request.headers.get("if-none-match") == found.etag:
+        return Response(status_code=304, headers=headers)
+    return Response(found.body, media_type=found.media_type, headers=headers)
 
 
 async def events_without_upgrade(request: Request) -> Response:
@@ -254,7 +270,8 @@ def build_router() -> APIRouter:
     router.add_api_websocket_route("/v1/events", events)
     router.add_api_route("/v1/events", events_without_upgrade, methods=["GET"], include_in_schema=False)
     router.add_api_route(OPENAPI_PATH, openapi_document, methods=["GET"], include_in_schema=False)
-    router.add_api_route("/docs", docs, methods=["GET"], include_in_schema=False)
+    router.add_api_route(DOCS_PATH, docs, methods=["GET"], include_in_schema=False)
+    router.add_api_route(ASSETS_PATH + "/{name}", docs_asset, methods=["GET"], include_in_schema=False)
     for spec in ROUTES:
         router.add_api_route(
             spec.template,

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from common.consumer import BACKGROUND_FETCH_MAX_WAIT_MS, FETCHER_SAFETY_WAKE_MS
 from common.events import BookmarkDeleted, BookmarkSaved, CollectionChanged, UserDeleted, UserMerged, parse_event
-from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED
+from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED, initialise_consumer_series
 from common.outbox import start_with_retry
 from common.retry import Backoff
 
@@ -73,6 +73,7 @@ class TopicTail:
         self.bootstrap = bootstrap
         self.handlers = dict(handlers)  # topic -> what to do with each of its records
         self.topics = tuple(self.handlers)
+        initialise_consumer_series(SERVICE, self.topics, dead_letters=False)
         self.lookback_seconds = dict(lookback_seconds or {})  # topics that start at now - lookback
         self.caught_up = asyncio.Event()  # everything present at start-up has been handled
         self.probe_seconds = probe_seconds
