@@ -236,6 +236,7 @@ class EdgeWebSocketProtocol(WebSocketsSansIOProtocol):
                 ("Connection", "close"),
                 ("Content-Length", str(len(body))),
                 ("Content-Type", "application/json"),
+                ("X-Request-Id", uuid.uuid4().hex),
             ]
         )
         return Response(refusal.status, HTTPStatus(refusal.status).phrase, headers, body)
