@@ -43,7 +43,9 @@ def test_dockerfile(service: str) -> None:
     args = {a.split("=", 1)[0]: a.split("=", 1)[1] for k, a in ins if k == "ARG" and "=" in a}
     assert args["PYTHON_IMAGE"] == "python:3.11-slim-bookworm", "base image pinned by tag"
     froms = [a for k, a in ins if k == "FROM"]
-    assert froms == ["${PYTHON_IMAGE} AS build", "${PYTHON_IMAGE} AS runtime"], "multi-stage"
+    # The gateway's image also builds the web app it serves, in a stage of its own.
+    stages = ["${PYTHON_IMAGE} AS web"] if service == "gateway" else []
+    assert froms == [*stages, "${PYTHON_IMAGE} AS build", "${PYTHON_IMAGE} AS runtime"], "multi-stage"
     runs = " ".join(a for k, a in ins if k == "RUN")
     assert "pip install uv==0.13.9" in runs
     assert f"uv sync --frozen --no-dev --no-install-workspace --package {package}" in runs
@@ -55,7 +57,7 @@ def test_dockerfile(service: str) -> None:
         if member.startswith(("libs/", "services/")):
             assert f"{member}/pyproject.toml {member}/" in copies, f"{member}/pyproject.toml not copied"
     assert "pyproject.toml uv.lock ./" in copies
-    runtime = ins[[i for i, (k, _a) in enumerate(ins) if k == "FROM"][1] :]
+    runtime = ins[[i for i, (k, _a) in enumerate(ins) if k == "FROM"][-1] :]
     assert ("USER", "10001:10001") in runtime
     exposed = {int(p) for k, a in runtime if k == "EXPOSE" for p in a.split()}
     assert exposed == ports
@@ -64,6 +66,9 @@ def test_dockerfile(service: str) -> None:
     env = " ".join(a for k, a in runtime if k == "ENV")
     assert "PYTHONDONTWRITEBYTECODE=1" in env  # the pods' root filesystem is read-only
     assert "/app/.venv/bin" in env
+    if service == "gateway":
+        assert any(a.startswith("--from=web ") for k, a in runtime if k == "COPY"), "the web build is shipped"
+        assert "GATEWAY_WEB_DIR=/app/web" in env
     if service == "enrichment":
         assert "chromium" in " ".join(a for k, a in runtime if k == "RUN")
         assert "ENRICHMENT_BROWSER=auto" in env
