@@ -27,7 +27,7 @@ from common.events import (
     UserUpdated,
 )
 from common.outbox import add_events
-from common.urls import InvalidUrlError, normalize_url
+from common.urls import InvalidUrlError, NormalizedUrl, normalize_url
 from enrichment.domain.errors import EnrichmentNotFound, SnapshotNotFound, UserGone
 from enrichment.domain.model import (
     BULK_PRIORITY,
@@ -119,6 +119,18 @@ async def resolve_entitlements(
     return Entitlements(exists=not row["deleted"], use_ai=bool(row["use_ai"]), is_pro=bool(row["is_pro"]))
 
 
+def _admitted_url(entitlements: Entitlements, url: str) -> NormalizedUrl:
+    """The URL of an enqueue or a capture, normalized, once the user exists and consents to AI enrichment."""
+    if not entitlements.exists:
+        raise UserGone()
+    if not entitlements.use_ai:
+        raise ConsentRequired()
+    try:
+        return normalize_url(url)
+    except InvalidUrlError as exc:
+        raise InvalidUrl(str(exc)) from exc
+
+
 async def enqueue(
     *,
     sessions: SessionFactory,
@@ -130,14 +142,7 @@ async def enqueue(
     clock: Clock,
 ) -> EnqueueOutcome:
     """Queue enrichment of a bookmark: consent, URL, cache, duplicate, existing job, quota, new job."""
-    if not entitlements.exists:
-        raise UserGone()
-    if not entitlements.use_ai:
-        raise ConsentRequired()
-    try:
-        normalized = normalize_url(url)
-    except InvalidUrlError as exc:
-        raise InvalidUrl(str(exc)) from exc
+    normalized = _admitted_url(entitlements, url)
     now = clock.now()
     async with transaction(sessions) as session:
         month_used = await repository.lock_user_quota(session, user_id, month_of(now))
@@ -217,14 +222,7 @@ async def capture(
     bookmark's job is joined, and the URL is never fetched. A capture while the bookmark's previous
     capture still waits replaces the HTML that job reads, uncharged.
     """
-    if not entitlements.exists:
-        raise UserGone()
-    if not entitlements.use_ai:
-        raise ConsentRequired()
-    try:
-        normalized = normalize_url(url)
-    except InvalidUrlError as exc:
-        raise InvalidUrl(str(exc)) from exc
+    normalized = _admitted_url(entitlements, url)
     now = clock.now()
     async with transaction(sessions) as session:
         month_used = await repository.lock_user_quota(session, user_id, month_of(now))
