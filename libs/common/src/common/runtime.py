@@ -39,12 +39,21 @@ async def service_backbone(
     consumer_group: str | None = None,
     event_filters: Mapping[str, EventFilter] | None = None,
     batch_handlers: Mapping[str, BatchHandler] | None = None,
+    min_connections: int = 0,
 ) -> AsyncIterator[Backbone]:
-    """Start the process's database and event plumbing; ``app.state`` gets sessions, relay, consumer."""
+    """Start the process's database and event plumbing; ``app.state`` gets sessions, relay, consumer.
+
+    ``min_connections`` raises the pool size and the database gate to at least that many, for a process
+    whose own loops each hold a connection (the enrichment worker's job slots). The process adds its own
+    background tasks to ``Backbone.tasks``: they stop before the engine they use is disposed.
+    """
     engine = create_engine(
-        database_url, pool_size=settings.db_pool_size, deadlines=Deadlines.of(settings), service=service
+        database_url,
+        pool_size=max(settings.db_pool_size, min_connections),
+        deadlines=Deadlines.of(settings),
+        service=service,
     )
-    sessions = create_session_factory(engine, concurrency=settings.db_concurrency)
+    sessions = create_session_factory(engine, concurrency=max(settings.db_concurrency, min_connections))
     tasks = BackgroundTasks()
     relay = OutboxRelay(
         service=service, engine=engine, database_url=database_url, bootstrap=settings.kafka_bootstrap_servers

@@ -18,11 +18,10 @@ from auth.domain.tokens import TokenIssuer
 from auth.keys import LocalJwks, load_keys_from_dir
 from auth.providers import IdentityProviders
 from auth.settings import Settings
-from common.app import create_service_app, watch_broker
+from common.app import create_service_app
 from common.auth import AccessTokenVerifier
-from common.db import DatabaseReadiness, Deadlines, SessionFactory, create_engine, create_session_factory
-from common.outbox import OutboxRelay
-from common.tasks import BackgroundTasks
+from common.db import SessionFactory
+from common.runtime import service_backbone
 from common.tracing import setup_tracing
 
 SERVICE = "auth"
@@ -50,6 +49,24 @@ async def _prune_forever(sessions: SessionFactory) -> None:
         await asyncio.sleep(PRUNE_INTERVAL_SECONDS)
 
 
+def _serve_sessions(app: FastAPI, settings: Settings, keys: KeyRing, providers: IdentityProviders) -> None:
+    """What the routes need to issue and check sessions, on ``app.state``."""
+    app.state.settings = settings
+    app.state.tokens = TokenIssuer(
+        keys=keys,
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+        access_ttl_seconds=settings.access_token_ttl_seconds,
+        refresh_ttl_seconds=settings.refresh_token_ttl_seconds,
+    )
+    app.state.providers = providers
+    app.state.verifier = AccessTokenVerifier(
+        jwks=LocalJwks(keys), issuer=settings.jwt_issuer, audience=settings.jwt_audience
+    )
+    app.state.anonymous_limiter = SlidingWindowLimiter(limit=settings.anonymous_rate_limit_per_minute)
+    app.state.pairing_claim_limiter = SlidingWindowLimiter(limit=pairing.MAX_REFUSED_CLAIMS_PER_MINUTE)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     if problems := settings.production_problems():
@@ -58,48 +75,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
-        engine = create_engine(
-            settings.database_url, pool_size=settings.db_pool_size, deadlines=Deadlines.of(settings), service=SERVICE
-        )
-        sessions = create_session_factory(engine, concurrency=settings.db_concurrency)
         providers = IdentityProviders.from_settings(settings)
-        tasks = BackgroundTasks()
         try:
-            keys = await _signing_keys(settings, sessions)
-            tokens = TokenIssuer(
-                keys=keys,
-                issuer=settings.jwt_issuer,
-                audience=settings.jwt_audience,
-                access_ttl_seconds=settings.access_token_ttl_seconds,
-                refresh_ttl_seconds=settings.refresh_token_ttl_seconds,
-            )
-            app.state.settings = settings
-            app.state.sessions = sessions
-            app.state.tokens = tokens
-            app.state.providers = providers
-            app.state.verifier = AccessTokenVerifier(
-                jwks=LocalJwks(keys), issuer=settings.jwt_issuer, audience=settings.jwt_audience
-            )
-            app.state.anonymous_limiter = SlidingWindowLimiter(limit=settings.anonymous_rate_limit_per_minute)
-            app.state.pairing_claim_limiter = SlidingWindowLimiter(limit=pairing.MAX_REFUSED_CLAIMS_PER_MINUTE)
-            app.state.readiness_checks = [
-                ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds)),
-            ]
-            relay = OutboxRelay(
-                service=SERVICE,
-                engine=engine,
-                database_url=settings.database_url,
-                bootstrap=settings.kafka_bootstrap_servers,
-            )
-            app.state.relay = relay
-            tasks.start("outbox-relay", relay.run())
-            tasks.start("broker-probe", watch_broker(SERVICE, settings.kafka_bootstrap_servers))
-            tasks.start("refresh-token-pruner", _prune_forever(sessions))
-            yield
+            async with service_backbone(
+                app, service=SERVICE, settings=settings, database_url=settings.database_url
+            ) as backbone:
+                keys = await _signing_keys(settings, backbone.sessions)
+                _serve_sessions(app, settings, keys, providers)
+                backbone.tasks.start("refresh-token-pruner", _prune_forever(backbone.sessions))
+                yield
         finally:
-            await tasks.stop()
             await providers.aclose()
-            await engine.dispose()
 
     routers: list[APIRouter] = [router, me_router, internal_router]
     if settings.admin_token is not None:
