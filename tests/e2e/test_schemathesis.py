@@ -51,6 +51,7 @@ REQUIRED_OPERATIONS = {
     ("DELETE", "/v1/collections/{collectionId}"),
     ("POST", "/v1/enrichment/enqueue"),
     ("GET", "/v1/enrichment/status"),
+    ("GET", "/v1/enrichment/quota"),
 }
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 

@@ -38,12 +38,18 @@ async def test_enrich_then_read_the_saved_copy_safely(new_device: Any, site: Any
     await details.get_by_role("button", name="Enrich").click()
     await expect(details).to_contain_text("Turn on “Use AI enrichment” in Settings first.")
     await page.get_by_role("button", name="Settings").click()
+    settings = page.get_by_role("dialog", name="Settings")
+    await expect(settings.locator("#plan-use")).to_contain_text("Free plan · 0 of 200 enrichments used this month")
     await page.get_by_role("checkbox", name="Use AI enrichment").check()
     await expect_status(page, "Synced")
-    await page.get_by_role("dialog", name="Settings").get_by_role("button", name="Close").click()
+    await settings.get_by_role("button", name="Close").click()
 
     await details.get_by_role("button", name="Enrich").click()
     await expect(details.get_by_role("heading", name="Summary")).to_be_visible(timeout=60_000)
+    # The page was new to the service: one job created, counted against this month's allowance.
+    await page.get_by_role("button", name="Settings").click()
+    await expect(settings.locator("#plan-use")).to_contain_text("1 of 200 enrichments used this month · resets ")
+    await settings.get_by_role("button", name="Close").click()
     await expect(row(page, "Sourdough at home")).to_have_count(1)
 
     await details.get_by_role("button", name="Read", exact=True).click()

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api.ts";
 import type { Device } from "../app.ts";
 import type { User } from "../model.ts";
+import { type QuotaUse, planLineWithoutUse, quotaLine } from "../quota.ts";
 import { Dialog } from "./Dialog.tsx";
 import { JoinForm } from "./Join.tsx";
 import { type Theme, applyTheme, currentTheme } from "./theme.ts";
@@ -61,6 +62,32 @@ function PairDevice({ device }: { device: Device }) {
   );
 }
 
+function PlanSection({ device, me }: { device: Device; me: User | null }) {
+  const [use, setUse] = useState<QuotaUse | null>(null);
+  const [missing, setMissing] = useState<string | null>(null);
+  useEffect(() => {
+    device.json<{ data: QuotaUse }>("/v1/enrichment/quota").then(
+      (body) => setUse(body.data),
+      (e) => setMissing(e instanceof ApiError ? "Usage isn't available right now." : "Usage shows when you're online."),
+    );
+  }, []);
+  const pro = use ? use.plan === "pro" : me?.isPro;
+  return (
+    <section aria-labelledby="s-plan">
+      <h3 id="s-plan">Plan</h3>
+      <p id="plan-use" aria-live="polite">
+        {use ? quotaLine(use) : planLineWithoutUse(me?.isPro)}
+      </p>
+      {missing && !pro && <p class="hint">{missing}</p>}
+      <p class="hint">
+        {pro
+          ? "Enrichment without limits, and the reason you saved a page."
+          : "Up to 200 enrichments a month and 5 a minute; pages already enriched, for you or anyone, don't count. Imports are enriched on Pro."}
+      </p>
+    </section>
+  );
+}
+
 export function Settings(props: { device: Device; onClose: () => void }) {
   const { device } = props;
   const [useAi, setUseAi] = useState<boolean | null>(null);
@@ -102,14 +129,7 @@ export function Settings(props: { device: Device; onClose: () => void }) {
         </label>
         <p class="hint">Summaries, suggested tags and a saved copy of each page. Pages are sent to our AI provider only while this is on.</p>
       </section>
-      <section aria-labelledby="s-plan">
-        <h3 id="s-plan">Plan</h3>
-        <p>
-          {me?.isPro
-            ? "Pro: unlimited enrichment, and the reason you saved a page."
-            : "Free: up to 200 enrichments a month and 5 a minute. Imports are enriched on Pro."}
-        </p>
-      </section>
+      <PlanSection device={device} me={me} />
       <section aria-labelledby="s-devices">
         <h3 id="s-devices">Devices</h3>
         <PairDevice device={device} />

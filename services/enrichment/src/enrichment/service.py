@@ -41,11 +41,13 @@ from enrichment.domain.model import (
     CapturedPage,
     Clock,
     Entitlements,
+    QuotaUse,
     check_quota,
     crashes_exhausted,
     import_action,
     month_of,
     public_result,
+    quota_use,
     retry_delay,
 )
 from enrichment.entitlements import EntitlementsClient
@@ -336,6 +338,18 @@ class _Target:
             if cached is not None:
                 return await self.apply_result(cached)
         return None
+
+
+async def read_quota_use(*, sessions: SessionFactory, user_id: uuid.UUID, is_pro: bool, clock: Clock) -> QuotaUse:
+    """The caller's enrichment quota use, from the same counter the enqueue check reads."""
+    async with sessions() as session:
+        row = await queries.quota_row(session, user_id)
+    return quota_use(
+        is_pro=is_pro,
+        now=clock.now(),
+        counted_month=row["month"] if row is not None else None,
+        month_used=int(row["month_used"]) if row is not None else 0,
+    )
 
 
 async def enrichment_status(

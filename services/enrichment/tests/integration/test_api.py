@@ -472,6 +472,82 @@ async def test_per_minute_quota_is_a_rolling_window(api: Api, users: AuthUsers, 
         clock.set(None)
 
 
+async def quota(api: Api, user: User) -> dict[str, Any]:
+    response = await api.http.get("/v1/enrichment/quota", headers=user.headers)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+async def test_quota_use_counts_the_jobs_the_check_counts(api: Api, users: AuthUsers, bid: Any) -> None:
+    alice, bob = await users.create(), await users.create()
+    clock: MutableClock = api.clock
+    clock.set(datetime(2031, 11, 20, 9, 30, tzinfo=UTC))
+    try:
+        assert await quota(api, alice) == {
+            "plan": "free",
+            "monthlyLimit": 200,
+            "usedThisMonth": 0,
+            "remainingThisMonth": 200,
+            "resetsAt": "2031-12-01T00:00:00Z",
+            "perMinuteLimit": 5,
+        }
+        for _ in range(3):
+            assert (await api.enqueue(alice, bid(), page(f"use-{uuid.uuid4().hex}"))).status_code == 202
+        # A cache hit and a job another user already started are free, and not counted.
+        cached = page(f"use-cached-{uuid.uuid4().hex}")
+        await seed_cache(api.db, cached)
+        assert (await api.enqueue(alice, bid(), cached)).status_code == 200
+        shared = page(f"use-shared-{uuid.uuid4().hex}")
+        assert (await api.enqueue(bob, bid(), shared)).status_code == 202
+        assert (await api.enqueue(alice, bid(), shared)).status_code == 202
+
+        use = await quota(api, alice)
+        assert (use["usedThisMonth"], use["remainingThisMonth"]) == (3, 197)
+        assert use["usedThisMonth"] == await month_used(api.db, alice)
+        # Each user sees only their own counter.
+        assert (await quota(api, bob))["usedThisMonth"] == 1
+
+        # The 1st of the next month (UTC): the old count no longer applies, before any enqueue rolls it.
+        clock.set(datetime(2031, 12, 1, 0, 0, 1, tzinfo=UTC))
+        rolled = await quota(api, alice)
+        assert (rolled["usedThisMonth"], rolled["remainingThisMonth"]) == (0, 200)
+        assert rolled["resetsAt"] == "2032-01-01T00:00:00Z"
+    finally:
+        clock.set(None)
+
+
+async def test_quota_remaining_never_goes_below_zero(api: Api, users: AuthUsers) -> None:
+    user = await users.create()
+    # A count above the limit (the limit lowered under existing counts) still reads as nothing left.
+    month = datetime.now(UTC).date().replace(day=1)
+    await api.db.execute(
+        "INSERT INTO user_quotas (user_id, month, month_used) VALUES (:u, :m, 250)", u=user.id, m=month
+    )
+    use = await quota(api, user)
+    assert (use["usedThisMonth"], use["remainingThisMonth"]) == (250, 0)
+
+
+async def test_quota_of_a_pro_user_has_no_limits(api: Api, users: AuthUsers, bid: Any) -> None:
+    user = await users.create(is_pro=True)
+    assert (await api.enqueue(user, bid(), page(f"pro-use-{uuid.uuid4().hex}"))).status_code == 202
+    use = await quota(api, user)
+    assert use["plan"] == "pro"
+    assert (use["monthlyLimit"], use["remainingThisMonth"], use["perMinuteLimit"]) == (None, None, None)
+    assert use["usedThisMonth"] == 0  # Pro job creations are not counted against the free allowance
+    await users.set_pro(user, False)  # read-your-writes: the plan follows auth at once
+    assert (await quota(api, user))["plan"] == "free"
+
+
+async def test_quota_needs_an_access_token(api: Api) -> None:
+    response = await api.http.get("/v1/enrichment/quota")
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthorized"
+    bad = await api.http.get("/v1/enrichment/quota", headers={"Authorization": "Bearer not-a-token"})
+    assert bad.status_code == 401
+    assert bad.json()["code"] == "unauthorized"
+
+
 # --- status and snapshots ------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from enrichment.domain.model import (
     next_month_start,
     normalize_tags,
     public_result,
+    quota_use,
     retry_delay,
     snapshot_status,
 )
@@ -50,6 +51,20 @@ def test_monthly_quota_wins_and_suggests_pro() -> None:
     assert rejection is not None and rejection.kind == "month"
     assert "monthly enrichment limit" in rejection.message and "Pro" in rejection.message
     assert rejection.retry_after_seconds == int((datetime(2031, 6, 1, tzinfo=UTC) - NOW).total_seconds())
+
+
+def test_quota_use_reads_the_count_as_the_check_would() -> None:
+    # Late on 30 November in New York is already December in UTC: the November count no longer applies.
+    now = datetime(2031, 11, 30, 20, 0, tzinfo=timezone(timedelta(hours=-5)))
+    stale = quota_use(is_pro=False, now=now, counted_month=datetime(2031, 11, 1).date(), month_used=150)
+    assert (stale.used_this_month, stale.remaining_this_month) == (0, FREE_PER_MONTH)
+    assert stale.resets_at == datetime(2032, 1, 1, tzinfo=UTC)
+    current = quota_use(is_pro=False, now=now, counted_month=month_of(now), month_used=150)
+    assert (current.used_this_month, current.remaining_this_month, current.per_minute_limit) == (150, 50, 5)
+    over = quota_use(is_pro=False, now=now, counted_month=month_of(now), month_used=FREE_PER_MONTH + 3)
+    assert over.remaining_this_month == 0
+    pro = quota_use(is_pro=True, now=now, counted_month=None, month_used=0)
+    assert (pro.monthly_limit, pro.remaining_this_month, pro.per_minute_limit) == (None, None, None)
 
 
 def test_retry_schedule() -> None:

@@ -89,6 +89,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/imports/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/enrichment/enqueue", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/status", ENRICHMENT, _R),
+    RouteSpec("/v1/enrichment/quota", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/capture", ENRICHMENT, _R),  # its body limit: MAX_BODY_BYTES_BY_ROUTE (16 MiB)
     RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),
     RouteSpec("/v1/exports", BOOKMARKS, _R),  # streamed through (proxy.UpstreamStreamingResponse)

@@ -40,6 +40,7 @@ from gateway.routing import AuthMode, Effect, has_dot_segments, route_for_path
         ("/v1/collections/c/x", "/v1/collections/{rest:path}", "bookmarks", AuthMode.REQUIRED),
         ("/v1/enrichment/enqueue", "/v1/enrichment/enqueue", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/status", "/v1/enrichment/status", "enrichment", AuthMode.REQUIRED),
+        ("/v1/enrichment/quota", "/v1/enrichment/quota", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/capture", "/v1/enrichment/capture", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/jobs/1", "/v1/enrichment/{rest:path}", "enrichment", AuthMode.REQUIRED),
         ("/v1/exports", "/v1/exports", "bookmarks", AuthMode.REQUIRED),

@@ -16,6 +16,7 @@ from enrichment.api.schemas import (
     EnqueueAccepted,
     EnqueueCacheHit,
     EnqueueRequest,
+    QuotaEnvelope,
     StatusEnvelope,
 )
 from enrichment.domain.model import MAX_CAPTURED_HTML_BYTES, CapturedPage
@@ -103,6 +104,26 @@ async def status(
                 "errorCode": view.error_code,
             }
         }
+    )
+
+
+@router.get("/quota", response_model=QuotaEnvelope)
+async def quota(user: CurrentUser, sessions: Sessions, entitlements: Entitlements, clock: AppClock) -> Response:
+    """The caller's enrichment quota: limits (null on Pro), this month's use, and when it resets."""
+    rights = await service.resolve_entitlements(sessions=sessions, client=entitlements, user_id=user.user_id)
+    use = await service.read_quota_use(sessions=sessions, user_id=user.user_id, is_pro=rights.is_pro, clock=clock)
+    return JSONResponse(
+        {
+            "data": {
+                "plan": "pro" if use.is_pro else "free",
+                "monthlyLimit": use.monthly_limit,
+                "usedThisMonth": use.used_this_month,
+                "remainingThisMonth": use.remaining_this_month,
+                "resetsAt": use.resets_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "perMinuteLimit": use.per_minute_limit,
+            }
+        },
+        headers={"Cache-Control": "no-store"},
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
@@ -63,6 +64,21 @@ class StatusData(BaseModel):
 
 class StatusEnvelope(BaseModel):
     data: StatusData
+
+
+class QuotaData(BaseModel):
+    plan: Literal["free", "pro"]
+    monthlyLimit: int | None = Field(description="New enrichment jobs a calendar month (UTC); null on Pro.")
+    usedThisMonth: int = Field(
+        description="Jobs this month's free quota has counted (cache hits and shared jobs are free)."
+    )
+    remainingThisMonth: int | None = Field(description="monthlyLimit - usedThisMonth, never below 0; null on Pro.")
+    resetsAt: datetime = Field(description="Start of the next calendar month (UTC), when the count starts again.")
+    perMinuteLimit: int | None = Field(description="New enrichment jobs in any rolling minute; null on Pro.")
+
+
+class QuotaEnvelope(BaseModel):
+    data: QuotaData
 
 
 ERROR_RESPONSES = error_responses(400, 401, 403, 404, 413, 429, 500, 503)

@@ -103,6 +103,36 @@ def check_quota(*, now: datetime, month_used: int, recent_charges: Sequence[date
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class QuotaUse:
+    """A user's enrichment quota as the next job creation would see it; limits are None on Pro."""
+
+    is_pro: bool
+    used_this_month: int
+    resets_at: datetime
+
+    @property
+    def monthly_limit(self) -> int | None:
+        return None if self.is_pro else FREE_PER_MONTH
+
+    @property
+    def per_minute_limit(self) -> int | None:
+        return None if self.is_pro else FREE_PER_MINUTE
+
+    @property
+    def remaining_this_month(self) -> int | None:
+        return None if self.is_pro else max(0, FREE_PER_MONTH - self.used_this_month)
+
+
+def quota_use(*, is_pro: bool, now: datetime, counted_month: date | None, month_used: int) -> QuotaUse:
+    """The use ``check_quota`` would be given now: a count kept for an earlier month is a fresh month's 0.
+
+    Only free job creations are counted, so on Pro this is what the free allowance would start from.
+    """
+    used = month_used if counted_month == month_of(now) else 0
+    return QuotaUse(is_pro=is_pro, used_this_month=used, resets_at=next_month_start(now))
+
+
 def _ceil_seconds(delta: timedelta) -> int:
     seconds = delta.total_seconds()
     return max(1, int(seconds) + (0 if seconds == int(seconds) else 1))

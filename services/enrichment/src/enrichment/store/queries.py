@@ -20,6 +20,12 @@ async def user_projection(session: AsyncSession, user_id: uuid.UUID) -> RowMappi
     return result.mappings().first()
 
 
+async def quota_row(session: AsyncSession, user_id: uuid.UUID) -> RowMapping | None:
+    """The user's quota counter (``month``, ``month_used``) without locking it: a read for display."""
+    result = await session.execute(text("SELECT month, month_used FROM user_quotas WHERE user_id = :u"), {"u": user_id})
+    return result.mappings().first()
+
+
 async def deleted_users(session: AsyncSession, user_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
     """Which of ``user_ids`` are deleted (one statement for a batch of events)."""
     result = await session.execute(
