@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from common.db import SessionFactory
+from common.db import SessionFactory, transaction
 from common.events import AnyEvent, parse_event
 from common.metrics import (
     CONSUMER_LAG,
@@ -265,7 +265,7 @@ class ConsumerRunner:
     async def _apply_batch(self, work: list[Work]) -> list[str]:
         """One transaction: every new event id recorded and its handler run; duplicates skipped."""
         outcomes: list[str] = []
-        async with self.sessions() as session, session.begin():
+        async with transaction(self.sessions) as session:
             inserted = await session.execute(
                 _INSERT_PROCESSED_MANY,
                 {"ids": [event.eventId for _, event, _ in work], "topics": [event.type for _, event, _ in work]},
@@ -349,7 +349,7 @@ class ConsumerRunner:
         EVENTS_APPLIED_NEWEST.labels(self.service, topic).set(newest)
 
     async def _apply(self, event: AnyEvent, handler: Handler) -> str:
-        async with self.sessions() as session, session.begin():
+        async with transaction(self.sessions) as session:
             inserted = await session.execute(
                 text(
                     "INSERT INTO processed_events (event_id, topic) VALUES (:id, :topic) "
@@ -365,7 +365,7 @@ class ConsumerRunner:
     async def _park(self, record: ConsumerRecord[bytes, bytes], error: str, *, attempts: int) -> None:
         EVENTS_DEAD_LETTERED.labels(self.service, record.topic).inc()
         log.error("event parked in dead_letters", extra={"topic": record.topic, "offset": record.offset})
-        async with self.sessions() as session, session.begin():
+        async with transaction(self.sessions) as session:
             await session.execute(
                 text(
                     'INSERT INTO dead_letters (topic, partition, "offset", key, payload, error, attempts) '

@@ -22,7 +22,7 @@ from auth.domain.tokens import TokenIssuer, hash_refresh_token, new_refresh_toke
 from auth.metrics import PAIRING_CODES, REFRESH_TOKEN_REUSE, SESSIONS_ISSUED
 from auth.store import queries, repository
 from auth.store.repository import UserLock
-from common.db import SessionFactory
+from common.db import SessionFactory, transaction
 from common.errors import IdentityAlreadyInUse, InvalidRefreshToken, RateLimited
 from common.events import UserDeleted, UserMerged
 from common.outbox import add_events
@@ -76,7 +76,7 @@ async def _create_user(session: AsyncSession, *, identity: Identity | None) -> U
 
 async def start_anonymous_session(*, sessions: SessionFactory, tokens: TokenIssuer) -> IssuedSession:
     """Create an anonymous user and its first session."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         user = await _create_user(session, identity=None)
         issued = await _new_session(session, tokens, user)
     SESSIONS_ISSUED.labels(SERVICE, "anonymous").inc()
@@ -85,7 +85,7 @@ async def start_anonymous_session(*, sessions: SessionFactory, tokens: TokenIssu
 
 async def sign_in(*, sessions: SessionFactory, tokens: TokenIssuer, identity: Identity) -> IssuedSession:
     """Sign in with a verified identity: a session of its owner, created on first sign-in."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         await repository.lock_identity(session, identity.provider, identity.subject)
         owner = await repository.identity_owner(session, identity.provider, identity.subject)
         if owner is None:
@@ -101,7 +101,7 @@ async def link_identity(
     *, sessions: SessionFactory, tokens: TokenIssuer, user_id: uuid.UUID, identity: Identity
 ) -> IssuedSession:
     """Attach a verified identity to the user; if another user owns it, merge an anonymous user into it."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         await repository.lock_identity(session, identity.provider, identity.subject)
         # FOR UPDATE: a merge deletes this user, and nothing may mint tokens for it meanwhile.
         current = await _locked_user(session, user_id, "FOR UPDATE")
@@ -133,7 +133,7 @@ async def refresh_session(*, sessions: SessionFactory, tokens: TokenIssuer, refr
     token_hash = hash_refresh_token(refresh_token)
     issued: IssuedSession | None = None
     reused_family: uuid.UUID | None = None
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         found = await repository.find_refresh_token(session, token_hash)
         if found is None:
             raise InvalidRefreshToken()
@@ -161,14 +161,14 @@ async def refresh_session(*, sessions: SessionFactory, tokens: TokenIssuer, refr
 
 async def logout(*, sessions: SessionFactory, refresh_token: str) -> None:
     """Revoke the token's family if the token is known; say nothing either way (no token oracle)."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         await repository.revoke_family_of_token(session, hash_refresh_token(refresh_token), "logout")
 
 
 async def create_pairing_code(*, sessions: SessionFactory, user_id: uuid.UUID) -> IssuedPairingCode:
     """A new code that signs a second device into the user; older live codes stay valid."""
     code = pairing.new_code()
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         # The user's row serializes its code issues, so two at once cannot both be the fifth.
         await _locked_user(session, user_id, "FOR NO KEY UPDATE")
         live, first_expiry = await repository.live_pairing_codes(session, user_id)
@@ -190,7 +190,7 @@ async def claim_pairing_code(*, sessions: SessionFactory, tokens: TokenIssuer, t
     if code is None:
         PAIRING_CODES.labels(SERVICE, "refused").inc()
         raise InvalidPairingCode()
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         user_id = await repository.take_pairing_code(session, pairing.hash_code(code))
         row = await repository.lock_user(session, user_id, "FOR KEY SHARE") if user_id is not None else None
         if row is None:
@@ -213,7 +213,7 @@ async def get_user(*, sessions: SessionFactory, user_id: uuid.UUID) -> User:
 
 async def update_settings(*, sessions: SessionFactory, user_id: uuid.UUID, use_ai: bool) -> User:
     """Set the user's AI consent; emits user.updated when it changed."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         user = await _locked_user(session, user_id, "FOR NO KEY UPDATE")
         if await repository.set_use_ai(session, user_id, use_ai):
             user = dataclasses.replace(user, use_ai=use_ai)
@@ -223,7 +223,7 @@ async def update_settings(*, sessions: SessionFactory, user_id: uuid.UUID, use_a
 
 async def set_subscription(*, sessions: SessionFactory, user_id: uuid.UUID, is_pro: bool) -> User:
     """Set the user's plan (operator API); emits user.updated when it changed."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         row = await repository.lock_user(session, user_id, "FOR NO KEY UPDATE")
         if row is None:
             raise UserNotFound()
@@ -236,7 +236,7 @@ async def set_subscription(*, sessions: SessionFactory, user_id: uuid.UUID, is_p
 
 async def delete_account(*, sessions: SessionFactory, user_id: uuid.UUID) -> None:
     """Delete the user and every auth row of it; other services purge their data on user.deleted."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         await _locked_user(session, user_id, "FOR UPDATE")
         await repository.delete_user(session, user_id)
         await add_events(session, [UserDeleted(userId=user_id)])
@@ -257,7 +257,7 @@ async def load_signing_keys(*, sessions: SessionFactory) -> KeyRing:
     The first process to start on an empty database creates the first key; the advisory lock makes
     replicas starting together agree on it.
     """
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         await repository.lock_signing_keys(session)
         rows = await queries.signing_keys(session)
         active = [r for r in rows if r["retired_at"] is None]
@@ -275,11 +275,11 @@ async def load_signing_keys(*, sessions: SessionFactory) -> KeyRing:
 
 async def prune_refresh_tokens(*, sessions: SessionFactory, batch_size: int = 5000) -> int:
     """Delete one batch of expired refresh tokens and of families left without tokens."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         return await repository.prune_refresh_tokens(session, batch_size)
 
 
 async def prune_pairing_codes(*, sessions: SessionFactory, batch_size: int = 5000) -> int:
     """Delete one batch of expired pairing codes."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         return await repository.prune_pairing_codes(session, batch_size)

@@ -20,7 +20,7 @@ from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.search.index import PageText
 from bookmarks.store import delta, lookups, repository
 from bookmarks.store.delta import DeltaDocuments, DeltaSlice
-from common.db import DriverConnection, SessionFactory, driver_transaction
+from common.db import DriverConnection, SessionFactory, driver_transaction, transaction
 from common.events import (
     BookmarkDeleted,
     BookmarkSaved,
@@ -150,7 +150,7 @@ def client_write(fields: Mapping[str, Any]) -> BookmarkWrite:
 async def lookup_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, url: str) -> BookmarkView:
     """The owner's live bookmark of ``url``'s normalized URL (the newest if several); 404 when none."""
     normalized = normalize_url(url).url
-    async with sessions() as session, session.begin():  # one snapshot for the record and the plan
+    async with transaction(sessions) as session:  # one snapshot for the record and the plan
         found = await lookups.live_bookmark_by_url(session, owner, normalized)
         if found is None:
             raise BookmarkNotFound("No live bookmark of yours has this URL.")
@@ -236,7 +236,7 @@ async def upsert_collection(
     *, sessions: SessionFactory, owner: uuid.UUID, collection_id: str, write: CollectionWrite
 ) -> Collection:
     """Create, revive, rename or move a collection (docs/api-guide.md, section 11); idempotent."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         position = (await _open(session, owner)).position
         existing = await repository.get_collection_for_update(session, owner, collection_id)
         live = await repository.live_collection_parents(session, owner)
@@ -256,7 +256,7 @@ async def upsert_collection(
 async def delete_collection(*, sessions: SessionFactory, owner: uuid.UUID, collection_id: str) -> None:
     """Tombstone the collection, move its children up to its parent and remove its id from every
     bookmark; all of it commits together, each changed record at a new position of the stream."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         position = (await _open(session, owner)).position
         existing = await repository.get_collection_for_update(session, owner, collection_id)
         record = collection_rules.delete_collection(existing, owner, collection_id, position)

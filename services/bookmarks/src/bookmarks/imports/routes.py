@@ -16,7 +16,7 @@ from bookmarks.api.schemas import ERROR_RESPONSES, ImportEnvelope
 from bookmarks.api.wire import iso
 from bookmarks.imports import store
 from bookmarks.imports.formats.upload import FORMAT_CHOICES, read_upload
-from common.db import SessionFactory
+from common.db import SessionFactory, transaction
 from common.errors import NotFound
 
 IMPORT_ROUTE: Final = "POST /v1/imports"
@@ -68,7 +68,7 @@ async def create_import(
     limit = settings.max_body_bytes_by_route.get(IMPORT_ROUTE, settings.max_body_bytes)
     upload = await read_upload(request.headers.get("content-type"), request.stream(), max_file_bytes=limit)
     with upload.file:
-        async with sessions() as session, session.begin():
+        async with transaction(sessions) as session:
             row = await store.create_import(
                 session,
                 import_id=uuid.uuid4(),

@@ -30,7 +30,7 @@ from bookmarks.imports import rules, store
 from bookmarks.imports.formats import ImportFormatError, ImportItem, iter_items, json_collections, resolve_format
 from bookmarks.service import import_saved_event, new_collection_event
 from bookmarks.store import repository
-from common.db import SessionFactory
+from common.db import SessionFactory, transaction
 from common.events import Event
 from common.outages import is_outage
 from common.outbox import add_events
@@ -171,7 +171,7 @@ async def write_batch(
     sessions: SessionFactory, import_id: uuid.UUID, items: list[ImportItem], config: JobConfig
 ) -> None:
     """Apply ``items`` (consecutive, from the checkpoint on) in ONE transaction, checkpoint included."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         row = await _lease(session, import_id, config)
         if row is None:
             raise LeaseLost()
@@ -193,7 +193,7 @@ async def create_collections(
     """Create every collection at ``paths`` that does not exist yet (one transaction, under the lease).
     A JSON export lists its empty collections too; they must come back although no item names them.
     Idempotent: a resumed import finds them by name path and creates nothing."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         row = await _lease(session, import_id, config)
         if row is None:
             raise LeaseLost()
@@ -228,7 +228,7 @@ async def _lease(session: AsyncSession, import_id: uuid.UUID, config: JobConfig)
 async def _end(
     sessions: SessionFactory, import_id: uuid.UUID, config: JobConfig, status: str, error: str | None
 ) -> None:
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         if await _lease(session, import_id, config):
             await store.finish(session, import_id, status=status, error=error)
 
@@ -238,7 +238,7 @@ async def _prepare(sessions: SessionFactory, row: RowMapping, fp: BinaryIO, conf
     fmt: str = row["format"] or await asyncio.to_thread(resolve_format, fp, row["requested_format"])
     if row["total"] is None:
         total = await asyncio.to_thread(_count, fp, fmt)
-        async with sessions() as session, session.begin():
+        async with transaction(sessions) as session:
             if await _lease(session, row["id"], config) is None:
                 raise LeaseLost()
             await store.set_fields(session, row["id"], format=fmt, total=total)
@@ -279,7 +279,7 @@ async def run_import(sessions: SessionFactory, row: RowMapping, config: JobConfi
 
 
 async def claim(sessions: SessionFactory, config: JobConfig) -> RowMapping | None:
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         return await store.claim_due(session, worker_id=config.worker_id, lease_seconds=config.lease_seconds)
 
 
@@ -334,5 +334,5 @@ async def run_through_outages(sessions: SessionFactory, row: RowMapping, config:
 
 async def _resumed(sessions: SessionFactory, import_id: uuid.UUID, config: JobConfig) -> RowMapping | None:
     """The import's current row with our lease renewed, or None when the lease is no longer ours."""
-    async with sessions() as session, session.begin():
+    async with transaction(sessions) as session:
         return await _lease(session, import_id, config)

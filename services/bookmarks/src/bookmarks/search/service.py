@@ -10,7 +10,7 @@ from bookmarks.domain.model import Bookmark
 from bookmarks.search import queries
 from bookmarks.search.cursor import decode_search_cursor, encode_search_cursor
 from bookmarks.search.query import parse_query
-from common.db import SessionFactory
+from common.db import SessionFactory, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,7 @@ async def search(
     """One page of the owner's live bookmarks matching ``q`` (400 on a bad query or cursor)."""
     query = parse_query(q or "")
     after = decode_search_cursor(cursor, query=query, owner=owner, secret=cursor_secret) if cursor else None
-    async with sessions() as session, session.begin():  # one snapshot for the page and its snippets
+    async with transaction(sessions) as session:  # one snapshot for the page and its snippets
         conn = await session.connection()  # Core statements only: no ORM layer per execute
         match, is_pro = await queries.context(conn, query, owner)
         hits = await queries.page(conn, query, match, owner=owner, after=after, limit=limit + 1)
