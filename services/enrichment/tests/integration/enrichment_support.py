@@ -38,14 +38,18 @@ ARTICLE_TEXT = (
 )
 
 
-def article_html(key: str) -> str:
+THUMBNAIL_PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+THUMBNAIL_CAP = 2 * 1024 * 1024
+
+
+def article_html(key: str, *, image: str | None = None) -> str:
     paragraphs = "".join(f"<p>{ARTICLE_TEXT}</p>" for _ in range(3))
     return (
         "<!doctype html><html lang='en'><head>"
         f"<title>Plain title {key}</title>"
         f"<meta property='og:title' content='Sourdough guide {key}'>"
         "<meta property='og:description' content='How sourdough bread rises without commercial yeast.'>"
-        f"<meta property='og:image' content='/img/{key}.png'>"
+        f"<meta property='og:image' content='{image or f'/img/{key}.png'}'>"
         f"</head><body><nav>Home | About</nav><article><h1>Sourdough guide {key}</h1>{paragraphs}</article>"
         "</body></html>"
     )
@@ -132,10 +136,33 @@ def build_site(site: Site) -> Starlette:
                     await asyncio.sleep(0.1)
         return HTMLResponse(article_html(request.path_params["key"]))
 
+    async def image_png(request: Request) -> Response:
+        count(request)
+        return Response(THUMBNAIL_PNG, media_type="image/png")
+
     async def asset(request: Request) -> Response:
         # Anything a page may load (images, styles, scripts): counted, so a test sees that it was asked for.
         count(request)
         return PlainTextResponse("/* asset */", media_type="text/css")
+
+    async def with_image(request: Request) -> Response:
+        # A page whose og:image is the test image of that variant.
+        count(request)
+        variant, key = request.path_params["variant"], request.path_params["key"]
+        return HTMLResponse(article_html(key, image=f"/image/{variant}/{key}"))
+
+    async def image(request: Request) -> Response:
+        # png: a PNG image; html / svg: a type a thumbnail must not be; huge: a PNG one byte over the cap.
+        count(request)
+        variant = request.path_params["variant"]
+        if variant == "html":
+            return HTMLResponse("<p>not an image</p>")
+        if variant == "svg":
+            return Response(
+                "<svg xmlns='http://www.w3.org/2000/svg'><script>1</script></svg>", media_type="image/svg+xml"
+            )
+        body = THUMBNAIL_PNG if variant == "png" else b"\0" * (THUMBNAIL_CAP + 1)
+        return Response(body, media_type="image/png")
 
     async def plain(request: Request) -> Response:
         count(request)
@@ -152,6 +179,9 @@ def build_site(site: Site) -> Starlette:
             Route("/render-hang/{key}", render_hang),
             Route("/plain/{key}", plain),
             Route("/asset/{rest:path}", asset),
+            Route("/img/{name}", image_png),
+            Route("/with-image/{variant}/{key}", with_image),
+            Route("/image/{variant}/{key}", image),
         ]
     )
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from enrichment_support import Db, Site, enrichment_settings
+from enrichment_support import Db, Site, article_html, enrichment_settings
 
 from common.events import BookmarkDeleted
 from devstack.testing import eventually, serve_app
@@ -277,3 +277,18 @@ async def test_a_deleted_bookmarks_captures_are_removed_by_housekeeping(infra: A
     assert (
         await service.read_snapshot(sessions=db.sessions, user_id=kept_user, client_bookmark_id=kept, kind="html")
     ).data
+
+
+async def test_a_captured_pages_image_at_a_private_address_is_never_fetched(infra: Any, db: Db, site: Site) -> None:
+    key = uuid.uuid4().hex[:8]
+    image = site.url(f"/image/png/{key}")  # 127.0.0.1: private, and the worker here refuses private addresses
+    user, bookmark = await capture(db, f"https://example.com/{key}", article_html(key, image=image))
+
+    async with serve_app(worker_app(infra, db, allow_private_networks=False)):
+        await eventually(lambda: all_jobs_ended(db), timeout=90)
+
+    row = await enrichment_of(db, user, bookmark)
+    assert row["status"] == "completed", row
+    assert row["result"]["title"] == f"Sourdough guide {key}"
+    assert row["result"]["thumbnailUrl"] is None
+    assert site.hits[f"/image/png/{key}"] == 0

@@ -515,3 +515,24 @@ async def test_an_attempt_that_ends_while_the_database_hangs_is_recorded_once_af
     assert (job["status"], job["attempts"], job["crashes"]) == ("completed", 1, 0)
     assert site.hits[f"/held/{key}"] == 1
     assert len(await db.events("enrichment.completed", clientBookmarkId=bookmark)) == 1
+
+
+# --- the page's thumbnail -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["html", "svg", "huge"])
+async def test_a_thumbnail_that_is_not_a_bounded_raster_image_is_dropped(
+    infra: Any, db: Db, site: Site, variant: str
+) -> None:
+    key = uuid.uuid4().hex[:8]
+    url = site.url(f"/with-image/{variant}/{key}")
+    await enqueue(db, url)
+
+    async with serve_app(worker_app(infra, db)):
+        job = await eventually(lambda: job_ended(db))
+
+    assert job["status"] == "completed"
+    assert site.hits[f"/image/{variant}/{key}"] == 1
+    result = (await db.one("SELECT result FROM results_cache WHERE normalized_url = :n", n=url))["result"]
+    assert result["title"] == f"Sourdough guide {key}"
+    assert result["thumbnailUrl"] is None

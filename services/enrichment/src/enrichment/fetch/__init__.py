@@ -4,6 +4,7 @@ from enrichment.fetch.addresses import IPAddress, is_blocked_address, parse_host
 from enrichment.fetch.client import (
     ANALYSED_CONTENT_TYPES,
     AddressPolicy,
+    FetchedImage,
     FetchedPage,
     Resolver,
     SafeFetcher,
@@ -41,6 +42,7 @@ __all__ = [
     "AddressPolicy",
     "FetchError",
     "FetchErrorCode",
+    "FetchedImage",
     "FetchedPage",
     "IPAddress",
     "Resolver",

@@ -50,6 +50,7 @@ from enrichment.fetch.errors import (
 
 __all__ = [
     "AddressPolicy",
+    "FetchedImage",
     "FetchedPage",
     "Resolver",
     "SafeFetcher",
@@ -71,6 +72,8 @@ _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _ACCEPT: Final = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1"
+# SVG is XML that can carry script; a thumbnail is only ever a raster image.
+_SCRIPTABLE_IMAGE_TYPES: Final = frozenset({"image/svg+xml"})
 
 _tracer = trace.get_tracer("enrichment.fetch")
 
@@ -94,6 +97,23 @@ class FetchedPage:
     """Response headers of the final hop (case-insensitive lookup)."""
     redirect_chain: tuple[str, ...]
     """URLs that answered with a redirect, in order; empty when the first URL answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedImage:
+    final_url: str
+    content_type: str
+    """Media type without parameters, lowercased, e.g. ``image/png``."""
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """What a fetch accepts: the media types, the body cap, and whether an untyped answer is sniffed."""
+
+    accepts: Callable[[str], bool]
+    max_bytes: int
+    sniff: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +210,7 @@ class SafeFetcher:
         try:
             # One deadline for the whole attempt: per-read timeouts alone never fire on a slow drip.
             async with asyncio.timeout(self._timeout_seconds):
-                raw = await self._fetch(url)
+                raw = await self._fetch(url, _Wanted(ANALYSED_CONTENT_TYPES.__contains__, self._max_body_bytes, True))
         except TimeoutError:
             raise FetchError(
                 FETCH_TIMEOUT, f"Fetching the page took longer than {self._timeout_seconds:g} seconds."
@@ -210,7 +230,22 @@ class SafeFetcher:
             redirect_chain=raw.redirect_chain,
         )
 
-    async def _fetch(self, url: str) -> _RawPage:
+    async def fetch_image(self, url: str, *, max_bytes: int) -> FetchedImage:
+        """Fetch a raster image (``image/*`` except SVG) of at most ``max_bytes``; raise FetchError otherwise.
+
+        The same address checks, redirect re-checks and deadline as :meth:`fetch`.
+        """
+        wanted = _Wanted(_is_raster_image, min(max_bytes, self._max_body_bytes), False)
+        try:
+            async with asyncio.timeout(self._timeout_seconds):
+                raw = await self._fetch(url, wanted)
+        except TimeoutError:
+            raise FetchError(
+                FETCH_TIMEOUT, f"Fetching the image took longer than {self._timeout_seconds:g} seconds."
+            ) from None
+        return FetchedImage(final_url=raw.final_url, content_type=raw.media_type, body=raw.body)
+
+    async def _fetch(self, url: str, wanted: _Wanted) -> _RawPage:
         redirect_chain: list[str] = []
         current = url
         for hop in range(self._max_redirects + 1):
@@ -223,7 +258,7 @@ class SafeFetcher:
                     span.set_attribute("http.response.status_code", response.status_code)
                     location = _redirect_location(response)
                     if location is None:
-                        return await self._read_page(target, response, tuple(redirect_chain))
+                        return await self._read_page(target, response, tuple(redirect_chain), wanted)
             if hop == self._max_redirects:
                 raise FetchError(UPSTREAM_4XX, f"The page redirected more than {self._max_redirects} times.")
             redirect_chain.append(str(target.url))
@@ -244,13 +279,15 @@ class SafeFetcher:
         finally:
             await response.aclose()
 
-    async def _read_page(self, target: _Target, response: httpx.Response, redirect_chain: tuple[str, ...]) -> _RawPage:
+    async def _read_page(
+        self, target: _Target, response: httpx.Response, redirect_chain: tuple[str, ...], wanted: _Wanted
+    ) -> _RawPage:
         _raise_for_status(response)
         media_type, declared_charset = _parse_content_type(response.headers.get("content-type"))
-        if media_type and media_type not in ANALYSED_CONTENT_TYPES:
-            raise FetchError(UNSUPPORTED_CONTENT, f"Content type {media_type} is not analysed.")
-        self._check_declared_length(response)
-        decoder = BoundedDecoder(response.headers.get("content-encoding"), limit=self._max_body_bytes)
+        if (media_type or not wanted.sniff) and not wanted.accepts(media_type):
+            raise FetchError(UNSUPPORTED_CONTENT, f"Content type {media_type or 'none'} is not accepted.")
+        _check_declared_length(response, wanted.max_bytes)
+        decoder = BoundedDecoder(response.headers.get("content-encoding"), limit=wanted.max_bytes)
         body = await _read_body(response, decoder)
         if not media_type:
             media_type = _sniff_media_type(body)
@@ -264,10 +301,15 @@ class SafeFetcher:
             redirect_chain=redirect_chain,
         )
 
-    def _check_declared_length(self, response: httpx.Response) -> None:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self._max_body_bytes:
-            raise FetchError(TOO_LARGE, f"The page is larger than {self._max_body_bytes} bytes.")
+
+def _is_raster_image(media_type: str) -> bool:
+    return media_type.startswith("image/") and media_type not in _SCRIPTABLE_IMAGE_TYPES
+
+
+def _check_declared_length(response: httpx.Response, max_bytes: int) -> None:
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise FetchError(TOO_LARGE, f"The page is larger than {max_bytes} bytes.")
 
 
 async def _read_body(response: httpx.Response, decoder: BoundedDecoder) -> bytes:

@@ -11,13 +11,14 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
+from urllib.parse import urlsplit
 
 from opentelemetry import trace
 
 from common.events import EnrichmentResult, page_text_excerpt
 from common.urls import normalize_url
 from enrichment.domain.model import normalize_tags, snapshot_status
-from enrichment.fetch import FetchedPage, FetchError, SafeFetcher
+from enrichment.fetch import FetchedImage, FetchedPage, FetchError, SafeFetcher
 from enrichment.pipeline import Analysis, PageContent, RenderedPage, extract_page, extract_text_plain
 from enrichment.pipeline.extract import TITLE_MAX_CHARS
 from enrichment.pipeline.sanitize import bounded_html, renderable_html, sanitize_snapshot
@@ -27,6 +28,7 @@ log = logging.getLogger("enrichment.worker.attempt")
 _tracer = trace.get_tracer("enrichment.pipeline")
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
+THUMBNAIL_MAX_BYTES: Final = 2 * 1024 * 1024
 
 
 class Analyzer(Protocol):
@@ -95,6 +97,7 @@ class Enricher:
     async def _finish(
         self, job: ClaimedJob, content: PageContent, snapshots: list[Snapshot], *, is_html: bool, title: str | None
     ) -> Enrichment:
+        thumbnail = await self._fetch_thumbnail(content.thumbnail_url)
         with _tracer.start_as_current_span("analyze") as span:
             analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
             span.set_attribute("enrichment.summary_source", analysis.source)
@@ -110,7 +113,8 @@ class Enricher:
             domain=normalize_url(job.normalized_url).domain,
             title=title,
             description=content.description,
-            thumbnailUrl=content.thumbnail_url,
+            # Only an address the server itself fetched as a raster image: never one it refused.
+            thumbnailUrl=content.thumbnail_url if thumbnail is not None else None,
             summary=analysis.summary or None,
             saveWhy=analysis.save_why or None,
             tags=normalize_tags(analysis.tags),
@@ -120,6 +124,30 @@ class Enricher:
             text=page_text_excerpt(content.text),
         )
         return Enrichment(result=result, snapshots=snapshots)
+
+    async def _fetch_thumbnail(self, url: str | None) -> FetchedImage | None:
+        """The page's image through the SSRF-safe fetcher; None (and the attempt goes on) when it fails."""
+        if not url:
+            return None
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname or ""
+        except ValueError:
+            parts, host = None, ""
+        if parts is None or parts.scheme not in ("http", "https"):
+            log.info("thumbnail dropped: not an http(s) address", extra={"host": host})
+            return None
+        with _tracer.start_as_current_span("fetch thumbnail") as span:
+            span.set_attribute("server.address", host)
+            try:
+                image = await self.fetcher.fetch_image(url, max_bytes=THUMBNAIL_MAX_BYTES)
+            except FetchError as exc:
+                span.set_attribute("enrichment.thumbnail_error", exc.code)
+                # The host only: the query of a hostile page's image URL may carry anything.
+                log.info("thumbnail dropped", extra={"host": host, "error_code": exc.code})
+                return None
+            span.set_attribute("http.response.body.size", len(image.body))
+            return image
 
     async def _render_captured(self, html: str, url: str) -> RenderedPage | None:
         if self.renderer is None:
