@@ -603,6 +603,7 @@ async def test_snapshot_download_is_owner_only(api: Api, users: AuthUsers, bid: 
             Snapshot("html", "text/html; charset=utf-8", html.encode()),
             Snapshot("screenshot", "image/png", PNG),
             Snapshot("readable_text", "text/plain; charset=utf-8", "Hi ü".encode()),
+            Snapshot("thumbnail", "image/webp", b"RIFF\x00\x00\x00\x00WEBPVP8 "),
         ],
     )
     got = await snapshot(owner, bookmark, "html")
@@ -615,6 +616,13 @@ async def test_snapshot_download_is_owner_only(api: Api, users: AuthUsers, bid: 
     assert shot.status_code == 200
     assert shot.headers["content-type"] == "image/png"
     assert shot.content == PNG
+    thumbnail = await snapshot(owner, bookmark, "thumbnail")
+    assert thumbnail.status_code == 200
+    assert thumbnail.headers["content-type"] == "image/webp"
+    assert thumbnail.content == b"RIFF\x00\x00\x00\x00WEBPVP8 "
+    assert "sandbox" in thumbnail.headers["content-security-policy"]
+    assert thumbnail.headers["x-content-type-options"] == "nosniff"
+    assert thumbnail.headers["content-disposition"] == 'attachment; filename="thumbnail.webp"'
 
     for user, bookmark_id in ((other, bookmark), (owner, bid())):
         denied = await snapshot(user, bookmark_id, "html")

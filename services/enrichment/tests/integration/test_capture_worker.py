@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from enrichment_support import Db, Site, article_html, enrichment_settings
+from enrichment_support import THUMBNAIL_PNG, Db, Site, article_html, enrichment_settings
 
 from common.events import BookmarkDeleted
 from devstack.testing import eventually, serve_app
@@ -292,3 +292,22 @@ async def test_a_captured_pages_image_at_a_private_address_is_never_fetched(infr
     assert row["result"]["title"] == f"Sourdough guide {key}"
     assert row["result"]["thumbnailUrl"] is None
     assert site.hits[f"/image/png/{key}"] == 0
+    assert await db.rows("SELECT 1 FROM private_snapshots WHERE kind = 'thumbnail'") == []
+
+
+async def test_a_captured_pages_image_is_fetched_and_stored_privately(infra: Any, db: Db, site: Site) -> None:
+    key = uuid.uuid4().hex[:8]
+    image = site.url(f"/image/png/{key}")
+    user, bookmark = await capture(db, f"https://example.com/{key}", article_html(key, image=image))
+
+    async with serve_app(worker_app(infra, db)):
+        await eventually(lambda: all_jobs_ended(db), timeout=90)
+
+    row = await enrichment_of(db, user, bookmark)
+    assert row["result"]["thumbnailUrl"] == image
+    assert site.hits[f"/image/png/{key}"] == 1
+    thumbnail = await service.read_snapshot(
+        sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, kind="thumbnail"
+    )
+    assert (thumbnail.content_type, thumbnail.data) == ("image/png", THUMBNAIL_PNG)
+    assert await db.rows("SELECT 1 FROM snapshots") == []  # private: nothing shared

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from enrichment_support import Db, Site, enrichment_settings
+from enrichment_support import THUMBNAIL_PNG, Db, Site, enrichment_settings
 from prometheus_client import generate_latest
 
 from devstack.testing import eventually, free_port, serve_app
@@ -121,11 +121,17 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
         r["kind"]: r
         for r in await db.rows("SELECT kind, content_type, data FROM snapshots WHERE normalized_url = :n", n=url)
     }
-    assert set(kinds) == {"html", "readable_text"}
+    assert set(kinds) == {"html", "readable_text", "thumbnail"}
+    assert site.hits[f"/img/{key}.png"] == 1  # fetched once, by the worker
+    assert (kinds["thumbnail"]["content_type"], bytes(kinds["thumbnail"]["data"])) == ("image/png", THUMBNAIL_PNG)
     assert f"Sourdough guide {key}".encode() in bytes(kinds["html"]["data"])
     assert b"lactobacilli" in bytes(kinds["readable_text"]["data"])
 
     for user, bookmark in ((alice, a), (bob, b)):
+        thumbnail = await service.read_snapshot(
+            sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, kind="thumbnail"
+        )
+        assert thumbnail.data == THUMBNAIL_PNG
         view = await service.enrichment_status(
             sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=True
         )
@@ -190,7 +196,7 @@ async def test_browser_snapshot_completes_the_snapshot(infra: Any, db: Db, site:
     result = (await db.one("SELECT result FROM results_cache"))["result"]
     assert result["snapshotStatus"] == "completed"
     kinds = {r["kind"]: r for r in await db.rows("SELECT kind, content_type, data FROM snapshots")}
-    assert set(kinds) == {"html", "screenshot", "readable_text"}
+    assert set(kinds) == {"html", "screenshot", "readable_text", "thumbnail"}
     assert kinds["screenshot"]["content_type"] == "image/png"
     assert bytes(kinds["screenshot"]["data"]).startswith(b"\x89PNG\r\n\x1a\n")
     assert f"Sourdough guide {key}".encode() in bytes(kinds["html"]["data"])
@@ -536,3 +542,5 @@ async def test_a_thumbnail_that_is_not_a_bounded_raster_image_is_dropped(
     result = (await db.one("SELECT result FROM results_cache WHERE normalized_url = :n", n=url))["result"]
     assert result["title"] == f"Sourdough guide {key}"
     assert result["thumbnailUrl"] is None
+    kinds = {r["kind"] for r in await db.rows("SELECT kind FROM snapshots WHERE normalized_url = :n", n=url)}
+    assert "thumbnail" not in kinds

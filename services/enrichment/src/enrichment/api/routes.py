@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response
@@ -24,6 +25,12 @@ from enrichment.domain.model import MAX_CAPTURED_HTML_BYTES, CapturedPage
 router = APIRouter(prefix="/v1/enrichment", tags=["enrichment"], responses=ERROR_RESPONSES)
 
 _SNAPSHOT_FILE_NAMES = {"html": "snapshot.html", "screenshot": "snapshot.png"}
+
+
+def _snapshot_file_name(kind: str, content_type: str) -> str:
+    if kind == "thumbnail":  # whichever raster type the site served; only known extensions
+        return "thumbnail" + (mimetypes.guess_extension(content_type) or "")
+    return _SNAPSHOT_FILE_NAMES[kind]
 
 
 @router.post(
@@ -127,10 +134,10 @@ async def quota(user: CurrentUser, sessions: Sessions, entitlements: Entitlement
     )
 
 
-@router.get("/snapshot", responses={200: {"content": {"text/html": {}, "image/png": {}}}})
+@router.get("/snapshot", responses={200: {"content": {"text/html": {}, "image/png": {}, "image/*": {}}}})
 async def snapshot(
     clientBookmarkId: ClientBookmarkIdQuery,  # noqa: N803 - the spec's name
-    kind: Annotated[Literal["html", "screenshot"], Query()],
+    kind: Annotated[Literal["html", "screenshot", "thumbnail"], Query()],
     user: CurrentUser,
     sessions: Sessions,
 ) -> Response:
@@ -145,7 +152,7 @@ async def snapshot(
             # Captured pages are someone else's HTML: never let it run with our origin's authority.
             "Content-Security-Policy": "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'",
             "X-Content-Type-Options": "nosniff",
-            "Content-Disposition": f'attachment; filename="{_SNAPSHOT_FILE_NAMES[kind]}"',
+            "Content-Disposition": f'attachment; filename="{_snapshot_file_name(kind, found.content_type)}"',
             "Cache-Control": "private, max-age=300",
         },
     )

@@ -153,7 +153,9 @@ class SnapshotRow(EnrichmentTable, table=True):
     """Stored page captures per normalized URL (shared like the cache; the newest job's replace older)."""
 
     __tablename__ = "snapshots"
-    __table_args__ = (CheckConstraint("kind IN ('html', 'screenshot', 'readable_text')", name="ck_snapshots_kind"),)
+    __table_args__ = (
+        CheckConstraint("kind IN ('html', 'screenshot', 'readable_text', 'thumbnail')", name="ck_snapshots_kind"),
+    )
 
     normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
     kind: str = Field(sa_column=Column(Text, primary_key=True))
@@ -189,7 +191,9 @@ class PrivateSnapshotRow(EnrichmentTable, table=True):
 
     __tablename__ = "private_snapshots"
     __table_args__ = (
-        CheckConstraint("kind IN ('html', 'screenshot', 'readable_text')", name="ck_private_snapshots_kind"),
+        CheckConstraint(
+            "kind IN ('html', 'screenshot', 'readable_text', 'thumbnail')", name="ck_private_snapshots_kind"
+        ),
     )
 
     user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))

@@ -98,6 +98,8 @@ class Enricher:
         self, job: ClaimedJob, content: PageContent, snapshots: list[Snapshot], *, is_html: bool, title: str | None
     ) -> Enrichment:
         thumbnail = await self._fetch_thumbnail(content.thumbnail_url)
+        if thumbnail is not None:
+            snapshots = [*snapshots, Snapshot("thumbnail", thumbnail.content_type, thumbnail.body)]
         with _tracer.start_as_current_span("analyze") as span:
             analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
             span.set_attribute("enrichment.summary_source", analysis.source)
