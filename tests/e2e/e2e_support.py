@@ -264,6 +264,9 @@ ARTICLE_PARAGRAPHS = (
 )
 
 
+LOAF_PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
+
+
 def article_html(title: str, *, description: str, extra_body: str = "") -> bytes:
     paragraphs = "\n".join(f"<p>{html.escape(p)}</p>" for p in ARTICLE_PARAGRAPHS)
     page = f"""<!doctype html>
@@ -292,7 +295,8 @@ class LocalSite:
     """A web site on 127.0.0.1 (a thread of ``http.server``); unknown paths answer 404."""
 
     def __init__(self) -> None:
-        self.pages: dict[str, tuple[str, bytes]] = {}
+        # Every article's og:image: the worker fetches it and keeps thumbnailUrl only for a real image.
+        self.pages: dict[str, tuple[str, bytes]] = {"/images/loaf.png": ("image/png", LOAF_PNG)}
         self.hits: dict[str, int] = {}
         self._server: ThreadingHTTPServer | None = None
         self.port = 0

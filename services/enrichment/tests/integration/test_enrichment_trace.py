@@ -8,6 +8,7 @@ fakes. The chain asserted:
       ···link··· worker CONSUMER "enrichment attempt"
                    ├─ "fetch page" ─ CLIENT "GET" (the page's host)
                    ├─ "extract page"
+                   ├─ "fetch thumbnail" ─ CLIENT "GET" (the image's host)
                    ├─ "analyze" ─ CLIENT "chat <model>"
                    └─ "store result" ─ SQL statements
                  … CONSUMER "consume enrichment.completed"  (the event's Kafka headers, same trace)
@@ -190,6 +191,9 @@ async def test_one_enrichment_is_traced_from_the_enqueue_request_to_its_completi
     assert (get.attributes or {})["server.address"] == "127.0.0.1"
     assert (get.attributes or {})["http.response.status_code"] == 200
     _one(inside, "extract page")
+    thumbnail = _one(inside, "fetch thumbnail")
+    thumbnail_get = _one(_children(spans, thumbnail), "GET", kind=SpanKind.CLIENT)
+    assert (thumbnail_get.attributes or {})["http.response.status_code"] == 200
     analyze = _one(inside, "analyze")
     assert (analyze.attributes or {})["enrichment.summary_source"] == "llm"
     _one(_children(spans, analyze), f"chat {MODEL}", kind=SpanKind.CLIENT)
