@@ -6,6 +6,7 @@ Nothing here measures time: effects that travel through the broker are awaited w
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import shutil
@@ -333,15 +334,22 @@ quickly in cold, nutrient-rich water and is harvested by hand at low tide.</p>
 coastal protection, while chefs prize the harvest for its flavour.</p></article></body></html>"""
 
 
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
 @pytest.fixture
 def site() -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's API
+            # The page's image is a real PNG: the worker keeps a thumbnail only when it fetches an image.
+            body, kind = (PNG, "image/png") if self.path.startswith("/img/") else (PAGE, "text/html; charset=utf-8")
             self.send_response(200)
-            self.send_header("content-type", "text/html; charset=utf-8")
-            self.send_header("content-length", str(len(PAGE)))
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(body)))
             self.end_headers()
-            self.wfile.write(PAGE)
+            self.wfile.write(body)
 
         def log_message(self, *args: Any) -> None:
             pass
