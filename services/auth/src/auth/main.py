@@ -11,7 +11,6 @@ from fastapi import APIRouter, FastAPI
 
 from auth import service
 from auth.api.routes import admin_router, internal_router, me_router, router
-from auth.domain import pairing
 from auth.domain.keys import KeyRing
 from auth.domain.ratelimit import SlidingWindowLimiter
 from auth.domain.tokens import TokenIssuer
@@ -64,7 +63,7 @@ def _serve_sessions(app: FastAPI, settings: Settings, keys: KeyRing, providers: 
         jwks=LocalJwks(keys), issuer=settings.jwt_issuer, audience=settings.jwt_audience
     )
     app.state.anonymous_limiter = SlidingWindowLimiter(limit=settings.anonymous_rate_limit_per_minute)
-    app.state.pairing_claim_limiter = SlidingWindowLimiter(limit=pairing.MAX_REFUSED_CLAIMS_PER_MINUTE)
+    app.state.pairing_claim_limiter = SlidingWindowLimiter(limit=settings.pairing_claim_failures_per_minute)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
+from auth.domain import pairing
 from common.settings import CommonSettings, default_database_url
 
 PROVIDERS = ("idp-a", "idp-b")
@@ -32,6 +33,11 @@ class Settings(CommonSettings):
     refresh_token_ttl_seconds: int = Field(2_592_000, gt=0, validation_alias="REFRESH_TOKEN_TTL_SECONDS")
     # 0 turns the limit off (load tests, the e2e stack).
     anonymous_rate_limit_per_minute: int = Field(20, ge=0, validation_alias="AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE")
+    # Refused pairing-code claims per client address a minute; it cannot be turned off (it makes guessing
+    # hopeless). The e2e stack raises it: every browser of its tests shares one address.
+    pairing_claim_failures_per_minute: int = Field(
+        pairing.MAX_REFUSED_CLAIMS_PER_MINUTE, ge=1, validation_alias="AUTH_PAIRING_CLAIM_FAILURES_PER_MINUTE"
+    )
     signing_keys_dir: Path | None = Field(None, validation_alias="AUTH_SIGNING_KEYS_DIR")
     app_env: str = Field("development", validation_alias="APP_ENV")
     admin_token: SecretStr | None = Field(None, validation_alias="ADMIN_TOKEN")
