@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -123,6 +124,24 @@ async def _consumer_state(stack: Stack) -> str:
     return f"processed {counts}; parked {[tuple(r) for r in parked]}; metrics: {metrics or 'none'}"
 
 
+async def _outbox_rows(stack: Stack, ids: set[str]) -> str:
+    """The bookmarks outbox rows of the missing bookmarks (id, topic, created, published), for a failure
+    message: unpublished rows point at the relay, published ones at the broker or the consumer."""
+    conn = await asyncpg.connect(plain_dsn(stack.dsn("bookmarks")))
+    try:
+        rows = await conn.fetch(
+            "SELECT id, topic, payload->>'clientBookmarkId' AS bookmark, created_at, published_at FROM outbox "
+            "WHERE payload->>'clientBookmarkId' = ANY($1::text[]) ORDER BY id",
+            sorted(ids),
+        )
+    finally:
+        await conn.close()
+    return "outbox " + "; ".join(
+        f"{r['id']} {r['topic']} {r['bookmark']} created {r['created_at']:%H:%M:%S.%f} published {r['published_at']}"
+        for r in rows
+    )
+
+
 async def _nudged(stack: Stack, device: Device, bookmark_id: str) -> bool:
     with contextlib.suppress(Exception):
         async with nudge_socket(stack.gateway_url, device.token) as socket:
@@ -136,12 +155,14 @@ async def test_every_child_killed_in_turn_heals_without_losing_acknowledged_writ
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30.0, trust_env=False) as http:
         device = await anonymous(http)
         writer = Writer(device)
+        kills: list[str] = []
         task = asyncio.create_task(writer.run())
         try:
             await wait_for(lambda: _acknowledged_more(writer, 5), what="first writes")
             for victim in VICTIMS:
                 old = _pid(stack, victim)
                 os.kill(old, signal.SIGKILL)
+                kills.append(f"{victim} at {time.strftime('%H:%M:%S')} after {writer.acknowledged[-1]}")
                 await wait_for(lambda v=victim, o=old: _restarted(stack, v, o), timeout=300, what=f"{victim} restarted")
                 before = len(writer.acknowledged)
                 await wait_for(
@@ -169,7 +190,10 @@ async def test_every_child_killed_in_turn_heals_without_losing_acknowledged_writ
         try:
             await wait_for(projection_has_all, timeout=300, what="enrichment's projection complete")
         except AssertionError as exc:  # say what is missing and what the consumer recorded, to diagnose
-            raise AssertionError(f"{exc}; missing {sorted(missing)}; {await _consumer_state(stack)}") from exc
+            state = await _consumer_state(stack)
+            raise AssertionError(
+                f"{exc}; missing {sorted(missing)}; {state}; {await _outbox_rows(stack, missing)}; kills {kills}"
+            ) from exc
         await wait_for(
             lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120, what="a nudge for a new write"
         )
