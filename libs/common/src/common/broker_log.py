@@ -146,4 +146,6 @@ async def records_at(
                     if records and records[0].offset == offsets[tp]:
                         found[tp] = records[0].value or b""
                     waiting.remove(tp)
+    with contextlib.suppress(Exception):  # an assigned partition would be fetched on and on in the background
+        checker.unsubscribe()
     return found

@@ -186,6 +186,8 @@ class ConsumerRunner:
             auto_offset_reset="none",
             fetch_max_wait_ms=10,
             max_partition_fetch_bytes=256 * 1024,
+            metadata_max_age_ms=METADATA_MAX_AGE_MS,
+            consumer_timeout_ms=FETCHER_SAFETY_WAKE_MS,
         )
 
     async def _consume(self, consumer: AIOKafkaConsumer, checker: AIOKafkaConsumer) -> None:
