@@ -141,9 +141,11 @@ def date(name: str, value: Any) -> str | None:
 
 def one_of(values: tuple[str, ...]) -> Check:
     def check(name: str, value: Any) -> str | None:
-        if value is not None and value not in values:
+        if value is None:
+            return None
+        if value not in values:
             raise ValueError(f"{name} must be one of {', '.join(values)}")
-        return value
+        return str(value)
 
     return check
 

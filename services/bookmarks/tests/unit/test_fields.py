@@ -136,7 +136,7 @@ def test_every_kind_has_a_wire_type_and_a_put_type() -> None:
     )  # type: ignore[call-overload]
     shown = wire_model.model_json_schema()["properties"]
     assert shown["aShade"]["enum"] == ["light", "dark"]
-    assert shown["aDate"]["anyOf"][0] == {"type": "string"}
+    assert shown["aDate"]["anyOf"][0] == {"type": "string", "format": "date"}
     put = create_model(
         "P",
         **{schemas.wire_name(f): schemas._put_field(f, f.client) for f in declared_fields(Every) if f.client},  # type: ignore[call-overload]

@@ -7,7 +7,17 @@ from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, create_model, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    create_model,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from bookmarks.domain.fields import Declared, Kind, Writable
@@ -28,9 +38,15 @@ def _date(value: Any) -> Any:
     raise ValueError("must be a YYYY-MM-DD date string")
 
 
+def _bigint(value: int) -> int:
+    if not -(2**63) <= value < 2**63:
+        raise ValueError("must fit in a 64-bit signed integer")
+    return value
+
+
 _PUT_TYPES: dict[Kind, Any] = {
     "text": Annotated[Text, Field(max_length=MAX_TEXT)],
-    "int": Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)],
+    "int": Annotated[StrictInt, AfterValidator(_bigint)],
     "bool": StrictBool,
     "timestamp": Timestamp,
     "date": Annotated[date, BeforeValidator(_date)],
@@ -42,7 +58,7 @@ _WIRE_TYPES: dict[Kind, Any] = {
     "int": int,
     "bool": bool,
     "timestamp": str,
-    "date": str,
+    "date": Annotated[str, Field(json_schema_extra={"format": "date"})],
     "decimal": str,
     "uuid": str,
     "strings": list[str],
@@ -56,8 +72,8 @@ def wire_name(declared: Declared) -> str:
 def _put_field(declared: Declared, writable: Writable) -> tuple[Any, Any]:
     annotation = writable.annotation
     if annotation is None:
-        kind = declared.type.kind
-        annotation = (declared.type.enum if kind == "enum" else _PUT_TYPES[kind]) | None
+        base: Any = declared.type.enum if declared.type.enum is not None else _PUT_TYPES[declared.type.kind]
+        annotation = base | None
     return annotation, writable.put_default
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import types
 import uuid
 from dataclasses import dataclass
@@ -119,11 +118,15 @@ class Declared:
         return self.default is not dataclasses.MISSING
 
 
-@functools.cache
+_RESOLVED: dict[type[Any], tuple[Declared, ...]] = {}
+
+
 def declared_fields(record: type[Any]) -> tuple[Declared, ...]:
-    """Every field of ``record`` in declaration order."""
-    hints = get_type_hints(record)
-    return tuple(
-        Declared(f.name, field_type(hints[f.name]), f.metadata.get(SPEC, _SERVER), f.default)
-        for f in dataclasses.fields(record)
-    )
+    """Every field of ``record`` in declaration order (resolved once per record)."""
+    if record not in _RESOLVED:
+        hints = get_type_hints(record)
+        _RESOLVED[record] = tuple(
+            Declared(f.name, field_type(hints[f.name]), f.metadata.get(SPEC, _SERVER), f.default)
+            for f in dataclasses.fields(record)
+        )
+    return _RESOLVED[record]
