@@ -1,8 +1,8 @@
 """The bookmark as a frozen domain object, and the pure rules that change it (no I/O here).
 
-A stored bookmark row maps onto :class:`Bookmark` field by field (same names as the table's columns),
-so adding a field is one attribute here, one column in ``store/tables.py`` (plus a migration) and, for
-a field clients see, one attribute in each wire model of ``api/schemas.py``.
+:class:`Bookmark` is the one declaration of a bookmark's fields (bookmarks.domain.fields): the table's
+columns, the wire and PUT models, the JSON rendering, the exports and the reference client's model
+follow from it, so adding a field is one attribute here plus generated files (docs/migrations.md).
 """
 
 from __future__ import annotations
@@ -108,7 +108,11 @@ class Bookmark:
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Bookmark:
-        return cls(**_read_fields(cls, row))
+        values = _read_fields(cls, row)
+        for name, enum_type in _ENUM_FIELDS:  # stored as their value's text
+            if values[name] is not None:
+                values[name] = enum_type(values[name])
+        return cls(**values)
 
     def to_row(self) -> dict[str, Any]:
         """Column values for the store (tuples become lists for PostgreSQL arrays)."""
@@ -117,6 +121,7 @@ class Bookmark:
 
 BOOKMARK_FIELDS = declared_fields(Bookmark)
 CLIENT_FIELDS = frozenset(f.name for f in BOOKMARK_FIELDS if f.client is not None)
+_ENUM_FIELDS = tuple((f.name, f.type.enum) for f in BOOKMARK_FIELDS if f.type.enum is not None)
 # What a client's null means for a field that cannot be null: its default (isFavorite: null is false).
 _NULL_MEANS_DEFAULT = {f.name: f.default for f in BOOKMARK_FIELDS if f.client is not None and not f.type.nullable}
 
