@@ -5,7 +5,7 @@ throw-away fields of different kinds are added to ``bookmarks.domain.model.Bookm
 of that file (the field's attribute; a type the module does not import yet, and an enum, are declared
 there too), and nothing else is written by hand:
 
-- ``reading_minutes: int | None``, client-written;
+- ``word_count: int | None``, client-written;
 - ``published_on: date | None``, written by the server;
 - ``reading_mood: ReadingMood`` (an ``enum.StrEnum``), client-written, NOT NULL with a default;
 - ``topics: tuple[str, ...]`` (``list[str]`` on the wire), written by the server.
@@ -49,7 +49,7 @@ class FieldEdit:
 
 
 EDITS = (
-    FieldEdit("    reading_minutes: int | None = _client(None)\n"),
+    FieldEdit("    word_count: int | None = _client(None)\n"),
     FieldEdit("    published_on: date | None = None\n", datetime_names=("date",)),
     FieldEdit(
         "    reading_mood: ReadingMood = _client(ReadingMood.CALM)\n",
@@ -120,6 +120,9 @@ def check(copy: Path, pytest_args: Sequence[str]) -> None:
     # UV=/bin/true: the copy shares this checkout's .venv, which `make venv` must not re-sync to the copy.
     for target in MAKE_STEPS:
         _run(f"make {target[0]}", [MAKE, "--no-print-directory", *target, "UV=/bin/true"], copy, env)
+    # A repository of its own: tests/docs lists the files git tracks (the generated ones included).
+    for git in (["init", "--quiet"], ["add", "--all"]):
+        _run(f"git {git[0]}", [GIT, *git], copy, env)
     _run(
         "tests",
         [str(copy / ".venv/bin/pytest"), "-q", "-p", "no:cacheprovider", *pytest_args, *TEST_PATHS],
