@@ -1,7 +1,8 @@
 """The one path from domain objects to the wire: upsert responses, search results and delta pages.
 
-Each wire model's fields are the domain object's attributes in camelCase, so a new field appears on the
-wire by adding it to the wire model (``api/schemas.py``); values are formatted here by type.
+Each wire model's fields are the domain object's attributes in camelCase (the Bookmark wire model is
+built from the record's declaration, ``api/schemas.py``); values are formatted here by their declared
+kind (bookmarks.domain.fields).
 
 One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
 in Python for a single record (:func:`bookmark`, :func:`collection`), and compiled to SQL for delta
