@@ -3,7 +3,6 @@ and what its type needs in the same module), and the copy holds the checkout's f
 
 from __future__ import annotations
 
-
 import pytest
 
 from devstack import field_check
