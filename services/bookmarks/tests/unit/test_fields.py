@@ -156,6 +156,16 @@ def test_a_derived_date_put_type_takes_calendar_dates_only() -> None:
             put.model_validate({"day": refused})
 
 
+def test_a_derived_decimal_put_type_is_bounded() -> None:
+    declared = dataclasses.replace(declared_fields(Every)[3], spec=FieldSpec(client=Writable()))
+    put = create_model("N", amount=schemas._put_field(declared, Writable()))
+    assert str(put.model_validate({"amount": "12.50"}).model_dump()["amount"]) == "12.50"
+    assert str(put.model_validate({"amount": "1E+2"}).model_dump()["amount"]) == "100"
+    for refused in ("1e100000", "NaN", "Infinity", "1" * (schemas.MAX_DECIMAL_DIGITS + 1)):
+        with pytest.raises(ValidationError):
+            put.model_validate({"amount": refused})
+
+
 def test_the_bookmark_declaration_orders_the_wire_resource_and_marks_its_key_and_gate() -> None:
     assert [f.name for f in BOOKMARK_FIELDS if f.spec.key] == ["owner_uid", "client_bookmark_id"]
     assert [schemas.wire_name(f) for f in BOOKMARK_FIELDS if f.spec.on_wire] == list(schemas.Bookmark.model_fields)

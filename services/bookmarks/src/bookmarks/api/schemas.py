@@ -29,6 +29,7 @@ ID_PATTERN = CLIENT_ID_PATTERN
 # Bounds of a client-written field whose declaration names no PUT type of its own (bookmarks.domain.fields).
 MAX_TEXT = 10_000
 MAX_LIST_ITEMS = 1000
+MAX_DECIMAL_DIGITS = 100
 
 
 def _date(value: Any) -> Any:
@@ -44,13 +45,21 @@ def _bigint(value: int) -> int:
     return value
 
 
+def _positional(value: Decimal) -> Decimal:
+    """``1E+2`` as ``100``: the digits PostgreSQL's numeric keeps, so a response renders what delta will."""
+    return Decimal(format(value, "f"))
+
+
 _PUT_TYPES: dict[Kind, Any] = {
     "text": Annotated[Text, Field(max_length=MAX_TEXT)],
     "int": Annotated[StrictInt, AfterValidator(_bigint)],
     "bool": StrictBool,
     "timestamp": Timestamp,
     "date": Annotated[date, BeforeValidator(_date)],
-    "decimal": Decimal,
+    # PostgreSQL's numeric refuses what exceeds its range (a 500 otherwise) and has no Infinity to store.
+    "decimal": Annotated[
+        Decimal, Field(max_digits=MAX_DECIMAL_DIGITS, allow_inf_nan=False), AfterValidator(_positional)
+    ],
     "strings": Annotated[list[Annotated[Text, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_LIST_ITEMS)],
 }
 _WIRE_TYPES: dict[Kind, Any] = {
