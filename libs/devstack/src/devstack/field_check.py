@@ -11,10 +11,11 @@ there too), and nothing else is written by hand:
 - ``topics: tuple[str, ...]`` (``list[str]`` on the wire), written by the server.
 
 Then the generators run (``make migration``, ``make wire-document-migration``, ``make client-model``,
-``make openapi``) and the bookmarks service's whole test suite (unit and integration, on a real
-PostgreSQL), the reference client's unit tests and ``tests/docs`` (the OpenAPI drift test among them)
-must pass. The copy runs with this checkout's ``.venv``; ``PYTHONPATH`` puts the copy's packages before
-the editable installs, so everything imported is the copy's. Exit status: the first failing step's.
+``make openapi``), ruff must pass over the copy, and so must the bookmarks service's whole test suite
+(unit and integration, on a real PostgreSQL), the reference client's unit tests and ``tests/docs``
+(the OpenAPI drift test among them). The copy runs with this checkout's ``.venv``; ``PYTHONPATH`` puts
+the copy's packages before the editable installs, so everything imported is the copy's. Exit status:
+the first failing step's.
 """
 
 from __future__ import annotations
@@ -120,6 +121,10 @@ def check(copy: Path, pytest_args: Sequence[str]) -> None:
     # UV=/bin/true: the copy shares this checkout's .venv, which `make venv` must not re-sync to the copy.
     for target in MAKE_STEPS:
         _run(f"make {target[0]}", [MAKE, "--no-print-directory", *target, "UV=/bin/true"], copy, env)
+    # What the generators wrote is formatted and lint-clean like the code written by hand.
+    ruff = str(copy / ".venv/bin/ruff")
+    _run("ruff check", [ruff, "check", "--quiet", "--no-cache", "."], copy, env)
+    _run("ruff format --check", [ruff, "format", "--check", "--quiet", "--no-cache", "."], copy, env)
     # A repository of its own: tests/docs lists the files git tracks (the generated ones included).
     for git in (["init", "--quiet"], ["add", "--all"]):
         _run(f"git {git[0]}", [GIT, *git], copy, env)
