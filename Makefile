@@ -29,7 +29,7 @@ NPM := $(NODE) $(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/build.mjs web/package-lock.json
 
 .PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi web web-test migration \
-	wire-document-migration screenshots
+	wire-document-migration client-model field-check screenshots
 
 help:
 	@echo "make run               start the whole platform locally (gateway on http://127.0.0.1:8080)"
@@ -41,6 +41,8 @@ help:
 	@echo "make test-unit | test-integration | test-e2e | bench | helm-lint | openapi"
 	@echo "make migration SERVICE=bookmarks MSG='add foo'   autogenerate the next revision from the models"
 	@echo "make wire-document-migration   a bookmarks revision installing the current stored-document SQL"
+	@echo "make client-model      the reference client's Bookmark fields from the server's declaration"
+	@echo "make field-check       add throw-away bookmark fields on a copy, regenerate, run the bookmarks tests"
 	@echo "make screenshots       retake docs/screenshots with the browser tests"
 	@echo "make extension        build the browser extension into clients/extension/dist/{chromium,firefox}"
 
@@ -84,7 +86,7 @@ lint: venv
 			--cache-dir $(CURDIR)/.mypy_cache .) || rc=1; \
 	done; exit $$rc
 
-test: lint web-test extension-test helm-lint test-unit test-integration test-e2e
+test: lint web-test extension-test helm-lint test-unit test-integration field-check test-e2e
 
 test-unit: venv
 	$(call run_pytest,$(UNIT_DIRS))
@@ -122,6 +124,16 @@ migration: venv
 # installs bookmarks.api.wire.document_function_sql() and re-renders every row (a unit test says when).
 wire-document-migration: venv
 	$(VENV_PY) -m bookmarks.wire_migration
+
+# The reference client's Bookmark fields (libs/client) follow bookmarks.domain.model.Bookmark: the client
+# does not import the server, so they are written into its models.py (a unit test says when they drift).
+client-model: venv
+	$(VENV_PY) -m bookmarks.client_model
+
+# Adding a bookmark field is one edit of its declaration plus generated files: on a scratch copy of the
+# checkout, fields of four kinds are added, the generators run, and the bookmarks tests must pass.
+field-check: venv
+	$(VENV_PY) -m devstack.field_check -- $(PYTEST_ARGS)
 
 # The browser extension (npm ci with install scripts off: esbuild ships its binary as a package).
 EXT_DIR := clients/extension

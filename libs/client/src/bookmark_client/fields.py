@@ -9,6 +9,7 @@ client-writable (``merge.CLIENT_FIELDS`` and ``merge.COLLECTION_FIELDS`` are der
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -29,9 +30,13 @@ __all__ = [
     "collection_id",
     "collection_ids",
     "collection_name",
+    "date",
+    "integer",
     "nullable_text",
+    "one_of",
     "parent_id",
     "record_id",
+    "strings",
     "timestamp",
     "url",
     "user_tags",
@@ -47,6 +52,11 @@ MAX_USER_TAGS = 50
 MAX_USER_TAG_LENGTH = 64
 MAX_COLLECTION_NAME = 200
 MAX_COLLECTION_IDS = 1000  # per bookmark
+# The server's bounds of a field declared without a rule of its own (a text, a list of texts, an integer).
+MAX_TEXT = 10_000
+MAX_LIST_ITEMS = 1000
+_INT_RANGE = range(-(2**63), 2**63)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,47 @@ def timestamp(name: str, value: Any) -> str | None:
             raise ValueError(f"{name} must be an ISO 8601 timestamp") from None
         return value
     raise ValueError(f"{name} must be an ISO 8601 string or a datetime")
+
+
+def integer(name: str, value: Any) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value not in _INT_RANGE):
+        raise ValueError(f"{name} must be a 64-bit integer or None")
+    return value
+
+
+def date(name: str, value: Any) -> str | None:
+    """A calendar date as ``YYYY-MM-DD`` (a ``datetime.date`` is written so)."""
+    if value is None:
+        return None
+    if isinstance(value, dt.date) and not isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, str) and _DATE.fullmatch(value):
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{name} is not a calendar date") from None
+        return value
+    raise ValueError(f"{name} must be a YYYY-MM-DD date or a datetime.date")
+
+
+def one_of(values: tuple[str, ...]) -> Check:
+    def check(name: str, value: Any) -> str | None:
+        if value is None:
+            return None
+        if value not in values:
+            raise ValueError(f"{name} must be one of {', '.join(values)}")
+        return str(value)
+
+    return check
+
+
+def strings(name: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    items = _string_list(name, value)
+    if not all(isinstance(item, str) and len(item) <= MAX_TEXT for item in items) or len(items) > MAX_LIST_ITEMS:
+        raise ValueError(f"{name}: at most {MAX_LIST_ITEMS} strings of at most {MAX_TEXT} characters")
+    return [_no_nul(name, item) for item in items]
 
 
 def boolean(name: str, value: Any) -> bool:

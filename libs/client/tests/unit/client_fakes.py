@@ -18,6 +18,9 @@ from typing import Any
 
 import httpx
 
+from bookmark_client.merge import CLIENT_FIELDS
+from bookmark_client.models import Bookmark
+
 
 def fake_jwt(sub: str, *, lifetime: float = 3600) -> str:
     def part(obj: dict[str, Any]) -> str:
@@ -30,6 +33,10 @@ def fake_jwt(sub: str, *, lifetime: float = 3600) -> str:
 
 def error(status: int, code: str, message: str = "", headers: dict[str, str] | None = None) -> httpx.Response:
     return httpx.Response(status, json={"code": code, "message": message or code}, headers=headers)
+
+
+# The client's own bookkeeping on its Bookmark model, never on the wire.
+_LOCAL_FIELDS = {"deleted", "deleted_at", "pending"}
 
 
 @dataclass
@@ -225,45 +232,18 @@ class FakeServer:
         records = self.bookmarks.setdefault(user_id, {})
         record = records.get(bookmark_id)
         if record is None:
+            # Every field of the resource at its default (the client's model declares them all), then
+            # what the server sets on create.
             record = {
+                **Bookmark(client_bookmark_id=bookmark_id).model_dump(by_alias=True, exclude=_LOCAL_FIELDS),
                 "ownerUid": user_id,
-                "clientBookmarkId": bookmark_id,
                 "url": "",
                 "normalizedUrl": "",
                 "domain": "",
-                "title": None,
-                "description": None,
-                "thumbnailUrl": None,
-                "summary": None,
-                "saveWhy": None,
-                "tags": [],
-                "enrichmentStatus": "pending",
-                "snapshotStatus": "pending",
-                "lastErrorCode": None,
-                "isFavorite": False,
-                "isArchived": False,
-                "userTags": [],
-                "collectionIds": [],
-                "notes": None,
-                "clientSavedAt": None,
-                "lastOpenedAt": None,
                 "createdAt": "2030-01-01T00:00:00Z",
-                "enrichedAt": None,
             }
             records[bookmark_id] = record
-        allowed = {
-            "url",
-            "clientSavedAt",
-            "title",
-            "description",
-            "thumbnailUrl",
-            "isFavorite",
-            "isArchived",
-            "userTags",
-            "notes",
-            "lastOpenedAt",
-            "collectionIds",
-        }
+        allowed = set(CLIENT_FIELDS)
         record.update({k: v for k, v in fields.items() if k in allowed})
         if "url" in fields:
             record["normalizedUrl"] = fields["url"]

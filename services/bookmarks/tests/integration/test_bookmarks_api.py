@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from typing import Any
 
 import httpx
+
+from bookmarks.api import schemas
+from bookmarks.domain.model import BOOKMARK_FIELDS as DECLARED
 
 BOOKMARK_FIELDS = {
     "ownerUid",
@@ -34,6 +39,14 @@ BOOKMARK_FIELDS = {
 }
 
 
+def _wire_default(value: Any) -> Any:
+    if value is dataclasses.MISSING or value is None:
+        return None
+    if isinstance(value, enum.Enum):
+        return value.value
+    return list(value) if isinstance(value, tuple) else value
+
+
 async def put(http: httpx.AsyncClient, user: Any, bid: str, body: dict[str, Any]) -> httpx.Response:
     return await http.put(f"/v1/bookmarks/{bid}", json=body, headers=user.headers)
 
@@ -44,7 +57,10 @@ async def test_create_returns_every_field_with_defaults(http: httpx.AsyncClient,
     )
     assert response.status_code == 200
     data = response.json()["data"]
-    assert set(data) == BOOKMARK_FIELDS
+    assert set(data) == set(schemas.Bookmark.model_fields) and BOOKMARK_FIELDS <= set(data)
+    for name in set(data) - BOOKMARK_FIELDS:  # fields added since: each shows its declared default
+        declared = next(f for f in DECLARED if schemas.wire_name(f) == name)
+        assert data[name] == _wire_default(declared.default), name
     assert data["ownerUid"] == str(user.id)
     assert data["clientBookmarkId"] == "b1"
     assert data["url"] == "https://www.Example.com/a?utm_source=x&q=1#frag"

@@ -6,7 +6,8 @@ import asyncio
 import base64
 import dataclasses
 import random
-from datetime import timedelta
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -15,7 +16,8 @@ from sqlalchemy import text
 
 from bookmarks.api import wire
 from bookmarks.domain.collections import Collection
-from bookmarks.domain.model import Bookmark
+from bookmarks.domain.fields import Declared
+from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
 from bookmarks.store import repository
 
 
@@ -267,21 +269,27 @@ async def test_concurrent_bookmark_and_collection_writers_and_readers_converge(
 ODD_TEXT = 'quote " backslash \\ newline \n tab \t ctrl \x01 sep \u2028 emoji 😀 ünïcode </script>'
 
 
+def _value_of(declared: Declared, position: datetime) -> Any:
+    """A value of a declared field's kind that is not its default (nor null, nor empty)."""
+    n = len(declared.name)
+    values: dict[str, Any] = {
+        "timestamp": position - timedelta(days=n, microseconds=n * 7),
+        "date": date(2026, 1 + n % 12, 1 + n % 28),
+        "strings": (ODD_TEXT, f"{declared.name}-2"),
+        "bool": True,
+        "int": -(n * 1_000_003),
+        "decimal": Decimal(f"{n}.25"),
+        "text": f"{declared.name}: {ODD_TEXT}",
+    }
+    if declared.type.enum is not None:
+        return next(member for member in reversed(declared.type.enum) if member != declared.default)
+    return values[declared.type.kind]
+
+
 def _every_field_set(owner: Any, position: Any) -> Bookmark:
-    """A bookmark with no field at its default, so every wire field is compared with a real value."""
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(Bookmark):
-        if f.name in ("owner_uid", "deleted_at"):
-            continue
-        kind = str(f.type)
-        if "datetime" in kind:
-            values[f.name] = position - timedelta(days=len(f.name), microseconds=len(f.name) * 7)
-        elif kind.startswith("tuple["):
-            values[f.name] = (ODD_TEXT, f"{f.name}-2")
-        elif kind == "bool":
-            values[f.name] = True
-        else:
-            values[f.name] = f"{f.name}: {ODD_TEXT}"
+    """A bookmark with no field at its default, so every wire field (every declared one: a new field is
+    covered without an edit here) is compared with a real value."""
+    values = {f.name: _value_of(f, position) for f in BOOKMARK_FIELDS if f.name not in ("owner_uid", "deleted_at")}
     values["updated_at"] = position
     return Bookmark(owner_uid=owner, **values)
 

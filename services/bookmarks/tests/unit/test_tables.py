@@ -1,4 +1,4 @@
-"""The records map onto their tables column for column (what makes a new field one attribute + one column)."""
+"""The records map onto their tables column for column (the bookmark's columns are built from its declaration)."""
 
 from __future__ import annotations
 

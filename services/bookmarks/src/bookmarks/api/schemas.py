@@ -2,74 +2,135 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from datetime import date
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    create_model,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
 
-from bookmarks.domain.tags import normalize_user_tags
+from bookmarks.domain.fields import Declared, Kind, Writable
+from bookmarks.domain.model import BOOKMARK_FIELDS, CollectionIds
 from common.handlers import error_responses
 from common.validation import CLIENT_ID_PATTERN, Text, Timestamp
 
-CollectionId = Annotated[Text, Field(min_length=1, max_length=256)]
-CollectionIds = Annotated[list[CollectionId], Field(max_length=1000)]
-# Validated item by item by the domain rule (400 naming userTags; never silently dropped).
-UserTags = Annotated[
-    list[str],
-    Field(description="The user's own tags: trimmed, 1-64 chars, no control characters, at most 50."),
-    AfterValidator(lambda tags: list(normalize_user_tags(tags))),
-]
 ID_PATTERN = CLIENT_ID_PATTERN
+# Bounds of a client-written field whose declaration names no PUT type of its own (bookmarks.domain.fields).
+MAX_TEXT = 10_000
+MAX_LIST_ITEMS = 1000
+MAX_DECIMAL_DIGITS = 100
 
 
-class BookmarkUpsert(BaseModel):
+def _date(value: Any) -> Any:
+    """Before pydantic's lax parsing, which would read a number as a Unix time: ``YYYY-MM-DD`` only."""
+    if isinstance(value, date) or (isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)):
+        return value
+    raise ValueError("must be a YYYY-MM-DD date string")
+
+
+def _bigint(value: int) -> int:
+    if not -(2**63) <= value < 2**63:
+        raise ValueError("must fit in a 64-bit signed integer")
+    return value
+
+
+def _positional(value: Decimal) -> Decimal:
+    """``1E+2`` as ``100``: the digits PostgreSQL's numeric keeps, so a response renders what delta will."""
+    return Decimal(format(value, "f"))
+
+
+_PUT_TYPES: dict[Kind, Any] = {
+    "text": Annotated[Text, Field(max_length=MAX_TEXT)],
+    "int": Annotated[StrictInt, AfterValidator(_bigint)],
+    "bool": StrictBool,
+    "timestamp": Timestamp,
+    "date": Annotated[date, BeforeValidator(_date)],
+    # PostgreSQL's numeric refuses what exceeds its range (a 500 otherwise) and has no Infinity to store.
+    "decimal": Annotated[
+        Decimal, Field(max_digits=MAX_DECIMAL_DIGITS, allow_inf_nan=False), AfterValidator(_positional)
+    ],
+    "strings": Annotated[list[Annotated[Text, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_LIST_ITEMS)],
+}
+_WIRE_TYPES: dict[Kind, Any] = {
+    "text": str,
+    "int": int,
+    "bool": bool,
+    "timestamp": str,
+    "date": Annotated[str, Field(json_schema_extra={"format": "date"})],
+    "decimal": str,
+    "uuid": str,
+    "strings": list[str],
+}
+
+
+def wire_name(declared: Declared) -> str:
+    return to_camel(declared.name)
+
+
+def _put_field(declared: Declared, writable: Writable) -> tuple[Any, Any]:
+    annotation = writable.annotation
+    if annotation is None:
+        base: Any = declared.type.enum if declared.type.enum is not None else _PUT_TYPES[declared.type.kind]
+        annotation = base | None
+    return annotation, writable.put_default
+
+
+def _wire_type(declared: Declared) -> Any:
+    field_type = declared.type
+    wire: Any = (
+        Literal[tuple(m.value for m in field_type.enum)]
+        if field_type.enum is not None
+        else _WIRE_TYPES[field_type.kind]
+    )
+    return wire | None if field_type.nullable else wire
+
+
+# The PUT body's members in the order the API first published them; later fields follow in declaration order.
+_PUT_ORDER = (
+    "url", "client_saved_at", "title", "description", "thumbnail_url", "is_favorite", "notes",
+    "last_opened_at", "collection_ids", "user_tags", "is_archived",
+)  # fmt: skip
+
+
+def _put_fields() -> dict[str, Any]:
+    writable = [f for f in BOOKMARK_FIELDS if f.client is not None and f.client.in_body]
+    writable.sort(key=lambda f: _PUT_ORDER.index(f.name) if f.name in _PUT_ORDER else len(_PUT_ORDER))
+    return {wire_name(f): _put_field(f, f.client) for f in writable if f.client is not None}
+
+
+class _UpsertBase(BaseModel):
     """PUT body. Absent fields keep their stored value; explicit null clears a nullable field."""
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
 
-    url: Annotated[Text, Field(max_length=2048)]
-    clientSavedAt: Timestamp | None = None
-    title: Annotated[Text, Field(max_length=1000)] | None = None
-    description: Annotated[Text, Field(max_length=10_000)] | None = None
-    thumbnailUrl: Annotated[Text, Field(max_length=2048)] | None = None
-    isFavorite: StrictBool | None = None
-    notes: Annotated[Text, Field(max_length=10_000)] | None = None
-    lastOpenedAt: Timestamp | None = None
-    collectionIds: CollectionIds | None = None
-    userTags: UserTags = Field(default_factory=list)
-    isArchived: StrictBool = False
+
+# The client-writable fields of the record's declaration (bookmarks.domain.model.Bookmark).
+BookmarkUpsert = create_model("BookmarkUpsert", __base__=_UpsertBase, __module__=__name__, **_put_fields())
+BookmarkUpsert.__doc__ = _UpsertBase.__doc__
+
+# The API's Bookmark resource: every declared field on the wire, in declaration order, camelCase.
+Bookmark = create_model(
+    "Bookmark",
+    __module__=__name__,
+    **{wire_name(f): (_wire_type(f), ...) for f in BOOKMARK_FIELDS if f.spec.on_wire},  # type: ignore[call-overload]
+)
 
 
 class CollectionsReplace(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     collectionIds: CollectionIds
-
-
-class Bookmark(BaseModel):
-    ownerUid: str
-    clientBookmarkId: str
-    url: str
-    normalizedUrl: str
-    domain: str
-    title: str | None
-    description: str | None
-    thumbnailUrl: str | None
-    summary: str | None
-    saveWhy: str | None
-    tags: list[str]
-    enrichmentStatus: str
-    snapshotStatus: str
-    lastErrorCode: str | None
-    isFavorite: bool
-    collectionIds: list[str]
-    userTags: list[str]
-    isArchived: bool
-    notes: str | None
-    clientSavedAt: str | None
-    lastOpenedAt: str | None
-    createdAt: str
-    updatedAt: str
-    enrichedAt: str | None
 
 
 class BookmarkEnvelope(BaseModel):

@@ -1,7 +1,8 @@
 """The one path from domain objects to the wire: upsert responses, search results and delta pages.
 
-Each wire model's fields are the domain object's attributes in camelCase, so a new field appears on the
-wire by adding it to the wire model (``api/schemas.py``); values are formatted here by type.
+Each wire model's fields are the domain object's attributes in camelCase (the Bookmark wire model is
+built from the record's declaration, ``api/schemas.py``); values are formatted here by their declared
+kind (bookmarks.domain.fields).
 
 One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
 in Python for a single record (:func:`bookmark`, :func:`collection`), and compiled to SQL for delta
@@ -15,11 +16,10 @@ rendered by the page's own statement. An integration test holds SQL and Python e
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import date, datetime
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -31,7 +31,9 @@ from sqlalchemy.dialects.postgresql import asyncpg
 
 from bookmarks.api import schemas
 from bookmarks.domain.collections import Collection
-from bookmarks.domain.model import Bookmark
+from bookmarks.domain.fields import Kind as DeclaredKind
+from bookmarks.domain.fields import declared_fields
+from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
 from bookmarks.store.delta import DeltaDocuments, DeltaSlice
 from bookmarks.store.tables import bookmarks
 
@@ -44,20 +46,29 @@ def iso(ts: datetime | None) -> str | None:
     return ts.isoformat(timespec="microseconds").replace("+00:00", "Z") if ts is not None else None
 
 
-Kind = Literal["iso", "list", "str", "plain"]
+Kind = Literal["iso", "date", "list", "str", "plain"]
 Field = tuple[str, str, Kind]  # wire name, domain attribute (= column name), how its value is written
+
+# How a declared kind becomes JSON (bookmarks.domain.fields): timestamps as iso(), dates as YYYY-MM-DD,
+# text[] as an array; UUIDs, enum values and decimals as strings (a decimal keeps its digits, which a
+# JSON number read as a double would not); text, numbers and booleans as they are.
+_WIRE_KINDS: Mapping[DeclaredKind, Kind] = {
+    "timestamp": "iso",
+    "date": "date",
+    "strings": "list",
+    "uuid": "str",
+    "enum": "str",
+    "decimal": "str",
+    "text": "plain",
+    "int": "plain",
+    "bool": "plain",
+}
 
 
 def _kind(record_type: type[Any], attr: str) -> Kind:
-    """How a record attribute becomes JSON, decided once per field from the record's annotation."""
-    annotation = str({f.name: f.type for f in dataclasses.fields(record_type)}[attr])
-    if "datetime" in annotation:
-        return "iso"
-    if annotation.startswith("tuple["):
-        return "list"
-    if "UUID" in annotation:
-        return "str"
-    return "plain"
+    """How a record attribute becomes JSON, from the field's declared type."""
+    declared = {f.name: f for f in declared_fields(record_type)}[attr]
+    return _WIRE_KINDS[declared.type.kind]
 
 
 def _fields(model: type[BaseModel], record_type: type[Any]) -> tuple[Field, ...]:
@@ -69,7 +80,21 @@ def _iso_or_none(value: Any) -> Any:
     return iso(value)
 
 
-_PYTHON: Mapping[Kind, Callable[[Any], Any] | None] = {"iso": _iso_or_none, "list": list, "str": str, "plain": None}
+def _date_or_none(value: date | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+_PYTHON: Mapping[Kind, Callable[[Any], Any] | None] = {
+    "iso": _iso_or_none,
+    "date": _date_or_none,
+    "list": list,
+    "str": _str_or_none,
+    "plain": None,
+}
 
 Renderer = Callable[[Any], dict[str, Any]]
 
@@ -94,13 +119,15 @@ def _plan(fields: tuple[Field, ...]) -> Renderer:
 
 # iso() in PostgreSQL: UTC, always six fractional digits, "Z".
 _ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
+_DATE = "YYYY-MM-DD"
 
 
 def _sql_value(column: ColumnElement[Any], kind: Kind) -> ColumnElement[Any]:
     """The JSON text of one value ('null' for NULL)."""
     rendered: ColumnElement[Any]
-    if kind == "iso":  # to_char's output needs no escaping
-        rendered = literal('"', Text()).op("||")(func.to_char(func.timezone("UTC", column), _ISO_FORMAT)).op("||")('"')
+    if kind in ("iso", "date"):  # to_char's output needs no escaping
+        text = func.to_char(func.timezone("UTC", column), _ISO_FORMAT) if kind == "iso" else func.to_char(column, _DATE)
+        rendered = literal('"', Text()).op("||")(text).op("||")('"')
     else:  # strings escaped, booleans, numbers and text[] (a JSON array) as they are
         rendered = cast(func.to_json(cast(column, Text) if kind == "str" else column), Text)
     return func.coalesce(rendered, literal("null", Text()))
@@ -138,7 +165,8 @@ _BOOKMARK_FIELDS = _fields(schemas.Bookmark, Bookmark)
 _COLLECTION_FIELDS = _fields(schemas.Collection, Collection)
 _BOOKMARK = _plan(_BOOKMARK_FIELDS)
 _COLLECTION = _plan(_COLLECTION_FIELDS)
-_GATED = "saveWhy"  # Pro-gated: never stored, appended by each page for the reader's plan
+# Pro-gated (declared so): never stored, appended by each page for the reader's plan.
+(_GATED,) = (schemas.wire_name(f) for f in BOOKMARK_FIELDS if f.spec.pro_gated)
 _STORED_FIELDS = tuple(field for field in _BOOKMARK_FIELDS if field[0] != _GATED)
 
 
@@ -167,7 +195,7 @@ def bookmark(record: Bookmark, *, is_pro: bool) -> dict[str, Any]:
     """The spec's Bookmark resource; ``saveWhy`` is Pro-gated (docs/api-guide.md, section 3)."""
     out = _BOOKMARK(record)
     if not is_pro:
-        out["saveWhy"] = None
+        out[_GATED] = None
     return out
 
 
@@ -189,7 +217,7 @@ def collection_tombstone(record: Collection) -> dict[str, Any]:
 def _sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
     """:func:`bookmark` in SQL: the stored document (:func:`document_function_sql`) closed by ``saveWhy``,
     gated on the owner's plan read in the same statement."""
-    gated = case((is_pro, table.c.save_why), else_=null())
+    gated = case((is_pro, table.c[to_snake(_GATED)]), else_=null())
     save_why = _sql_members([(_GATED, gated, "plain")], first=False)
     return _concat([table.c.wire_document, *save_why, literal("}", Text())])
 

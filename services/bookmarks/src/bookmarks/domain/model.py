@@ -1,8 +1,8 @@
 """The bookmark as a frozen domain object, and the pure rules that change it (no I/O here).
 
-A stored bookmark row maps onto :class:`Bookmark` field by field (same names as the table's columns),
-so adding a field is one attribute here, one column in ``store/tables.py`` (plus a migration) and, for
-a field clients see, one attribute in each wire model of ``api/schemas.py``.
+:class:`Bookmark` is the one declaration of a bookmark's fields (bookmarks.domain.fields): the table's
+columns, the wire and PUT models, the JSON rendering, the exports and the reference client's model
+follow from it, so adding a field is one attribute here plus generated files (docs/migrations.md).
 """
 
 from __future__ import annotations
@@ -13,12 +13,32 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import AfterValidator, StrictBool
+from pydantic import Field as PydanticField
+
+from bookmarks.domain.fields import SPEC, FieldSpec, Writable, declared_fields
+from bookmarks.domain.tags import normalize_user_tags
 from common.events import EnrichmentResult
-from common.validation import CLIENT_ID_RE
+from common.validation import CLIENT_ID_RE, Text
 
 CLIENT_BOOKMARK_ID_RE = CLIENT_ID_RE
+
+# PUT body types of the fields whose rule is more than their type (bookmarks.domain.fields.Writable).
+CollectionId = Annotated[Text, PydanticField(min_length=1, max_length=256)]
+CollectionIds = Annotated[list[CollectionId], PydanticField(max_length=1000)]
+# Validated item by item by the domain rule (400 naming userTags; never silently dropped).
+UserTags = Annotated[
+    list[str],
+    PydanticField(description="The user's own tags: trimmed, 1-64 chars, no control characters, at most 50."),
+    AfterValidator(lambda tags: list(normalize_user_tags(tags))),
+]
+
+
+def _text(max_length: int) -> Any:
+    return Annotated[Text, PydanticField(max_length=max_length)] | None
+
 
 # Cleared when a write changes the normalized URL: they described the old page (docs/api-guide.md, section 3).
 ENRICHMENT_RESET: Mapping[str, Any] = {
@@ -35,40 +55,52 @@ ENRICHMENT_RESET: Mapping[str, Any] = {
 }
 
 
-def _client(default: Any = dataclasses.MISSING) -> Any:
-    """A field a client write may set (docs/api-guide.md, sections 3 and 11); the rest are the server's."""
-    return field(default=default, metadata={"client": True})
+def _client(default: Any = dataclasses.MISSING, **writable: Any) -> Any:
+    """A field a client write may set (docs/api-guide.md, sections 3 and 11); the rest are the server's.
+    ``writable``: the PUT rule (:class:`~bookmarks.domain.fields.Writable`) when the type alone does not say it."""
+    return field(default=default, metadata={SPEC: FieldSpec(client=Writable(**writable))})
+
+
+def _spec(default: Any = dataclasses.MISSING, **spec: Any) -> Any:
+    return field(default=default, metadata={SPEC: FieldSpec(**spec)})
 
 
 @dataclass(frozen=True, slots=True)
 class Bookmark:
-    """One bookmark of one user; ``deleted_at`` set means it is a tombstone at position ``updated_at``."""
+    """One bookmark of one user; ``deleted_at`` set means it is a tombstone at position ``updated_at``.
 
-    owner_uid: uuid.UUID
-    client_bookmark_id: str
-    url: str = _client()
-    normalized_url: str = _client()  # derived from url by the server, written together with it
-    domain: str = _client()
-    created_at: datetime = field(kw_only=True)
-    updated_at: datetime = field(kw_only=True)
-    title: str | None = _client(None)
-    description: str | None = _client(None)
-    thumbnail_url: str | None = _client(None)
+    THE declaration of a bookmark's fields, in the wire resource's order: a new field is one attribute
+    here (its type says its column, wire and export form, bookmarks.domain.fields), then ``make migration``,
+    ``make wire-document-migration``, ``make client-model`` and ``make openapi`` (docs/migrations.md).
+    """
+
+    owner_uid: uuid.UUID = _spec(key=True)
+    client_bookmark_id: str = _spec(key=True)
+    url: str = _client(annotation=Annotated[Text, PydanticField(max_length=2048)], put_default=..., check="f.url")
+    normalized_url: str = _client(in_body=False)  # derived from url by the server, written together with it
+    domain: str = _client(in_body=False)
+    title: str | None = _client(None, annotation=_text(1000), check="f.nullable_text(1000)")
+    description: str | None = _client(None, annotation=_text(10_000), check="f.nullable_text(10_000)")
+    thumbnail_url: str | None = _client(None, annotation=_text(2048), check="f.nullable_text(2048)")
     summary: str | None = None
-    save_why: str | None = None
+    save_why: str | None = _spec(None, pro_gated=True)
     tags: tuple[str, ...] = ()
     enrichment_status: str = "pending"
     snapshot_status: str = "pending"
     last_error_code: str | None = None
     is_favorite: bool = _client(False)
-    collection_ids: tuple[str, ...] = _client(())
-    user_tags: tuple[str, ...] = _client(())
-    is_archived: bool = _client(False)
-    notes: str | None = _client(None)
+    collection_ids: tuple[str, ...] = _client((), annotation=CollectionIds | None, check="f.collection_ids")
+    user_tags: tuple[str, ...] = _client(
+        (), annotation=UserTags, put_default=PydanticField(default_factory=list), check="f.user_tags"
+    )
+    is_archived: bool = _client(False, annotation=StrictBool, put_default=False)
+    notes: str | None = _client(None, annotation=_text(10_000), check="f.nullable_text(10_000)")
     client_saved_at: datetime | None = _client(None)
     last_opened_at: datetime | None = _client(None)
+    created_at: datetime = field(kw_only=True)
+    updated_at: datetime = field(kw_only=True)
     enriched_at: datetime | None = None
-    deleted_at: datetime | None = None
+    deleted_at: datetime | None = _spec(None, on_wire=False)  # a tombstone is its own wire shape
 
     @property
     def is_deleted(self) -> bool:
@@ -76,14 +108,22 @@ class Bookmark:
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Bookmark:
-        return cls(**_read_fields(cls, row))
+        values = _read_fields(cls, row)
+        for name, enum_type in _ENUM_FIELDS:  # stored as their value's text
+            if values[name] is not None:
+                values[name] = enum_type(values[name])
+        return cls(**values)
 
     def to_row(self) -> dict[str, Any]:
         """Column values for the store (tuples become lists for PostgreSQL arrays)."""
         return _write_fields(self)
 
 
-CLIENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Bookmark) if f.metadata.get("client"))
+BOOKMARK_FIELDS = declared_fields(Bookmark)
+CLIENT_FIELDS = frozenset(f.name for f in BOOKMARK_FIELDS if f.client is not None)
+_ENUM_FIELDS = tuple((f.name, f.type.enum) for f in BOOKMARK_FIELDS if f.type.enum is not None)
+# What a client's null means for a field that cannot be null: its default (isFavorite: null is false).
+_NULL_MEANS_DEFAULT = {f.name: f.default for f in BOOKMARK_FIELDS if f.client is not None and not f.type.nullable}
 
 
 @functools.cache
@@ -115,11 +155,11 @@ class BookmarkWrite:
         if unknown:
             raise ValueError(f"not client-writable: {sorted(unknown)}")
         changes = {k: tuple(v) if isinstance(v, list | tuple) else v for k, v in sent.items()}
+        for name, default in _NULL_MEANS_DEFAULT.items():
+            if name in changes and changes[name] is None and default is not dataclasses.MISSING:
+                changes[name] = default
         if "collection_ids" in changes:
-            changes["collection_ids"] = dedupe(changes["collection_ids"] or ())
-        for flag in ("is_favorite", "is_archived"):
-            if flag in changes and changes[flag] is None:
-                changes[flag] = False
+            changes["collection_ids"] = dedupe(changes["collection_ids"])
         return cls(changes)
 
 

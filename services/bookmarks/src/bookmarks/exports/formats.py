@@ -11,11 +11,11 @@ import csv
 import html
 import io
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Final, Protocol
 
 from bookmarks.api import wire
-from bookmarks.domain.model import Bookmark
+from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
 from bookmarks.exports.folders import Folder, FolderTree, first_folder
 from bookmarks.imports.formats.jsonformat import EXPORT_VERSION
 
@@ -83,6 +83,20 @@ CSV_COLUMNS: Final = (
     "time_added", "saved_at", "last_opened_at", "created_at", "updated_at", "thumbnail_url",
     "domain", "summary", "ai_tags", "enrichment_status", "client_bookmark_id",
 )  # fmt: skip
+# The record's fields the columns above already show (some under names of their own, client_saved_at twice).
+CSV_SHOWN: Final = frozenset({
+    "url", "title", "description", "notes", "user_tags", "collection_ids", "is_favorite", "is_archived",
+    "client_saved_at", "last_opened_at", "created_at", "updated_at", "thumbnail_url", "domain", "summary",
+    "tags", "enrichment_status", "client_bookmark_id",
+})  # fmt: skip
+# Fields a CSV row leaves out: the account, the server's bookkeeping, and the Pro-gated saveWhy (a CSV has
+# no plan to gate on). Every other declared wire field follows the columns above under its own name, so
+# a new field reaches the CSV export without an edit here (docs/decisions/0123-new-fields-in-exports.md).
+CSV_LEFT_OUT: Final = frozenset(
+    {"owner_uid", "normalized_url", "snapshot_status", "last_error_code", "enriched_at"}
+    | {f.name for f in BOOKMARK_FIELDS if f.spec.pro_gated or not f.spec.on_wire}
+)
+CSV_EXTRA_FIELDS: Final = tuple(f.name for f in BOOKMARK_FIELDS if f.name not in CSV_SHOWN | CSV_LEFT_OUT)
 # A cell a spreadsheet would run as a formula (OWASP "CSV injection"): prefixed with an apostrophe.
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r", "\n")
 
@@ -102,7 +116,7 @@ class CsvWriter:
 
     def head(self) -> str:
         # The BOM makes spreadsheet programs read UTF-8; the import parsers skip it.
-        return "\ufeff" + self._rows([list(CSV_COLUMNS)])
+        return "\ufeff" + self._rows([[*CSV_COLUMNS, *CSV_EXTRA_FIELDS]])
 
     def batch(self, bookmarks: Sequence[Bookmark]) -> str:
         return self._rows([[safe_cell(v) for v in self.row(b)] for b in bookmarks]) if bookmarks else ""
@@ -132,6 +146,7 @@ class CsvWriter:
             "|".join(b.tags),
             b.enrichment_status,
             b.client_bookmark_id,
+            *(_cell(getattr(b, name)) for name in CSV_EXTRA_FIELDS),
         ]
 
     @staticmethod
@@ -139,6 +154,21 @@ class CsvWriter:
         out = io.StringIO()
         csv.writer(out).writerows(rows)  # RFC 4180: quotes where needed, CRLF line ends
         return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    """A declared field's value as CSV text, written as the API writes it (lists ``|``-separated)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return _flag(value)
+    if isinstance(value, datetime):
+        return _iso(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return "|".join(value)
+    return str(value)
 
 
 def _flag(value: bool) -> str:

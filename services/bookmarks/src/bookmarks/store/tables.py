@@ -6,82 +6,59 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Text, func, text
+from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Table, Text, func, text
 from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR, UUID
 from sqlmodel import Field, SQLModel
+
+from bookmarks.domain.model import BOOKMARK_FIELDS
+from bookmarks.store.columns import column
 
 
 def _ts(nullable: bool = True) -> Any:
     return Column(DateTime(timezone=True), nullable=nullable)
 
 
-class BookmarkRow(SQLModel, table=True):
-    """One bookmark of one user; a soft-deleted row is a tombstone whose position is its deletion time."""
-
-    __tablename__ = "bookmarks"
-    __table_args__ = (
-        # The delta stream's keyset: WHERE owner = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id.
-        Index("ix_bookmarks_stream", "owner_uid", "updated_at", "client_bookmark_id", unique=True),
-        # Search (bookmarks.search.sql, migration 0004): exact GIN lookups, and newest-first keyset walks.
-        # Lookup by URL (migration 0007): an owner's live rows of one normalized URL, newest first.
-        Index(
-            "ix_bookmarks_live_url",
-            "owner_uid",
-            "normalized_url",
-            text("updated_at DESC"),
-            postgresql_where=text("deleted_at IS NULL"),
-        ),
-        Index("ix_bookmarks_search", "search_vector", postgresql_using="gin"),
-        Index("ix_bookmarks_search_head", "search_head", postgresql_using="gin"),
-        Index("ix_bookmarks_search_tags", "search_tags", postgresql_using="gin"),
-        Index(
-            "ix_bookmarks_search_newest",
-            "owner_uid",
-            func.coalesce(text("client_saved_at"), text("created_at")).desc(),
-            text("client_bookmark_id DESC"),
-            postgresql_where=text("deleted_at IS NULL"),
-        ),
-    )
-
-    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
-    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
-    url: str = Field(sa_column=Column(Text, nullable=False))
-    normalized_url: str = Field(sa_column=Column(Text, nullable=False))
-    domain: str = Field(sa_column=Column(Text, nullable=False))
-    title: str | None = Field(default=None, sa_column=Column(Text))
-    description: str | None = Field(default=None, sa_column=Column(Text))
-    thumbnail_url: str | None = Field(default=None, sa_column=Column(Text))
-    summary: str | None = Field(default=None, sa_column=Column(Text))
-    save_why: str | None = Field(default=None, sa_column=Column(Text))
-    tags: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
-    enrichment_status: str = Field(sa_column=Column(Text, nullable=False, server_default="pending"))
-    snapshot_status: str = Field(sa_column=Column(Text, nullable=False, server_default="pending"))
-    last_error_code: str | None = Field(default=None, sa_column=Column(Text))
-    is_favorite: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
-    collection_ids: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
-    user_tags: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
-    is_archived: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
-    notes: str | None = Field(default=None, sa_column=Column(Text))
-    client_saved_at: datetime | None = Field(default=None, sa_column=_ts())
-    last_opened_at: datetime | None = Field(default=None, sa_column=_ts())
-    created_at: datetime = Field(sa_column=_ts(nullable=False))
-    updated_at: datetime = Field(sa_column=_ts(nullable=False))
-    enriched_at: datetime | None = Field(default=None, sa_column=_ts())
-    deleted_at: datetime | None = Field(default=None, sa_column=_ts())
+# One bookmark of one user; a soft-deleted row is a tombstone whose position is its deletion time. Its own
+# columns follow the record's declaration (store/columns.py); the search index, the stored wire document
+# and the indexes are the table's own.
+bookmarks = Table(
+    "bookmarks",
+    SQLModel.metadata,
+    *(column(declared) for declared in BOOKMARK_FIELDS),
     # Search index (bookmarks.search.sql): written by the same statement as the fields above. Never read
     # back into the domain object (BOOKMARK_COLUMNS leaves them out).
-    search_vector: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''")))
-    search_head: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''")))
-    search_config: Any = Field(
-        default=None, sa_column=Column(REGCONFIG, nullable=False, server_default=text("'simple'::regconfig"))
-    )
-    search_tags: list[str] = Field(sa_column=Column(ARRAY(Text), nullable=False, server_default=text("'{}'")))
-    search_page_text: str | None = Field(default=None, sa_column=Column(Text))
-    search_page_vector: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=False, server_default=text("''")))
+    Column("search_vector", TSVECTOR, nullable=False, server_default=text("''")),
+    Column("search_head", TSVECTOR, nullable=False, server_default=text("''")),
+    Column("search_config", REGCONFIG, nullable=False, server_default=text("'simple'::regconfig")),
+    Column("search_tags", ARRAY(Text), nullable=False, server_default=text("'{}'")),
+    Column("search_page_text", Text),
+    Column("search_page_vector", TSVECTOR, nullable=False, server_default=text("''")),
     # The record's wire document (api/wire.py) without saveWhy and the closing brace, which each delta page
     # appends for the reader's plan: rendered on every insert and update by the trigger of migration 0006,
     # so a page only joins stored text. Never written by the code, never read back into the record.
-    wire_document: str | None = Field(default=None, sa_column=Column(Text, nullable=False))
+    Column("wire_document", Text, nullable=False),
+    # The delta stream's keyset: WHERE owner = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id.
+    Index("ix_bookmarks_stream", "owner_uid", "updated_at", "client_bookmark_id", unique=True),
+    # Lookup by URL (migration 0007): an owner's live rows of one normalized URL, newest first.
+    Index(
+        "ix_bookmarks_live_url",
+        "owner_uid",
+        "normalized_url",
+        text("updated_at DESC"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+    # Search (bookmarks.search.sql, migration 0004): exact GIN lookups, and newest-first keyset walks.
+    Index("ix_bookmarks_search", "search_vector", postgresql_using="gin"),
+    Index("ix_bookmarks_search_head", "search_head", postgresql_using="gin"),
+    Index("ix_bookmarks_search_tags", "search_tags", postgresql_using="gin"),
+    Index(
+        "ix_bookmarks_search_newest",
+        "owner_uid",
+        func.coalesce(text("client_saved_at"), text("created_at")).desc(),
+        text("client_bookmark_id DESC"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+)
 
 
 class CollectionRow(SQLModel, table=True):
@@ -137,7 +114,6 @@ class PendingEnrichmentRow(SQLModel, table=True):
     )
 
 
-bookmarks = BookmarkRow.__table__  # type: ignore[attr-defined]
 SEARCH_COLUMN_PREFIX = "search_"
 WIRE_DOCUMENT_COLUMN = "wire_document"
 # The bookmark's own columns: what reads select (the search index and the wire document stay in the database).

@@ -151,3 +151,36 @@ def test_json_writer_hides_save_why_from_free_users() -> None:
     record = bm("x", save_why="because")
     assert JsonWriter(FolderTree.of([]), is_pro=False, exported_at=T0).bookmark(record)["saveWhy"] is None
     assert JsonWriter(FolderTree.of([]), is_pro=True, exported_at=T0).bookmark(record)["saveWhy"] == "because"
+
+
+def test_csv_columns_cover_every_declared_field_and_a_new_one_follows_under_its_own_name() -> None:
+    from bookmarks.domain.model import BOOKMARK_FIELDS
+    from bookmarks.exports import formats
+
+    names = {f.name for f in BOOKMARK_FIELDS}
+    assert formats.CSV_SHOWN | formats.CSV_LEFT_OUT | set(formats.CSV_EXTRA_FIELDS) == names
+    assert not formats.CSV_SHOWN & formats.CSV_LEFT_OUT
+    header = next(csv.reader(io.StringIO(formats.CsvWriter(FolderTree([]), is_pro=True, exported_at=T0).head()[1:])))
+    assert header == [*formats.CSV_COLUMNS, *formats.CSV_EXTRA_FIELDS]
+    assert {"save_why", "deleted_at"} <= formats.CSV_LEFT_OUT
+
+
+def test_csv_cells_of_each_kind() -> None:
+    import enum
+    from datetime import date
+    from decimal import Decimal
+
+    from bookmarks.exports.formats import _cell
+
+    class Mood(enum.StrEnum):
+        CALM = "calm"
+
+    assert [_cell(v) for v in (None, True, date(2026, 1, 2), ("a", "b"), Mood.CALM, Decimal("1.50"), 7)] == [
+        "",
+        "true",
+        "2026-01-02",
+        "a|b",
+        "calm",
+        "1.50",
+        "7",
+    ]
