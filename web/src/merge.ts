@@ -141,3 +141,19 @@ export function newestFirst(a: Bookmark, b: Bookmark): number {
   if (x !== y) return x < y ? 1 : -1;
   return a.clientBookmarkId < b.clientBookmarkId ? 1 : -1;
 }
+
+/** A stream position (an ISO timestamp, any number of fractional digits) as text that sorts in time order. */
+function positionKey(ts: string): string {
+  const match = /^(.*?)(?:\.(\d+))?Z$/.exec(ts);
+  return match ? `${match[1]}.${(match[2] ?? "").padEnd(9, "0")}Z` : ts;
+}
+
+/**
+ * Whether a record from a delta page may replace the base we hold: not when the base is newer. A page
+ * read before one of our writes committed can arrive after that write's answer; its older copy would
+ * hide the write until the next page. The stream position of a record is its ``updatedAt`` (a
+ * tombstone's is its ``deletedAt``, set as its ``updatedAt`` when it is applied).
+ */
+export function pageRecordApplies(incoming: { updatedAt: string }, base: { updatedAt: string } | undefined): boolean {
+  return !base || positionKey(incoming.updatedAt) >= positionKey(base.updatedAt);
+}

@@ -2,7 +2,7 @@
 // (bases with queued writes replayed). Views read from here; every local write goes through here.
 
 import type { Db } from "./db.ts";
-import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, nowIso, skeleton } from "./merge.ts";
+import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, nowIso, pageRecordApplies, skeleton } from "./merge.ts";
 import type {
   Bookmark,
   BookmarkFields,
@@ -21,6 +21,7 @@ type Listener = () => void;
 export class Store {
   private bases = new Map<string, LocalBookmark>();
   private collectionBases = new Map<string, LocalCollection>();
+  private serverTurn: Promise<unknown> = Promise.resolve();
   queue: Op[] = [];
   /** The seq being sent right now: it must not be merged with later edits. */
   inFlight: number | null = null;
@@ -209,9 +210,26 @@ export class Store {
 
   // -- what the server says ----------------------------------------------------------------------
 
-  async completed(op: Op, response: Bookmark | Collection | null): Promise<void> {
+  /**
+   * Runs ``work`` after every earlier call has finished: what the server says (answers to our writes and
+   * delta pages) is compared with the bases and written as one step, so an older copy never lands last.
+   */
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.serverTurn.then(work, work);
+    this.serverTurn = run.catch(() => undefined);
+    return run;
+  }
+
+  completed(op: Op, response: Bookmark | Collection | null): Promise<void> {
+    return this.serially(() => this.applyCompleted(op, response));
+  }
+
+  private async applyCompleted(op: Op, response: Bookmark | Collection | null): Promise<void> {
     if (op.kind === "put" || op.kind === "delete") {
-      const base = baseAfterSent(this.bases.get(op.id), op, response as Bookmark | null);
+      const current = this.bases.get(op.id);
+      const sent = baseAfterSent(current, op, response as Bookmark | null);
+      // A page applied while the write was in flight may already hold a newer copy than its answer.
+      const base = sent && current && op.kind === "put" && !pageRecordApplies(sent, current) ? current : sent;
       await this.db.completeOp(op.seq, base);
       if (base) this.bases.set(op.id, base);
     } else {
@@ -238,25 +256,34 @@ export class Store {
     this.changed([op.id]);
   }
 
-  async applyPage(page: DeltaPage, cursor: string | null): Promise<void> {
+  applyPage(page: DeltaPage, cursor: string | null): Promise<void> {
+    return this.serially(() => this.applyPageNow(page, cursor));
+  }
+
+  private async applyPageNow(page: DeltaPage, cursor: string | null): Promise<void> {
     const bookmarks: LocalBookmark[] = page.upserts.map((b) => ({ ...b, deleted: false, deletedAt: null }));
     for (const t of page.tombstones) {
       const previous = this.bases.get(t.clientBookmarkId);
-      bookmarks.push({ ...(previous ?? skeleton(t.clientBookmarkId, t.deletedAt)), deleted: true, deletedAt: t.deletedAt });
+      const record = previous ?? skeleton(t.clientBookmarkId, t.deletedAt);
+      bookmarks.push({ ...record, updatedAt: t.deletedAt, deleted: true, deletedAt: t.deletedAt });
     }
     const collections: LocalCollection[] = page.collections.map((c) => ({ ...c, deleted: false, deletedAt: null }));
     for (const t of page.collectionTombstones) {
       const previous = this.collectionBases.get(t.id);
       collections.push({
         ...(previous ?? { id: t.id, name: t.id, parentId: null, createdAt: t.deletedAt, updatedAt: t.deletedAt }),
+        updatedAt: t.deletedAt,
         deleted: true,
         deletedAt: t.deletedAt,
       });
     }
-    await this.db.applyPage(bookmarks, collections, cursor);
-    for (const b of bookmarks) this.bases.set(b.clientBookmarkId, b);
-    for (const c of collections) this.collectionBases.set(c.id, c);
-    if (bookmarks.length || collections.length) this.changed(bookmarks.length > 200 ? null : bookmarks.map((b) => b.clientBookmarkId));
+    const newBookmarks = bookmarks.filter((b) => pageRecordApplies(b, this.bases.get(b.clientBookmarkId)));
+    const newCollections = collections.filter((c) => pageRecordApplies(c, this.collectionBases.get(c.id)));
+    await this.db.applyPage(newBookmarks, newCollections, cursor);
+    for (const b of newBookmarks) this.bases.set(b.clientBookmarkId, b);
+    for (const c of newCollections) this.collectionBases.set(c.id, c);
+    const changed = newBookmarks.length + newCollections.length;
+    if (changed) this.changed(newBookmarks.length > 200 ? null : newBookmarks.map((b) => b.clientBookmarkId));
   }
 
   async clear(): Promise<void> {

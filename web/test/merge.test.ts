@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, normalizeTags, skeleton } from "../src/merge.ts";
+import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, normalizeTags, pageRecordApplies, skeleton } from "../src/merge.ts";
 import type { Bookmark, LocalBookmark, Op } from "../src/model.ts";
 import { normalizeUrl } from "../src/urls.ts";
 
@@ -62,4 +62,19 @@ test("URL normalization matches the server's rules", () => {
   assert.equal(normalizeUrl("https://other.com/?si=abc"), "https://other.com/?si=abc");
   assert.equal(normalizeUrl("ftp://example.com/"), null);
   assert.equal(normalizeUrl("not a url"), null);
+});
+
+test("a delta page never replaces a newer base: a page read before our write committed arrives after its answer", () => {
+  const answered = { updatedAt: "2026-11-27T12:33:52.001725Z" };
+  assert.equal(pageRecordApplies({ updatedAt: "2026-11-27T12:33:51.943593Z" }, answered), false);
+  assert.equal(pageRecordApplies({ updatedAt: "2026-11-27T12:33:52.001725Z" }, answered), true);
+  assert.equal(pageRecordApplies({ updatedAt: "2026-11-27T12:33:52.001726Z" }, answered), true);
+  assert.equal(pageRecordApplies({ updatedAt: "2026-11-27T12:33:51.000000Z" }, undefined), true);
+});
+
+test("positions compare in time order whatever their number of fractional digits", () => {
+  // A base written locally carries milliseconds; the server's positions carry microseconds.
+  assert.equal(pageRecordApplies({ updatedAt: "2026-11-27T12:33:51.557123Z" }, { updatedAt: "2026-11-27T12:33:51.557Z" }), true);
+  assert.equal(pageRecordApplies({ updatedAt: "2026-11-27T12:33:51.556999Z" }, { updatedAt: "2026-11-27T12:33:51.557Z" }), false);
+  assert.equal(pageRecordApplies({ updatedAt: "2026-11-27T12:33:52Z" }, { updatedAt: "2026-11-27T12:33:51.999999Z" }), true);
 });
