@@ -2,8 +2,8 @@
 
     python bench/speed_variants.py <service> <variant>
 
-``<service>`` is ``bookmarks`` or ``gateway``; ``<variant>`` is ``base`` (the code as shipped) or one of
-:data:`VARIANTS`. The patch is applied in this process before the service module is imported or its app
+``<service>`` is ``bookmarks`` or ``gateway``; ``<variant>`` is ``base`` (the code as shipped),
+``control`` (the same again: the noise floor) or one of :data:`VARIANTS`. The patch is applied in this process before the service module is imported or its app
 built, then the service's own ``__main__.main()`` serves it with its usual settings (environment). No
 production setting or code path knows about these variants: they exist only here, for
 ``bench/speed_code.py``.
@@ -137,13 +137,24 @@ VARIANTS: dict[str, tuple[str, Callable[[], None]]] = {
 }
 
 
+def _serve_requests_only() -> None:
+    """Every bookmarks variant (``base`` too) leaves the event consumers to the stack's own bookmarks
+    process, as it leaves it the outbox relay (whose lock that process holds): which process of a
+    consumer group gets the partitions is chance, and their work would land on one variant's figures."""
+    import bookmarks.main
+
+    bookmarks.main.HANDLERS = {}
+
+
 def main() -> None:
     service, variant = sys.argv[1], sys.argv[2]
-    if variant != "base":
+    if variant not in ("base", "control"):  # first: some patches must precede the service's imports
         owner, patch = VARIANTS[variant]
         if owner not in ("*", service):
             raise SystemExit(f"{variant} is a {owner} variant")
         patch()
+    if service == "bookmarks":
+        _serve_requests_only()
     importlib.import_module(f"{service}.__main__").main()
 
 
