@@ -307,8 +307,14 @@ def table(results: dict[str, Any]) -> list[dict[str, Any]]:
         # The same, round by round (both measured within one round): less sensitive to a slow round.
         paired = statistics.median((b - a) / b for a, b in zip(with_, without, strict=True))
         rows.append(
-            {"construct": construct, "figure": label, "with": spread(with_), "without": spread(without),
-             "gain": f"{gain:+.0%}", "paired_gain": f"{paired:+.0%}"}  # fmt: skip
+            {
+                "construct": construct,
+                "figure": label,
+                "with": spread(with_),
+                "without": spread(without),
+                "gain": f"{gain:+.0%}",
+                "paired_gain": f"{paired:+.0%}",
+            }  # fmt: skip
         )
     return rows
 
@@ -324,7 +330,8 @@ def main() -> int:
     results: dict[str, Any] = {}
     out = ROOT / "bench" / "results" / "speed_code.json"
     out.parent.mkdir(exist_ok=True)
-    with contextlib.nullcontext(args.workdir) if args.workdir else tempfile.TemporaryDirectory(prefix="speed-code-") as tmp:
+    workdir = contextlib.nullcontext(args.workdir) if args.workdir else tempfile.TemporaryDirectory(prefix="speed-")
+    with workdir as tmp:
         for group, bench in (("gateway", bench_gateway), ("bookmarks", bench_bookmarks)):
             if group in args.only:
                 results[group] = asyncio.run(bench(args, Path(tmp)))

@@ -3,10 +3,11 @@
     python bench/speed_variants.py <service> <variant>
 
 ``<service>`` is ``bookmarks`` or ``gateway``; ``<variant>`` is ``base`` (the code as shipped),
-``control`` (the same again: the noise floor) or one of :data:`VARIANTS`. The patch is applied in this process before the service module is imported or its app
-built, then the service's own ``__main__.main()`` serves it with its usual settings (environment). No
-production setting or code path knows about these variants: they exist only here, for
-``bench/speed_code.py``.
+``control`` (the same again: the noise floor) or one of :data:`VARIANTS`. The patch is applied in this
+process before the service module is imported or its app built, then the service's own
+``__main__.main()`` serves it with its usual settings (environment). No production setting or code path
+knows about these variants: they exist only here, for ``bench/speed_code.py``. Every bookmarks variant
+also leaves the event consumers to the stack's own bookmarks process (:func:`_serve_requests_only`).
 
   fast_path        bookmarks: no ``BookmarkWriteFastPath``; PUT and DELETE go through FastAPI's route
   driver_tx        bookmarks: the write path's prepared statements run as their Core statements on a
@@ -30,10 +31,18 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 
+def _replace(owner: Any, name: str, value: Any) -> None:
+    """``owner.name = value``, refusing a name that is not there: a renamed construct must fail the
+    bench, not leave the variant measuring the shipped code."""
+    if not hasattr(owner, name):
+        raise SystemExit(f"{owner!r} has no {name}: bench/speed_variants.py is out of date")
+    setattr(owner, name, value)
+
+
 def _no_fast_path() -> None:
     import bookmarks.main
 
-    bookmarks.main.install_write_fast_path = lambda routes: None  # type: ignore[assignment]
+    _replace(bookmarks.main, "install_write_fast_path", lambda routes: None)
 
 
 class _SessionDriver:
@@ -64,9 +73,9 @@ def _driver_tx_through_sessions() -> None:
         async with db.transaction(sessions) as session:
             yield _SessionDriver(session)
 
-    db.Prepared.of = classmethod(of)  # type: ignore[method-assign, assignment]
-    db.Prepared.rows = rows  # type: ignore[method-assign]
-    db.driver_transaction = session_transaction  # type: ignore[assignment]
+    _replace(db.Prepared, "of", classmethod(of))
+    _replace(db.Prepared, "rows", rows)
+    _replace(db, "driver_transaction", session_transaction)
 
 
 def _no_gate() -> None:
@@ -77,7 +86,7 @@ def _no_gate() -> None:
     def plain(engine: Any, *, concurrency: int = 0) -> Any:
         return async_sessionmaker(engine, class_=AsyncSession, expire_on_commit=False)
 
-    db.create_session_factory = plain  # type: ignore[assignment]
+    _replace(db, "create_session_factory", plain)
 
 
 def _plain_server() -> None:
@@ -90,7 +99,7 @@ def _plain_server() -> None:
             await super().startup(sockets)
             server.freeze_startup_heap()
 
-    server.QuietServer = PlainServer  # type: ignore[misc, assignment]
+    _replace(server, "QuietServer", PlainServer)
 
 
 def _documents_from_columns() -> None:
@@ -104,26 +113,27 @@ def _documents_from_columns() -> None:
         save_why = wire._sql_members([(wire._GATED, gated, "plain")], first=False)
         return wire._concat([*stored, *save_why, literal("}", Text())])
 
-    wire.DELTA_DOCUMENTS = wire.DeltaDocuments(
+    documents = wire.DeltaDocuments(
         bookmark=bookmark,
         bookmark_tombstone=wire.DELTA_DOCUMENTS.bookmark_tombstone,
         collection=wire.DELTA_DOCUMENTS.collection,
         collection_tombstone=wire.DELTA_DOCUMENTS.collection_tombstone,
     )
+    _replace(wire, "DELTA_DOCUMENTS", documents)
 
 
 def _no_proxy_fast_path() -> None:
     import gateway.main
 
-    gateway.main.install_proxy_fast_path = lambda routes: None  # type: ignore[assignment]
+    _replace(gateway.main, "install_proxy_fast_path", lambda routes: None)
 
 
 def _httpx_upstream() -> None:
-    import gateway.proxy
-
     from httpx_pool import HttpxPool  # bench/httpx_pool.py
 
-    gateway.proxy.UpstreamPool = HttpxPool  # type: ignore[misc, assignment]
+    import gateway.proxy
+
+    _replace(gateway.proxy, "UpstreamPool", HttpxPool)
 
 
 VARIANTS: dict[str, tuple[str, Callable[[], None]]] = {
@@ -143,7 +153,7 @@ def _serve_requests_only() -> None:
     consumer group gets the partitions is chance, and their work would land on one variant's figures."""
     import bookmarks.main
 
-    bookmarks.main.HANDLERS = {}
+    _replace(bookmarks.main, "HANDLERS", {})
 
 
 def main() -> None:
