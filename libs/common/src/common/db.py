@@ -327,10 +327,20 @@ BEGIN_ATTEMPTS = 3
 
 @asynccontextmanager
 async def driver_transaction(sessions: SessionFactory) -> AsyncIterator[DriverConnection]:
-    """A transaction on a pooled connection's asyncpg connection, for :class:`Prepared` statements: the
-    session's gate and pool as every unit of work, and BEGIN/COMMIT (ROLLBACK on an exception) sent by
-    asyncpg. SQLAlchemy never starts a transaction of its own on this connection (it begins lazily, at its
-    first statement), so returning the connection to the pool costs no round trip.
+    """:func:`transaction` for :class:`Prepared` statements: the same unit of work behind the same
+    interface, yielding the pooled connection's asyncpg connection instead of the session.
+
+    Same call shape (``async with driver_transaction(sessions) as unit``), same gate and pool (a permit of
+    ``sessions``' gate within the acquire deadline, then a pooled connection), same statement deadline
+    (the engine's asyncpg ``command_timeout``), same outcome (everything commits together or nothing
+    does) and same error mapping: an outage is :func:`common.outages.is_outage` on either path (503 with
+    ``Retry-After``), a deadline that runs out counts in ``db_deadlines_exceeded_total`` and discards its
+    connection. It exists only because it pays: ``bench/speed_code.py`` measures the bookmark writes on it
+    and on :func:`transaction` (docs/performance.md, "What the speed-only code buys").
+
+    BEGIN/COMMIT (ROLLBACK on an exception) are sent by asyncpg. SQLAlchemy never starts a transaction of
+    its own on this connection (it begins lazily, at its first statement), so returning the connection
+    to the pool costs no round trip.
 
     Nothing checks a pooled connection with a round trip at checkout (``_discard_if_closed``), so BEGIN
     is that check: a connection that fails it with an outage (the server dropped it while it sat in the
