@@ -44,6 +44,8 @@ export class SyncEngine {
   }
 
   private setState(state: SyncState, error: string | null = null): void {
+    // A cycle that began online can end after the network went away: it has not synced what comes next.
+    if ((state === "synced" || state === "syncing") && !navigator.onLine) state = "offline";
     this.state = state;
     this.lastError = error;
     for (const listener of this.listeners) listener();
