@@ -56,6 +56,10 @@ function QuickAdd({ device }: { device: Device }) {
     }
     setError(null);
     const extraTags = parseTagInput(tags);
+    // Cleared at once, not after the write: a link typed while the previous one is being stored stays.
+    setUrl("");
+    setTitle("");
+    setTags("");
     if (existing) {
       await device.save(existing.clientBookmarkId, {
         ...(title.trim() ? { title: title.trim() } : {}),
@@ -70,11 +74,7 @@ function QuickAdd({ device }: { device: Device }) {
         ...(extraTags.length ? { userTags: extraTags } : {}),
         ...(collection ? { collectionIds: [collection] } : {}),
       });
-      setError(null);
     }
-    setUrl("");
-    setTitle("");
-    setTags("");
   };
   return (
     <form class="quick-add" onSubmit={submit} aria-label="Add a link">
