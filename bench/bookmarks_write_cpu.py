@@ -70,7 +70,7 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
-async def _users(gateway: str, count: int) -> list[tuple[str, dict[str, str]]]:
+async def anonymous_users(gateway: str, count: int) -> list[tuple[str, dict[str, str]]]:
     async with httpx.AsyncClient(base_url=gateway, timeout=30) as http:
         out = []
         for _ in range(count):
@@ -180,7 +180,7 @@ async def bench_delta(base: str, pid: int, dsn: str, user: tuple[str, dict[str, 
 async def run(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
     pid = stack.service_processes["bookmarks"].pid
     base = stack.service_url("bookmarks")
-    users = await _users(stack.gateway_url, CONCURRENCY + 1)
+    users = await anonymous_users(stack.gateway_url, CONCURRENCY + 1)
     await asyncio.sleep(2)  # let start-up work settle
     cpu0 = _cpu_seconds(pid)
     await asyncio.sleep(IDLE_SECONDS)

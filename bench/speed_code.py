@@ -41,7 +41,7 @@ from typing import Any
 
 import asyncpg
 import httpx
-from bookmarks_write_cpu import SEED_ROWS_SQL
+from bookmarks_write_cpu import SEED_ROWS_SQL, anonymous_users
 from proxy_cpu import free_port, keys, process, token, wait_up
 
 from devstack.stack import Stack, StackConfig
@@ -179,15 +179,6 @@ async def seed_delta(stack: Stack, owner: str, count: int) -> None:
         await conn.execute("ANALYZE bookmarks")
     finally:
         await conn.close()
-
-
-async def anonymous_users(gateway: str, count: int) -> list[tuple[str, dict[str, str]]]:
-    async with httpx.AsyncClient(base_url=gateway, timeout=30) as http:
-        out = []
-        for _ in range(count):
-            session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
-            out.append((session["user"]["id"], {"Authorization": f"Bearer {session['accessToken']}"}))
-        return out
 
 
 @contextlib.contextmanager
