@@ -18,7 +18,6 @@ so a re-sent event is harmless.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
@@ -81,71 +80,3 @@ class AckedLog:
             ends: dict[TopicPartition, int] = await consumer.end_offsets(present) if present else {}
             return self.lost(ends, partitions)
         return []
-
-
-Reference = tuple[int, bytes]  # an offset and the value of the record a consumer read there
-
-
-class ReadLog:
-    """Noticing that a partition's log was replaced under a running consumer, before it commits there.
-
-    A broker that keeps its log in memory restarts empty, and a topic can be deleted and created again
-    (the local stack re-creates one a client auto-created with the wrong partition count). Once the new
-    log has grown past the consumer's position, nothing in a fetch says so: the records below that
-    position would be skipped, and for good once the position is committed. So before committing a
-    batch, the consumer asks the broker for the record it read last before that batch: another record
-    there, or none, means a new log, which it reads again from the beginning instead (handlers are
-    idempotent). A batch it cannot vouch for (the broker did not answer) is not committed either.
-    """
-
-    def __init__(self) -> None:
-        self._last: dict[TopicPartition, Reference] = {}
-
-    def read(self, tp: TopicPartition, offset: int, value: bytes) -> None:
-        """The consumer read ``value`` at ``offset`` of ``tp`` and committed past it."""
-        self._last[tp] = (offset, value)
-
-    def forget(self, tp: TopicPartition) -> None:
-        """The consumer reads ``tp`` again from its beginning: the reference no longer applies."""
-        self._last.pop(tp, None)
-
-    async def verify(self, checker: AIOKafkaConsumer, tps: Iterable[TopicPartition]) -> dict[TopicPartition, bool]:
-        """For each partition of ``tps``: True when the broker still holds the last record read there (or
-        nothing was read yet), False when it holds another one or none; left out when it did not answer."""
-        references = {tp: self._last[tp] for tp in tps if tp in self._last}
-        verdicts = {tp: True for tp in tps if tp not in references}
-        if references:
-            found = await records_at(checker, {tp: offset for tp, (offset, _) in references.items()})
-            verdicts |= {tp: found[tp] == value for tp, (_, value) in references.items() if tp in found}
-        return verdicts
-
-
-# How long a consumer waits for the broker to say what records it holds before giving up on a batch's
-# commit (the batch is read again later).
-RECORD_CHECK_SECONDS = 2.0
-
-
-async def records_at(
-    checker: AIOKafkaConsumer, offsets: dict[TopicPartition, int]
-) -> dict[TopicPartition, bytes | None]:
-    """The value of the record at each offset, None where the log ends at or before it; partitions the
-    broker did not answer for in ``RECORD_CHECK_SECONDS`` (away, or the offset already deleted by
-    retention) are left out: unknown is not replaced."""
-    found: dict[TopicPartition, bytes | None] = {}
-    with contextlib.suppress(Exception):  # includes the deadline: what is found so far stands
-        async with asyncio.timeout(RECORD_CHECK_SECONDS):
-            checker.assign(list(offsets))
-            ends = await checker.end_offsets(list(offsets))
-            found = {tp: None for tp, offset in offsets.items() if ends.get(tp, 0) <= offset}
-            for tp, offset in offsets.items():
-                checker.seek(tp, offset)
-            waiting = [tp for tp in offsets if tp not in found]
-            while waiting:
-                batches = await checker.getmany(*waiting, timeout_ms=int(RECORD_CHECK_SECONDS * 1000))
-                for tp, records in batches.items():
-                    if records and records[0].offset == offsets[tp]:
-                        found[tp] = records[0].value or b""
-                    waiting.remove(tp)
-    with contextlib.suppress(Exception):  # an assigned partition would be fetched on and on in the background
-        checker.unsubscribe()
-    return found

@@ -29,7 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
 
-from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind
@@ -37,7 +37,6 @@ from pydantic import ValidationError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from common.broker_log import ReadLog
 from common.db import SessionFactory, transaction
 from common.events import AnyEvent, parse_event
 from common.metrics import (
@@ -117,7 +116,6 @@ class ConsumerRunner:
         self.filters = dict(filters or {})
         self.batch_handlers = dict(batch_handlers or {})
         self.fetch_max_wait_ms = fetch_max_wait_ms
-        self._read_log = ReadLog()
         self.tracer = trace.get_tracer(f"{service}.consumer")
         self.started = asyncio.Event()
         self._applied_newest: dict[str, float] = {}
@@ -129,11 +127,10 @@ class ConsumerRunner:
         await self._load_applied_gauges()
         while True:
             consumer = await start_with_retry(self._new_consumer, f"{self.service} consumer")
-            checker = await start_with_retry(self._new_checker, f"{self.service} consumer log check")
             started = loop.time()
             try:
                 self.started.set()
-                await self._consume(consumer, checker)
+                await self._consume(consumer)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -143,8 +140,6 @@ class ConsumerRunner:
             finally:
                 with contextlib.suppress(Exception):
                     await consumer.stop()
-                with contextlib.suppress(Exception):
-                    await checker.stop()
 
     async def _load_applied_gauges(self) -> None:
         """Start the divergence gauges from what was applied before this process (best effort)."""
@@ -176,50 +171,16 @@ class ConsumerRunner:
             consumer_timeout_ms=FETCHER_SAFETY_WAKE_MS,
         )
 
-    def _new_checker(self) -> AIOKafkaConsumer:
-        # No group: it only reads single records at given offsets, it never commits. No offset reset: an
-        # offset already deleted by retention is an unknown, not a reason to read anything again.
-        return AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
-            group_id=None,
-            enable_auto_commit=False,
-            auto_offset_reset="none",
-            fetch_max_wait_ms=10,
-            max_partition_fetch_bytes=256 * 1024,
-            metadata_max_age_ms=METADATA_MAX_AGE_MS,
-            consumer_timeout_ms=FETCHER_SAFETY_WAKE_MS,
-        )
-
-    async def _consume(self, consumer: AIOKafkaConsumer, checker: AIOKafkaConsumer) -> None:
+    async def _consume(self, consumer: AIOKafkaConsumer) -> None:
         while True:
             # getmany returns as soon as the background fetcher has records; the timeout only paces the
             # lag report of an idle consumer.
             batches = await consumer.getmany(timeout_ms=self.fetch_max_wait_ms + 3_000, max_records=200)
-            read = {tp: records for tp, records in batches.items() if records}
-            for records in read.values():
-                await self.process_batch(records)
-            if read:
-                await self._commit(consumer, checker, read)
+            for tp, records in batches.items():
+                if records:
+                    await self.process_batch(records)
+                    await consumer.commit({tp: records[-1].offset + 1})
             await self._report_lag(consumer)
-
-    async def _commit(
-        self,
-        consumer: AIOKafkaConsumer,
-        checker: AIOKafkaConsumer,
-        read: Mapping[TopicPartition, list[ConsumerRecord[bytes, bytes]]],
-    ) -> None:
-        """Commit past each applied batch whose log is still the one read before it; read a replaced log
-        again from its beginning (common.broker_log.ReadLog). An unverified batch stays uncommitted."""
-        verdicts = await self._read_log.verify(checker, read)
-        for tp, records in read.items():
-            intact = verdicts.get(tp)
-            if intact:
-                await consumer.commit({tp: records[-1].offset + 1})
-                self._read_log.read(tp, records[-1].offset, records[-1].value or b"")
-            elif intact is False:
-                log.warning("%s[%d] is not the log we read: rereading it", tp.topic, tp.partition)
-                self._read_log.forget(tp)
-                await consumer.seek_to_beginning(tp)
 
     async def _report_lag(self, consumer: AIOKafkaConsumer) -> None:
         for tp in consumer.assignment():
@@ -237,7 +198,6 @@ class ConsumerRunner:
                 log.warning(
                     "%s[%d] ends at %d, before our position %d: rereading", tp.topic, tp.partition, highwater, position
                 )
-                self._read_log.forget(tp)
                 await consumer.seek_to_beginning(tp)
                 continue
             CONSUMER_LAG.labels(self.service, tp.topic, str(tp.partition)).set(highwater - position)
