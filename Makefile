@@ -17,7 +17,7 @@ E2E_DIRS := $(wildcard tests/e2e)
 # pytest exits 5 when it collects nothing: a suite without tests yet is not a failure.
 define run_pytest
 	@if [ -z "$(strip $(1))" ]; then echo "no test directories for $@"; exit 0; fi; \
-	$(PYTEST) $(PYTEST_ARGS) $(1); rc=$$?; \
+	$(PYTEST) --durations=15 $(PYTEST_ARGS) $(1); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests collected in $(1)"; exit 0; fi; exit $$rc
 endef
 
@@ -86,7 +86,16 @@ lint: venv
 			--cache-dir $(CURDIR)/.mypy_cache .) || rc=1; \
 	done; exit $$rc
 
-test: lint web-test extension-test helm-lint test-unit test-integration field-check test-e2e
+TEST_STAGES := lint web-test extension-test helm-lint test-unit test-integration field-check test-e2e
+
+# The stages in turn, stopping at the first that fails; each says how long it took (docs/performance.md,
+# "The test suite"), so a slow stage shows in the run that made it slow.
+test:
+	@for stage in $(TEST_STAGES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$stage || { echo "make test: $$stage failed"; exit 1; }; \
+		echo "make test: $$stage took $$(( $$(date +%s) - start )) s"; \
+	done
 
 test-unit: venv
 	$(call run_pytest,$(UNIT_DIRS))

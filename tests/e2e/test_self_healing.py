@@ -1,6 +1,8 @@
 """Under the supervised local stack, SIGKILL each child in turn while a client keeps writing: the stack
 heals by itself and no acknowledged write is lost — not in the delta, not in enrichment's projection —
-and WebSocket nudges resume.
+and WebSocket nudges resume. Then the broker drill: the broker SIGKILLed again and again under a steady
+writer, with enrichment killed a second later or left running; each restart is a new cluster (every
+service restarted after the broker, topics never re-shaped) and nothing acknowledged goes missing.
 
 The stack is this test's own (durable PostgreSQL: the point is that acknowledged writes survive), with
 ``Stack.supervise()`` doing what ``make run``'s launcher does on its main thread.
@@ -18,16 +20,21 @@ from collections.abc import Iterator
 
 import asyncpg
 import httpx
+import psutil
 import pytest
 from e2e_support import Device, anonymous, nudge_socket, plain_dsn, wait_for
 
+from common.events import TOPICS
+from common.topics import partition_counts
+from devstack.broker import AUTO_CREATE_PARTITIONS
 from devstack.postgres import scratch_data_dir
 from devstack.pytest_plugin import FULL_STACK_TEST_ENV
 from devstack.stack import Stack, StackConfig
 
 # Killed in this order; after each, the stack must serve writes again before the next one dies.
 VICTIMS = ("bookmarks", "kafka", "enrichment", "auth", "enrichment-worker", "postgres", "gateway")
-pytestmark = pytest.mark.timeout(1800)  # a whole stack started and healed seven times on a shared machine
+pytestmark = pytest.mark.timeout(1800)  # a whole stack started and healed many times on a shared machine
+DRILL_ROUNDS = 10  # per scenario
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +46,8 @@ def healing_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         stack = Stack(config)
         stack.start()
         try:
-            stack.supervise(interval=0.25)
+            # Children die every few seconds here: a restart that stayed up 5 s waits the first delay again.
+            stack.supervise(interval=0.25, healthy_seconds=5.0)
             yield stack
         finally:
             stack.stop()
@@ -206,3 +214,95 @@ async def _restarted(stack: Stack, victim: str, old_pid: int) -> bool:
         return _pid(stack, victim) != old_pid
     except (KeyError, AssertionError):
         return False
+
+
+async def _services_ready(stack: Stack) -> bool:
+    async with httpx.AsyncClient(timeout=2.0, trust_env=False) as http:
+        for name in stack.service_processes:
+            try:
+                if (await http.get(f"{stack.service_url(name)}/readyz")).status_code != 200:
+                    return False
+            except httpx.HTTPError:
+                return False
+    return True
+
+
+def _started_after(stack: Stack, pids: dict[str, int], broker_started: float) -> list[str]:
+    """The services not yet running as a process started after the broker's restart."""
+    late = []
+    for name, process in stack.service_processes.items():
+        try:
+            fresh = process.pid != pids[name] and psutil.Process(process.pid).create_time() >= broker_started
+        except psutil.NoSuchProcess:
+            fresh = False
+        if not fresh:
+            late.append(name)
+    return late
+
+
+async def _broker_round(stack: Stack, writer: Writer, *, kill_enrichment: bool, log: list[str]) -> None:
+    pids = {name: process.pid for name, process in stack.service_processes.items()}
+    broker = _pid(stack, "kafka")
+    os.kill(broker, signal.SIGKILL)
+    log.append(f"kafka at {time.strftime('%H:%M:%S')} after {writer.acknowledged[-1]}")
+    if kill_enrichment:
+        await asyncio.sleep(1.0)  # the scenario itself: a consumer dying while the broker restarts
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(stack.service_processes["enrichment"].pid, signal.SIGKILL)
+        log.append(f"enrichment at {time.strftime('%H:%M:%S')}")
+    await wait_for(lambda: _restarted(stack, "kafka", broker), timeout=300, what="broker restarted")
+    broker_started = psutil.Process(_pid(stack, "kafka")).create_time()
+
+    async def every_service_restarted() -> list[str] | None:
+        return None if _started_after(stack, pids, broker_started) else ["all"]
+
+    try:
+        await wait_for(every_service_restarted, timeout=300, what="every service restarted after the broker")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: not restarted {_started_after(stack, pids, broker_started)}") from exc
+    await wait_for(lambda: _services_ready(stack), timeout=300, what="every service ready")
+    before = len(writer.acknowledged)
+    await wait_for(lambda: _acknowledged_more(writer, before + 2), timeout=300, what="writes acknowledged again")
+    counts = await partition_counts(stack.kafka_bootstrap)
+    assert {t: counts.get(t) for t in TOPICS} == dict.fromkeys(TOPICS, AUTO_CREATE_PARTITIONS), counts
+
+
+async def test_broker_restart_drill_loses_no_acknowledged_write(healing_stack: Stack) -> None:
+    stack = healing_stack
+    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30.0, trust_env=False) as http:
+        device = await anonymous(http)
+        writer = Writer(device)
+        kills: list[str] = []
+        task = asyncio.create_task(writer.run())
+        try:
+            await wait_for(lambda: _acknowledged_more(writer, 3), what="first writes")
+            for kill_enrichment in (True, False):
+                for _ in range(DRILL_ROUNDS):
+                    await _broker_round(stack, writer, kill_enrichment=kill_enrichment, log=kills)
+        finally:
+            writer.stop.set()
+            await task
+        acknowledged = set(writer.acknowledged)
+
+        async def delta_has_all() -> bool:
+            fresh = await device.fresh_replica()
+            return acknowledged <= set(fresh.records)
+
+        await wait_for(delta_has_all, timeout=120, what="every acknowledged write in a fresh delta")
+        missing: set[str] = set()
+
+        async def projection_has_all() -> bool:
+            missing.clear()
+            missing.update(acknowledged - await _projection(stack, device.user_id))
+            return not missing
+
+        try:
+            await wait_for(projection_has_all, timeout=300, what="enrichment's projection complete")
+        except AssertionError as exc:
+            state = await _consumer_state(stack)
+            raise AssertionError(
+                f"{exc}; missing {sorted(missing)}; {state}; {await _outbox_rows(stack, missing)}; kills {kills}"
+            ) from exc
+        await wait_for(
+            lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120, what="a nudge for a new write"
+        )

@@ -217,6 +217,7 @@ def test_config_follows_the_environment_contract(production_docs: list[dict[str,
         "OPENAI_BASE_URL",
         "ENRICHMENT_LLM_MODEL",
         "KAFKA_BOOTSTRAP_SERVERS",
+        "KAFKA_TOPIC_PARTITIONS",
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "GATEWAY_RATE_LIMIT_PER_MINUTE",
         "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE",
@@ -229,6 +230,7 @@ def test_config_follows_the_environment_contract(production_docs: list[dict[str,
         "ENRICHMENT_WORKER_METRICS_PORT",
     ):
         assert data.get(name), name
+    assert data["KAFKA_TOPIC_PARTITIONS"] == "12"  # what the topic Job creates them with
     assert data["GATEWAY_TRUSTED_PROXY_HOPS"] == "1"  # behind the ingress controller
     assert "FORWARDED_ALLOW_IPS" not in data  # uvicorn's variable; the gateway never read it
 

@@ -170,6 +170,8 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- /* Services refuse to start in production without real secrets (cursor key, signing keys). */ -}}
 {{- $_ := set $d "APP_ENV" "production" -}}
 {{- $_ := set $d "KAFKA_BOOTSTRAP_SERVERS" .Values.kafka.bootstrapServers -}}
+{{- /* Each process stays not ready until its topics exist with this count (the topic Job's). */ -}}
+{{- $_ := set $d "KAFKA_TOPIC_PARTITIONS" (toString .Values.kafka.topics.partitions) -}}
 {{- range $name, $def := fromYaml (include "bp.componentDefs" .) -}}
 {{- $_ := set $d $def.hostEnv "0.0.0.0" -}}
 {{- $_ := set $d $def.portEnv (toString $def.port) -}}

@@ -82,6 +82,7 @@ _PENDING_STATS = (
     "FROM outbox WHERE published_at IS NULL"
 )
 _MARK_PUBLISHED = "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])"
+_MARK_ALL_UNPUBLISHED = "UPDATE outbox SET published_at = NULL WHERE published_at IS NOT NULL"
 
 
 async def add_event(session: AsyncSession, event: Event) -> None:
@@ -103,6 +104,27 @@ async def forget_published_events(session: AsyncSession, *, key: str) -> None:
     """Drop already-published outbox rows of one key (a purged user): their payloads are personal data
     that would otherwise linger until the retention cleanup. Unpublished rows still go out."""
     await session.execute(text("DELETE FROM outbox WHERE key = :k AND published_at IS NOT NULL"), {"k": key})
+
+
+async def mark_retained_unpublished(conn: asyncpg.Connection) -> int:
+    """Mark every retained outbox row for sending again (the broker lost what it had acknowledged); the
+    count. The commit waits for its WAL flush: forgetting it in a crash would leave rows marked published
+    that the broker no longer has, and nothing would send them again."""
+    async with conn.transaction():
+        await conn.execute("SET LOCAL synchronous_commit = on")
+        status = await conn.execute(_MARK_ALL_UNPUBLISHED)
+    return int(status.rsplit(" ", 1)[-1])
+
+
+async def republish_retained(database_url: str) -> int:
+    """:func:`mark_retained_unpublished` on a database of its own connection: what a supervisor runs for
+    each service database when it replaces the broker with an empty one, before the services start
+    (their relays then send the window to the new broker as to any other)."""
+    conn = await asyncpg.connect(asyncpg_dsn(database_url))
+    try:
+        return await mark_retained_unpublished(conn)
+    finally:
+        await conn.close()
 
 
 def create_producer(bootstrap: str) -> AIOKafkaProducer:
@@ -253,14 +275,8 @@ class OutboxRelay:
 
     async def _republish(self, conn: asyncpg.Connection, why: str) -> None:
         """Mark the whole retained window for sending again, in id order (consumers are idempotent), and
-        raise :class:`BrokerLogLost`: a new producer sends it.
-
-        Unlike the relay's other commits, this one waits for its WAL flush: forgetting it in a crash would
-        leave rows marked published that the broker no longer has, and nothing would send them again."""
-        async with conn.transaction():
-            await conn.execute("SET LOCAL synchronous_commit = on")
-            status = await conn.execute("UPDATE outbox SET published_at = NULL WHERE published_at IS NOT NULL")
-        count = int(status.rsplit(" ", 1)[-1])
+        raise :class:`BrokerLogLost`: a new producer sends it."""
+        count = await mark_retained_unpublished(conn)
         self._log.forget()
         OUTBOX_REPUBLISHED.labels(self.service).inc(count)
         log.warning("outbox relay re-publishes %d retained event(s): %s", count, why)

@@ -14,9 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from common.app import watch_broker
 from common.consumer import BatchHandler, ConsumerRunner, EventFilter, Handler
 from common.db import DatabaseReadiness, Deadlines, SessionFactory, create_engine, create_session_factory
+from common.events import PUBLISHED_TOPICS
 from common.outbox import OutboxRelay
 from common.settings import CommonSettings
 from common.tasks import BackgroundTasks
+from common.topics import TopicCheck
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +72,19 @@ async def service_backbone(
             batch_handlers=batch_handlers,
         )
     app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
-    # The broker is not a readiness dependency: its state is the kafka_broker_reachable metric.
+    topics = TopicCheck(
+        service=service,
+        bootstrap=settings.kafka_bootstrap_servers,
+        topics=[*PUBLISHED_TOPICS.get(service, ()), *(handlers or {}), *(batch_handlers or {})],
+        partitions=settings.kafka_topic_partitions,
+    )
+    # The broker is not a readiness dependency once the topics were found as configured at start (0136):
+    # its state is the kafka_broker_reachable metric.
     app.state.readiness_checks = [
-        ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds))
+        ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds)),
+        ("topics", topics),
     ]
+    tasks.start("topic-check", topics.run())
     tasks.start("broker-probe", watch_broker(service, settings.kafka_bootstrap_servers))
     tasks.start("outbox-relay", relay.run())
     if consumer is not None:

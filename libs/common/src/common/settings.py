@@ -28,6 +28,9 @@ class CommonSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", case_sensitive=False, populate_by_name=True)
 
     kafka_bootstrap_servers: str = Field(DEFAULT_KAFKA_BOOTSTRAP, validation_alias="KAFKA_BOOTSTRAP_SERVERS")
+    # The partition count every topic was created with (the topic Job's); a process stays not ready while
+    # one of its topics has another (common.topics). Unset: any count.
+    kafka_topic_partitions: int | None = Field(None, gt=0, validation_alias="KAFKA_TOPIC_PARTITIONS")
     otel_exporter_otlp_endpoint: str | None = Field(None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
     log_level: str = Field("INFO", validation_alias="LOG_LEVEL")
     auth_url: str = Field("http://127.0.0.1:8081", validation_alias="AUTH_URL")

@@ -22,7 +22,7 @@ from common.db import create_engine, create_session_factory
 from common.events import TOPICS, BookmarkSaved
 from common.migrations import create_infra_tables
 from common.outbox import OutboxRelay, create_producer
-from devstack.broker import EmbeddedBroker, ensure_topics
+from devstack.broker import AUTO_CREATE_PARTITIONS, EmbeddedBroker, ensure_topics
 from devstack.postgres import EmbeddedPostgres
 from devstack.testing import eventually, free_port
 
@@ -119,13 +119,12 @@ async def test_events_lost_by_a_restarted_broker_are_republished(
             assert sorted(seq for _, seq in applied) == list(range(21))
 
 
-async def test_events_sent_to_a_topic_auto_created_before_the_stack_recreated_it_are_republished(
+async def test_events_sent_before_the_stack_created_the_topics_reach_the_consumer(
     own_postgres: EmbeddedPostgres, engine: AsyncEngine, own_broker: EmbeddedBroker
 ) -> None:
-    """The race of a broker restart: the relay reaches the empty broker before the stack re-creates the
-    topics, so its sends auto-create them with the broker's default partition count; the stack then
-    deletes and re-creates them with 3. Records acknowledged on a partition that no longer exists must
-    be noticed as lost like any other (asking for its end offset fails, which once hid every loss)."""
+    """A relay that reaches a restarted (empty) broker before the topics are created makes them by its
+    sends, with the broker's own partition count, which is the one the stack creates them with: the stack
+    finds them as configured, deletes nothing, and every event reaches a consumer."""
     url = own_postgres.dsn("outages")
     users = [uuid.uuid4() for _ in range(24)]  # one event per user: the keys spread over every partition
     relay = OutboxRelay(
@@ -141,8 +140,8 @@ async def test_events_sent_to_a_topic_auto_created_before_the_stack_recreated_it
         await write_outbox(engine, [saved(user, 1) for user in users])
         await asyncio.to_thread(own_broker.start)  # no topics: the relay's sends auto-create them
         await eventually(lambda: _all_published(engine), timeout=60)
-        assert await _partition_count(own_broker.bootstrap, "bookmark.saved") != 3, "no auto-created topic"
-        await ensure_topics(own_broker.bootstrap, TOPICS)  # deleted and re-created with 3 partitions
+        assert await _partition_count(own_broker.bootstrap, "bookmark.saved") == AUTO_CREATE_PARTITIONS
+        await ensure_topics(own_broker.bootstrap, TOPICS)  # as configured: nothing to create or delete
         async with running(_runner(own_broker.bootstrap, engine).run()):
             for user in users:
                 assert await eventually(lambda u=user: _has(engine, u, 1), timeout=90)

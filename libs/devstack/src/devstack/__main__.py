@@ -5,8 +5,9 @@
           for running one service by hand against the shared infrastructure).
 
 Once started, the launcher supervises like a kubelet (:mod:`devstack.healing`): a child that dies —
-PostgreSQL, the broker, a service, the enrichment worker — is restarted with backoff, and a restarted
-broker gets its topics back with the configured partitions.
+PostgreSQL, the broker, a service, the enrichment worker — is restarted with backoff. A restarted broker
+is a new cluster (memory storage): every service is stopped, the broker started, its topics created and
+the services started again, as at a first start.
 
 Exit codes: 0 after a requested stop, 1 when something failed to start, 2 for a configuration problem
 (busy port, bad variable) detected before anything was started.

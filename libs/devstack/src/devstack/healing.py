@@ -26,9 +26,9 @@ MAX_DELAY = 30.0
 HEALTHY_SECONDS = 60.0
 
 
-def next_restart_delay(previous: float, *, healthy_for: float) -> float:
+def next_restart_delay(previous: float, *, healthy_for: float, healthy_after: float = HEALTHY_SECONDS) -> float:
     """How long to wait before restarting a component that died after running ``healthy_for`` seconds."""
-    if previous <= 0 or healthy_for >= HEALTHY_SECONDS:
+    if previous <= 0 or healthy_for >= healthy_after:
         return FIRST_DELAY
     return min(previous * 2, MAX_DELAY)
 
@@ -51,8 +51,15 @@ class _State:
 
 
 class Healer:
-    def __init__(self, components: list[Component], *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        components: list[Component],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        healthy_seconds: float = HEALTHY_SECONDS,
+    ) -> None:
         self.components = components
+        self.healthy_seconds = healthy_seconds
         self._clock = clock
         now = clock()
         self._states = {c.name: _State(started_at=now) for c in components}
@@ -76,7 +83,9 @@ class Healer:
             return False
         if state.dead_since is None:
             state.dead_since = now
-            state.delay = next_restart_delay(state.delay, healthy_for=now - state.started_at)
+            state.delay = next_restart_delay(
+                state.delay, healthy_for=now - state.started_at, healthy_after=self.healthy_seconds
+            )
             log.warning("%s died; restarting in %.1fs", component.name, state.delay)
         if now - state.dead_since < state.delay:
             return False

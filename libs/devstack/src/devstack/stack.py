@@ -23,9 +23,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self, TextIO
 
-from devstack.broker import EmbeddedBroker, ensure_topics_blocking
+from devstack._aio import run_blocking
+from devstack.broker import AUTO_CREATE_PARTITIONS, EmbeddedBroker, ensure_topics_blocking
 from devstack.errors import ConfigError, MigrationError, PortBusyError, ServiceStartError
-from devstack.healing import Component, Healer
+from devstack.healing import HEALTHY_SECONDS, Component, Healer
 from devstack.postgres import EmbeddedPostgres
 from devstack.processes import ChildProcess, Supervisor
 
@@ -87,6 +88,7 @@ PG_PORT_ENV = "DEVSTACK_PG_PORT"
 KAFKA_PORT_ENV = "DEVSTACK_KAFKA_PORT"
 DATA_DIR_ENV = "DEVSTACK_DATA_DIR"
 KAFKA_ENV = "KAFKA_BOOTSTRAP_SERVERS"
+PARTITIONS_ENV = "KAFKA_TOPIC_PARTITIONS"
 READY_TIMEOUT_ENV = "DEVSTACK_READY_TIMEOUT"
 
 _SPECS = {spec.name: spec for spec in SERVICES}
@@ -121,6 +123,7 @@ class StackConfig:
     service_hosts: dict[str, str] = field(default_factory=dict)
     database_urls: dict[str, str] | None = None
     kafka_bootstrap: str | None = None
+    topic_partitions: int = AUTO_CREATE_PARTITIONS
     services: bool = True
     skip_missing_migrations: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -154,6 +157,7 @@ class StackConfig:
             service_hosts=hosts,
             database_urls=external_dbs or None,
             kafka_bootstrap=env.get(KAFKA_ENV) or None,
+            topic_partitions=_positive(env, PARTITIONS_ENV, AUTO_CREATE_PARTITIONS),
             services=services,
             skip_missing_migrations=not services,
             ready_timeout=float(env.get(READY_TIMEOUT_ENV, "120")),
@@ -295,6 +299,7 @@ class Stack:
         """The variables the stack sets for its children (without the inherited environment)."""
         env = {database_url_env(db): url for db, url in self.database_urls.items()}
         env[KAFKA_ENV] = self.kafka_bootstrap
+        env[PARTITIONS_ENV] = str(self.config.topic_partitions)
         for spec in SERVICES:
             env[f"{spec.env_prefix}_HOST"] = self.config.service_host(spec.name)
             env[f"{spec.env_prefix}_PORT"] = str(self.config.service_ports[spec.name])
@@ -363,14 +368,17 @@ class Stack:
             self.healer = Healer(self._components())
         return self.healer.check()
 
-    def supervise(self, interval: float = 0.5) -> None:
-        """Run :meth:`heal` on a thread until :meth:`stop` (children restarted there live as long)."""
+    def supervise(self, interval: float = 0.5, *, healthy_seconds: float = HEALTHY_SECONDS) -> None:
+        """Run :meth:`heal` on a thread until :meth:`stop` (children restarted there live as long).
+
+        ``healthy_seconds``: how long a restarted child must stay up before its next death waits the first
+        delay again (a drill that kills the same child every few seconds sets it low)."""
 
         def loop() -> None:
             while not self._stopping.wait(interval):
                 self.heal()
 
-        self.healer = Healer(self._components())
+        self.healer = Healer(self._components(), healthy_seconds=healthy_seconds)
         self._supervision = threading.Thread(target=loop, name="devstack-supervision", daemon=True)
         self._supervision.start()
 
@@ -396,8 +404,16 @@ class Stack:
         self.postgres.start()
 
     def restart_broker(self) -> None:
-        """Start the embedded broker again and re-create its topics with the configured partitions."""
+        """A restarted broker is a new cluster (memory storage: no topic, record or committed offset
+        survives), so it is started as at a first start: every service (each one uses the broker) is
+        stopped, the broker started, the topics created, every service's retained outbox window marked
+        for sending again (what the old broker had acknowledged is gone with it), then the services
+        started in their phases. No consumer carries a position into the new log, nothing reaches the
+        broker before its topics, and consumers are idempotent to what they had already applied.
+        """
         assert self.broker is not None
+        if self._services:
+            self.supervisor.stop(list(reversed(self._services.values())), timeout=self.config.stop_timeout)
         self.broker.stop(self.config.stop_timeout)
         try:
             self.start_broker()
@@ -405,9 +421,15 @@ class Stack:
             # A broker without its topics must not look healthy to the healer: stopped, it is retried.
             self.broker.stop(self.config.stop_timeout)
             raise
+        if self._services:
+            self._republish_outboxes()
+            self._start_services()
 
     def restart_service(self, name: str) -> None:
-        """Start a service process again (not waited for: it turns ready by itself)."""
+        """Start a service process again (not waited for: it turns ready by itself). Refused while the
+        embedded broker is down: its restart starts every service itself, after the topics."""
+        if self.broker is not None and not self.broker.running:
+            raise ServiceStartError(name, "waits for the broker's restart", "")
         old = self._services[name]
         self.supervisor.stop([old], timeout=self.config.stop_timeout)
         spec = _SPECS[name]
@@ -484,10 +506,16 @@ class Stack:
                 plan.append((host, self.config.metrics_ports[spec.name], f"{spec.name} metrics", spec.metrics_port_env))
         return plan
 
+    def _republish_outboxes(self) -> None:
+        from common.outbox import republish_retained
+
+        for db in DATABASES:
+            run_blocking(partial(republish_retained, self.dsn(db)))
+
     def _ensure_topics(self) -> None:
         from common.events import TOPICS
 
-        ensure_topics_blocking(self.kafka_bootstrap, TOPICS)
+        ensure_topics_blocking(self.kafka_bootstrap, TOPICS, self.config.topic_partitions)
 
     def _start_services(self) -> None:
         env = self.child_env()
@@ -590,6 +618,19 @@ def _port(env: Mapping[str, str], name: str, default: int) -> int:
     if not 0 < port < 65536:
         raise ConfigError(f"{name} must be between 1 and 65535, got {port}")
     return port
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < 1:
+        raise ConfigError(f"{name} must be at least 1, got {value}")
+    return value
 
 
 def _repo_root() -> Path:

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,12 +18,13 @@ import asyncpg
 import psutil
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from common.events import TOPICS
+from common.topics import partition_counts
 from devstack import testing
-from devstack.broker import ensure_topics
-from devstack.errors import PortBusyError
+from devstack.broker import AUTO_CREATE_PARTITIONS, ensure_topics
+from devstack.errors import PortBusyError, StartupError
 from devstack.postgres import EmbeddedPostgres
 from devstack.processes import Supervisor
 from devstack.stack import DATABASES, SERVICES, Stack, StackConfig, free_port, free_ports
@@ -147,6 +149,34 @@ async def test_broker_roundtrip(infra: Stack) -> None:
     await ensure_topics(infra.kafka_bootstrap, [topic])
     await ensure_topics(infra.kafka_bootstrap, [topic])  # existing topics are fine
     await roundtrip(infra.kafka_bootstrap, topic, b"hello")
+
+
+async def test_the_broker_auto_creates_topics_with_the_partition_count_we_create_them_with(infra: Stack) -> None:
+    """A client that reaches a restarted broker before the topics exist makes them itself; they must be
+    shaped as ours. A broker upgrade that changes its default count fails here, not in production."""
+    topic = f"devstack.test.auto-{uuid.uuid4().hex[:8]}"
+    producer = AIOKafkaProducer(bootstrap_servers=infra.kafka_bootstrap, enable_idempotence=False)
+    await producer.start()
+    try:
+        async with asyncio.timeout(HANG_GUARD):
+            await producer.send_and_wait(topic, b"first", key=b"user-1")
+    finally:
+        await producer.stop()
+    assert (await partition_counts(infra.kafka_bootstrap))[topic] == AUTO_CREATE_PARTITIONS
+    await ensure_topics(infra.kafka_bootstrap, [topic])  # as configured: kept, not an error
+
+
+async def test_a_topic_with_another_partition_count_is_an_error_and_is_kept(infra: Stack) -> None:
+    topic = f"devstack.test.shape-{uuid.uuid4().hex[:8]}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=infra.kafka_bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])
+    finally:
+        await admin.close()
+    with pytest.raises(StartupError, match=f"{topic} has 2 partitions, {AUTO_CREATE_PARTITIONS} expected"):
+        await ensure_topics(infra.kafka_bootstrap, [topic], retry_for=1.0)
+    assert (await partition_counts(infra.kafka_bootstrap))[topic] == 2
 
 
 async def test_broker_restarts_on_the_same_port_with_topics(infra: Stack) -> None:

@@ -23,6 +23,10 @@ def _reachable() -> float | None:
 async def test_broker_outage_keeps_the_service_ready_and_writing(
     infra: Any, client: httpx.AsyncClient, consume: Any
 ) -> None:
+    async def ready() -> bool:
+        return (await client.get("/readyz")).status_code == 200
+
+    await eventually(ready, timeout=60)  # ready once its topics were found; the broker's outage comes after
     await asyncio.to_thread(infra.stop_broker)
     try:
         ready = await client.get("/readyz")

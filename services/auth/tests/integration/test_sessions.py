@@ -13,6 +13,7 @@ import jwt
 from sqlalchemy import text
 
 from auth.main import create_app
+from devstack.testing import eventually
 
 USER_KEYS = {"id", "isAnonymous", "displayName", "email", "photoUrl", "isPro"}
 
@@ -339,8 +340,12 @@ async def test_unknown_routes_and_methods_use_the_error_model(api: Any) -> None:
 
 async def test_health_and_readiness(api: Any) -> None:
     assert (await api.client.get("/healthz")).status_code == 200
-    ready = await api.client.get("/readyz")
-    assert ready.status_code == 200, ready.text
+
+    async def ready() -> bool:
+        return (await api.client.get("/readyz")).status_code == 200
+
+    # Ready once the database answers and its topics were found on the broker (one metadata request).
+    assert await eventually(ready, timeout=60)
 
 
 def test_app_factory_builds_nothing_at_import(make_settings: Any) -> None:

@@ -22,6 +22,7 @@ from common.events import (
 )
 from common.jwt import JwksClient
 from common.tasks import BackgroundTasks
+from common.topics import TopicCheck
 from common.tracing import setup_tracing
 from gateway.api.routes import build_router, install_proxy_fast_path
 from gateway.denylist import DenyList
@@ -123,12 +124,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if not tail.caught_up.is_set():
                 raise RuntimeError("deny-list not loaded yet")
 
+        topics = TopicCheck(
+            service=SERVICE,
+            bootstrap=settings.kafka_bootstrap_servers,
+            topics=tail.topics,
+            partitions=settings.kafka_topic_partitions,
+        )
         app.state.readiness_checks = [
             ("jwks", jwks_reachable),
+            ("topics", topics),
             ("events", events_ready),
         ]
         app.state.event_tail = tail
         tasks = BackgroundTasks()
+        tasks.start("topic-check", topics.run())
         tasks.start("event-tail", tail.run())
         tasks.start("broker-probe", watch_broker(SERVICE, settings.kafka_bootstrap_servers))
         tasks.start("openapi-catalog", gateway.catalog.run())
