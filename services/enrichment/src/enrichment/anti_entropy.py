@@ -1,0 +1,220 @@
+"""Anti-entropy of the bookmark-URL projection (docs/decisions/0131-anti-entropy.md).
+
+Every ANTI_ENTROPY_INTERVAL_SECONDS one replica (an advisory lock decides which) walks the bookmarks
+service's users a page at a time, compares digests of their live bookmarks with the projection's, drills
+differing buckets down to ids, and asks bookmarks to re-publish those ids through its outbox. The events
+then repair the projection the normal way: nothing here writes another service's data, and the only write
+to our own is marking the differing rows' positions unknown so the re-published state is applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from common import anti_entropy as ae
+from common.db import SessionFactory, transaction
+from common.metrics import (
+    ANTI_ENTROPY_CHECKS,
+    ANTI_ENTROPY_LAST_COMPLETED,
+    ANTI_ENTROPY_REPAIRED,
+    initialise_anti_entropy_series,
+)
+from common.tracing import inject_http_headers
+from enrichment.store import digests
+
+log = logging.getLogger("enrichment.anti_entropy")
+
+SERVICE, PROJECTION = "enrichment", "bookmark_urls"
+# Arbitrary constant: one advisory-lock id for "the anti-entropy pass of this database".
+LOCK_ID = 7_311_500_131
+# A user whose projection lost more than this many records is repaired over several passes.
+MAX_REPAIRS_PER_USER = 10 * ae.MAX_IDS_PER_REQUEST
+
+_Answer = TypeVar("_Answer", bound=BaseModel)
+
+
+class SourceUnavailable(Exception):
+    """Bookmarks did not answer, or not as agreed: the pass ends and the next one starts over."""
+
+
+class BookmarksSource:
+    """The bookmarks service's internal anti-entropy routes (never reachable through the gateway)."""
+
+    def __init__(self, *, bookmarks_url: str, timeout_seconds: float, http: httpx.AsyncClient | None = None) -> None:
+        self.base_url = bookmarks_url.rstrip("/") + "/internal/anti-entropy/bookmark-urls"
+        self._http = http or httpx.AsyncClient(timeout=timeout_seconds, trust_env=False)
+        self._owns_http = http is None
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def digests(self, *, after: uuid.UUID | None, limit: int) -> ae.DigestPage:
+        return await self._post("/digests", ae.DigestRequest(after=after, limit=limit), ae.DigestPage)
+
+    async def records(self, *, user: uuid.UUID, buckets: Sequence[int], settle_seconds: float) -> ae.RecordHashes:
+        body = ae.RecordsRequest(userId=user, buckets=list(buckets), settleSeconds=settle_seconds)
+        return await self._post("/records", body, ae.RecordHashes)
+
+    async def republish(self, *, user: uuid.UUID, ids: Sequence[str]) -> int:
+        answer = await self._post("/republish", ae.RepublishRequest(userId=user, ids=list(ids)), ae.Republished)
+        return answer.republished
+
+    async def _post(self, path: str, body: BaseModel, answer: type[_Answer]) -> _Answer:
+        headers = {"content-type": "application/json"}
+        inject_http_headers(headers)
+        try:
+            response = await self._http.post(self.base_url + path, content=body.model_dump_json(), headers=headers)
+        except httpx.HTTPError as exc:
+            raise SourceUnavailable(f"bookmarks {path}: {exc or type(exc).__name__}") from exc
+        if response.status_code != 200:
+            raise SourceUnavailable(f"bookmarks {path} answered {response.status_code}")
+        try:
+            return answer.model_validate_json(response.content)
+        except ValidationError as exc:
+            raise SourceUnavailable(f"bookmarks {path} answered malformed JSON") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class CheckConfig:
+    users_per_page: int = 200
+    # Differences younger than this are left to the events that may still be on their way.
+    settle_seconds: float = 300.0
+
+
+class InFlight:
+    """Records re-published lately: until their events arrive they still differ, and a pass that came
+    sooner than the settle time would ask for them again."""
+
+    def __init__(self, settle_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._settle, self._clock = settle_seconds, clock
+        self._since: dict[tuple[uuid.UUID, str], float] = {}
+
+    def leave_out(self, user: uuid.UUID, ids: Sequence[str]) -> list[str]:
+        """``ids`` without those re-published within the settle time."""
+        now = self._clock()
+        self._since = {key: at for key, at in self._since.items() if now - at < self._settle}
+        return [i for i in ids if (user, i) not in self._since]
+
+    def mark(self, user: uuid.UUID, ids: Sequence[str]) -> None:
+        now = self._clock()
+        self._since.update({(user, i): now for i in ids})
+
+
+# --- one pass ----------------------------------------------------------------------------------------
+
+
+async def check_bookmark_urls(
+    *, sessions: SessionFactory, source: BookmarksSource, config: CheckConfig, in_flight: InFlight
+) -> int:
+    """Compare every user's projection with bookmarks once and have differences re-published; returns
+    how many records were re-published."""
+    after: uuid.UUID | None = None
+    repaired = 0
+    while True:
+        page = await source.digests(after=after, limit=config.users_per_page)
+        repaired += await _check_page(sessions=sessions, source=source, page=page, config=config, in_flight=in_flight)
+        if not page.more or not page.users:
+            return repaired
+        after = page.users[-1].userId
+
+
+async def _check_page(
+    *, sessions: SessionFactory, source: BookmarksSource, page: ae.DigestPage, config: CheckConfig, in_flight: InFlight
+) -> int:
+    users = [user.userId for user in page.users]
+    async with sessions() as session:
+        ours = await digests.digests(session, users)
+        purged = await digests.deleted_users(session, users)
+    repaired = 0
+    for user in page.users:
+        if user.userId in purged:  # their bookmarks are gone here on purpose; bookmarks purges too
+            continue
+        buckets = ae.differing_buckets(ae.digest_of(user.buckets), ae.digest_of(ours[user.userId]))
+        if buckets:
+            repaired += await _repair_user(
+                sessions=sessions, source=source, user=user.userId, buckets=buckets, config=config, in_flight=in_flight
+            )
+    return repaired
+
+
+async def _repair_user(
+    *,
+    sessions: SessionFactory,
+    source: BookmarksSource,
+    user: uuid.UUID,
+    buckets: list[int],
+    config: CheckConfig,
+    in_flight: InFlight,
+) -> int:
+    theirs = await source.records(user=user, buckets=buckets, settle_seconds=config.settle_seconds)
+    async with sessions() as session:
+        ours = await digests.record_hashes(session, user, buckets)
+    differing = ae.differing_ids(theirs.hashes, ours, unsettled=theirs.unsettled)
+    ids = in_flight.leave_out(user, differing)[:MAX_REPAIRS_PER_USER]
+    for chunk in ae.chunks(ids):
+        async with transaction(sessions) as session:
+            await digests.forget_positions(session, user, chunk)
+        await source.republish(user=user, ids=chunk)
+        in_flight.mark(user, chunk)
+        ANTI_ENTROPY_REPAIRED.labels(SERVICE, PROJECTION).inc(len(chunk))
+    if ids:
+        log.warning(
+            "projection differed from bookmarks; re-published",
+            extra={"user_id": str(user), "projection": PROJECTION, "records": len(ids), "sample": ids[:5]},
+        )
+    return len(ids)
+
+
+# --- the loop ----------------------------------------------------------------------------------------
+
+
+async def run_anti_entropy(
+    *,
+    engine: AsyncEngine,
+    sessions: SessionFactory,
+    source: BookmarksSource,
+    interval_seconds: float,
+    config: CheckConfig,
+) -> None:
+    """A pass every ``interval_seconds`` (the first after one interval: a starting process has other work)."""
+    initialise_anti_entropy_series(SERVICE, PROJECTION)
+    in_flight = InFlight(config.settle_seconds)
+    while True:
+        await asyncio.sleep(interval_seconds)
+        try:
+            await _pass_if_leader(engine=engine, sessions=sessions, source=source, config=config, in_flight=in_flight)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # bookmarks or the database away: the next pass starts over
+            ANTI_ENTROPY_CHECKS.labels(SERVICE, PROJECTION, "failed").inc()
+            log.warning("anti-entropy pass failed: %s", exc)
+
+
+async def _pass_if_leader(
+    *, engine: AsyncEngine, sessions: SessionFactory, source: BookmarksSource, config: CheckConfig, in_flight: InFlight
+) -> None:
+    """One pass, unless another replica's is running: a session-level advisory lock on a connection of its
+    own, in autocommit so that no transaction stays open for the pass; it goes with the connection."""
+    async with engine.connect() as raw:
+        lock = await raw.execution_options(isolation_level="AUTOCOMMIT")
+        if not await lock.scalar(select(func.pg_try_advisory_lock(LOCK_ID))):
+            return
+        try:
+            repaired = await check_bookmark_urls(sessions=sessions, source=source, config=config, in_flight=in_flight)
+        finally:
+            await lock.scalar(select(func.pg_advisory_unlock(LOCK_ID)))
+    ANTI_ENTROPY_CHECKS.labels(SERVICE, PROJECTION, "completed").inc()
+    ANTI_ENTROPY_LAST_COMPLETED.labels(SERVICE, PROJECTION).set(time.time())
+    log.info("anti-entropy pass completed", extra={"projection": PROJECTION, "records": repaired})
