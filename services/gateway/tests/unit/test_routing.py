@@ -61,6 +61,7 @@ def test_openapi_templates_resolve_like_concrete_paths() -> None:
     "path",
     [
         "/internal/users/1",
+        "/internal/anti-entropy/bookmark-urls/republish",
         "/v1/internal/x",
         "/healthz",
         "/metrics",

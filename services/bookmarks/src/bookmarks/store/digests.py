@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -31,7 +32,7 @@ async def user_page(session: AsyncSession, *, after: uuid.UUID | None, limit: in
     return list((await session.execute(statement)).scalars())
 
 
-def _digest_statement(owners: ColumnElement[bool]) -> Select[tuple[uuid.UUID, int, int, int]]:
+def _digest_statement(owners: ColumnElement[bool]) -> Select[Any]:
     bucket = _BUCKET.label("bucket")
     return (
         select(bookmarks.c.owner_uid, bucket, func.count(), func.bit_xor(_HASH))
