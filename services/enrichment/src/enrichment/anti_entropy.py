@@ -163,18 +163,26 @@ async def _repair_user(
         ours = await digests.record_hashes(session, user, buckets)
     differing = ae.differing_ids(theirs.hashes, ours, unsettled=theirs.unsettled)
     ids = in_flight.leave_out(user, differing)[:MAX_REPAIRS_PER_USER]
+    republished = 0
     for chunk in ae.chunks(ids):
         async with transaction(sessions) as session:
             await digests.forget_positions(session, user, chunk)
-        await source.republish(user=user, ids=chunk)
+        count = await source.republish(user=user, ids=chunk)  # 0 for a user bookmarks has deleted
         in_flight.mark(user, chunk)
-        ANTI_ENTROPY_REPAIRED.labels(SERVICE, PROJECTION).inc(len(chunk))
+        ANTI_ENTROPY_REPAIRED.labels(SERVICE, PROJECTION).inc(count)
+        republished += count
     if ids:
         log.warning(
             "projection differed from bookmarks; re-published",
-            extra={"user_id": str(user), "projection": PROJECTION, "records": len(ids), "sample": ids[:5]},
+            extra={
+                "user_id": str(user),
+                "projection": PROJECTION,
+                "records": len(ids),
+                "republished": republished,
+                "sample": ids[:5],
+            },
         )
-    return len(ids)
+    return republished
 
 
 # --- the loop ----------------------------------------------------------------------------------------
