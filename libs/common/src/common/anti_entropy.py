@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import BigInteger, ColumnElement, Integer, cast, func, literal
+from sqlalchemy import BigInteger, ColumnElement, Integer, case, cast, func, literal
 from sqlalchemy.dialects.postgresql import BIT
 
 BUCKETS = 64
@@ -47,6 +47,11 @@ def record_hash(record_id: ColumnElement[str], value: ColumnElement[str]) -> Col
     """64 bits of the record's (id, value)."""
     text_of = func.concat(func.length(record_id), literal(":"), record_id, value)
     return _hex_to_int(func.md5(text_of), 64)
+
+
+def flags_value(*flags: ColumnElement[bool]) -> ColumnElement[str]:
+    """Booleans as the text a record hash takes ('1'/'0' each, in order): both sides render them alike."""
+    return func.concat(*(case((flag, "1"), else_="0") for flag in flags))
 
 
 # --- the wire: what the source's internal routes take and answer ------------------------------------
@@ -97,6 +102,32 @@ class RepublishRequest(_Wire):
 
 class Republished(_Wire):
     republished: int
+
+
+# A projection of users (one record per user) is compared a range of user ids at a time: the source
+# chooses the range, (after, upTo], from its own next ``limit`` users; upTo None means "to the end".
+
+
+class RangeRequest(_Wire):
+    after: uuid.UUID | None = None
+    limit: int = Field(MAX_USERS_PER_REQUEST, ge=1, le=MAX_USERS_PER_REQUEST)
+
+
+class RangeDigest(_Wire):
+    upTo: uuid.UUID | None
+    count: int
+    xor: int
+    more: bool
+
+
+class RangeRecordsRequest(_Wire):
+    after: uuid.UUID | None = None
+    upTo: uuid.UUID | None = None
+    settleSeconds: float = Field(0.0, ge=0)
+
+
+class UsersRepublishRequest(_Wire):
+    userIds: list[uuid.UUID] = Field(min_length=1, max_length=MAX_IDS_PER_REQUEST)
 
 
 # --- the comparison (pure) ---------------------------------------------------------------------------

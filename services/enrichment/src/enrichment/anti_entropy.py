@@ -1,10 +1,12 @@
-"""Anti-entropy of the bookmark-URL projection (docs/decisions/0131-anti-entropy.md).
+"""Anti-entropy of enrichment's projections (docs/decisions/0131-anti-entropy.md): the loop, the sources'
+internal routes, and the bookmark-URL check (the users check is in ``anti_entropy_users``).
 
-Every ANTI_ENTROPY_INTERVAL_SECONDS one replica (an advisory lock decides which) walks the bookmarks
-service's users a page at a time, compares digests of their live bookmarks with the projection's, drills
-differing buckets down to ids, and asks bookmarks to re-publish those ids through its outbox. The events
-then repair the projection the normal way: nothing here writes another service's data, and the only write
-to our own is marking the differing rows' positions unknown so the re-published state is applied.
+Every ANTI_ENTROPY_INTERVAL_SECONDS one replica (an advisory lock decides which) runs each check. The
+bookmark-URL check walks the bookmarks service's users a page at a time, compares digests of their live
+bookmarks with the projection's, drills differing buckets down to ids, and asks bookmarks to re-publish
+those ids through its outbox. The events then repair the projection the normal way: nothing here writes
+another service's data, and the only write to our own is marking the differing rows' positions unknown so
+the re-published state is applied.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -45,20 +47,43 @@ _Answer = TypeVar("_Answer", bound=BaseModel)
 
 
 class SourceUnavailable(Exception):
-    """Bookmarks did not answer, or not as agreed: the pass ends and the next one starts over."""
+    """The source did not answer, or not as agreed: that check ends and the next pass starts over."""
 
 
-class BookmarksSource:
-    """The bookmarks service's internal anti-entropy routes (never reachable through the gateway)."""
+class _InternalSource:
+    """A service's internal anti-entropy routes (never reachable through the gateway), with a deadline."""
 
-    def __init__(self, *, bookmarks_url: str, timeout_seconds: float, http: httpx.AsyncClient | None = None) -> None:
-        self.base_url = bookmarks_url.rstrip("/") + "/internal/anti-entropy/bookmark-urls"
+    def __init__(self, *, base_url: str, timeout_seconds: float, http: httpx.AsyncClient | None = None) -> None:
+        self.base_url = base_url
         self._http = http or httpx.AsyncClient(timeout=timeout_seconds, trust_env=False)
         self._owns_http = http is None
 
     async def aclose(self) -> None:
         if self._owns_http:
             await self._http.aclose()
+
+    async def _post(self, path: str, body: BaseModel, answer: type[_Answer]) -> _Answer:
+        headers = {"content-type": "application/json"}
+        inject_http_headers(headers)
+        url = self.base_url + path
+        try:
+            response = await self._http.post(url, content=body.model_dump_json(), headers=headers)
+        except httpx.HTTPError as exc:
+            raise SourceUnavailable(f"{url}: {exc or type(exc).__name__}") from exc
+        if response.status_code != 200:
+            raise SourceUnavailable(f"{url} answered {response.status_code}")
+        try:
+            return answer.model_validate_json(response.content)
+        except ValidationError as exc:
+            raise SourceUnavailable(f"{url} answered malformed JSON") from exc
+
+
+class BookmarksSource(_InternalSource):
+    """Bookmarks' digests of users' live bookmarks (id → normalized URL), and their re-publishing."""
+
+    def __init__(self, *, bookmarks_url: str, timeout_seconds: float, http: httpx.AsyncClient | None = None) -> None:
+        base_url = bookmarks_url.rstrip("/") + "/internal/anti-entropy/bookmark-urls"
+        super().__init__(base_url=base_url, timeout_seconds=timeout_seconds, http=http)
 
     async def digests(self, *, after: uuid.UUID | None, limit: int) -> ae.DigestPage:
         return await self._post("/digests", ae.DigestRequest(after=after, limit=limit), ae.DigestPage)
@@ -71,19 +96,26 @@ class BookmarksSource:
         answer = await self._post("/republish", ae.RepublishRequest(userId=user, ids=list(ids)), ae.Republished)
         return answer.republished
 
-    async def _post(self, path: str, body: BaseModel, answer: type[_Answer]) -> _Answer:
-        headers = {"content-type": "application/json"}
-        inject_http_headers(headers)
-        try:
-            response = await self._http.post(self.base_url + path, content=body.model_dump_json(), headers=headers)
-        except httpx.HTTPError as exc:
-            raise SourceUnavailable(f"bookmarks {path}: {exc or type(exc).__name__}") from exc
-        if response.status_code != 200:
-            raise SourceUnavailable(f"bookmarks {path} answered {response.status_code}")
-        try:
-            return answer.model_validate_json(response.content)
-        except ValidationError as exc:
-            raise SourceUnavailable(f"bookmarks {path} answered malformed JSON") from exc
+
+class AuthSource(_InternalSource):
+    """Auth's digests of ranges of users (consent and plan), and their re-publishing as ``user.updated``."""
+
+    def __init__(self, *, auth_url: str, timeout_seconds: float, http: httpx.AsyncClient | None = None) -> None:
+        base_url = auth_url.rstrip("/") + "/internal/anti-entropy/users"
+        super().__init__(base_url=base_url, timeout_seconds=timeout_seconds, http=http)
+
+    async def digest(self, *, after: uuid.UUID | None, limit: int) -> ae.RangeDigest:
+        return await self._post("/digest", ae.RangeRequest(after=after, limit=limit), ae.RangeDigest)
+
+    async def records(
+        self, *, after: uuid.UUID | None, up_to: uuid.UUID | None, settle_seconds: float
+    ) -> ae.RecordHashes:
+        body = ae.RangeRecordsRequest(after=after, upTo=up_to, settleSeconds=settle_seconds)
+        return await self._post("/records", body, ae.RecordHashes)
+
+    async def republish(self, *, user_ids: Sequence[uuid.UUID]) -> int:
+        answer = await self._post("/republish", ae.UsersRepublishRequest(userIds=list(user_ids)), ae.Republished)
+        return answer.republished
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,31 +220,34 @@ async def _repair_user(
 # --- the loop ----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One projection's comparison with its source: runs one pass, returns the records re-published."""
+
+    projection: str
+    run: Callable[[InFlight], Awaitable[int]]
+
+
 async def run_anti_entropy(
-    *,
-    engine: AsyncEngine,
-    sessions: SessionFactory,
-    source: BookmarksSource,
-    interval_seconds: float,
-    config: CheckConfig,
+    *, engine: AsyncEngine, checks: Sequence[Check], interval_seconds: float, settle_seconds: float
 ) -> None:
     """A pass every ``interval_seconds`` (the first after one interval: a starting process has other work)."""
-    initialise_anti_entropy_series(SERVICE, PROJECTION)
-    in_flight = InFlight(config.settle_seconds)
+    for check in checks:
+        initialise_anti_entropy_series(SERVICE, check.projection)
+    memories = {check.projection: InFlight(settle_seconds) for check in checks}
     while True:
         await asyncio.sleep(interval_seconds)
         try:
-            await _pass_if_leader(engine=engine, sessions=sessions, source=source, config=config, in_flight=in_flight)
+            await _pass_if_leader(engine=engine, checks=checks, memories=memories)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # bookmarks or the database away: the next pass starts over
-            ANTI_ENTROPY_CHECKS.labels(SERVICE, PROJECTION, "failed").inc()
+        except Exception as exc:  # our database away: every check waits for the next pass
+            for check in checks:
+                ANTI_ENTROPY_CHECKS.labels(SERVICE, check.projection, "failed").inc()
             log.warning("anti-entropy pass failed: %s", exc)
 
 
-async def _pass_if_leader(
-    *, engine: AsyncEngine, sessions: SessionFactory, source: BookmarksSource, config: CheckConfig, in_flight: InFlight
-) -> None:
+async def _pass_if_leader(*, engine: AsyncEngine, checks: Sequence[Check], memories: dict[str, InFlight]) -> None:
     """One pass, unless another replica's is running: a session-level advisory lock on a connection of its
     own, in autocommit so that no transaction stays open for the pass; it goes with the connection."""
     async with engine.connect() as raw:
@@ -220,9 +255,22 @@ async def _pass_if_leader(
         if not await lock.scalar(select(func.pg_try_advisory_lock(LOCK_ID))):
             return
         try:
-            repaired = await check_bookmark_urls(sessions=sessions, source=source, config=config, in_flight=in_flight)
+            for check in checks:
+                await _run_check(check, memories[check.projection])
         finally:
             await lock.scalar(select(func.pg_advisory_unlock(LOCK_ID)))
-    ANTI_ENTROPY_CHECKS.labels(SERVICE, PROJECTION, "completed").inc()
-    ANTI_ENTROPY_LAST_COMPLETED.labels(SERVICE, PROJECTION).set(time.time())
-    log.info("anti-entropy pass completed", extra={"projection": PROJECTION, "records": repaired})
+
+
+async def _run_check(check: Check, memory: InFlight) -> None:
+    """One projection's pass; a failure (its source away) leaves the other projections' passes alone."""
+    try:
+        repaired = await check.run(memory)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        ANTI_ENTROPY_CHECKS.labels(SERVICE, check.projection, "failed").inc()
+        log.warning("anti-entropy pass failed: %s", exc, extra={"projection": check.projection})
+        return
+    ANTI_ENTROPY_CHECKS.labels(SERVICE, check.projection, "completed").inc()
+    ANTI_ENTROPY_LAST_COMPLETED.labels(SERVICE, check.projection).set(time.time())
+    log.info("anti-entropy pass completed", extra={"projection": check.projection, "records": repaired})

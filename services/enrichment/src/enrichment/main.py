@@ -14,7 +14,15 @@ from common.auth import AccessTokenVerifier
 from common.jwt import JwksClient
 from common.runtime import Backbone, service_backbone
 from common.tracing import setup_tracing
-from enrichment.anti_entropy import BookmarksSource, CheckConfig, run_anti_entropy
+from enrichment.anti_entropy import (
+    AuthSource,
+    BookmarksSource,
+    Check,
+    CheckConfig,
+    check_bookmark_urls,
+    run_anti_entropy,
+)
+from enrichment.anti_entropy_users import check_users
 from enrichment.api.routes import router
 from enrichment.domain.model import Clock, SystemClock
 from enrichment.entitlements import EntitlementsClient
@@ -26,24 +34,31 @@ SERVICE = "enrichment"
 
 @asynccontextmanager
 async def _anti_entropy(settings: Settings, backbone: Backbone) -> AsyncIterator[None]:
-    """The projection's periodic comparison with bookmarks, unless ANTI_ENTROPY_INTERVAL_SECONDS is 0."""
+    """The projections' periodic comparison with their sources, unless ANTI_ENTROPY_INTERVAL_SECONDS is 0."""
     if not settings.anti_entropy_interval_seconds:
         yield
         return
-    source = BookmarksSource(
-        bookmarks_url=settings.bookmarks_url, timeout_seconds=settings.anti_entropy_timeout_seconds
-    )
+    timeout = settings.anti_entropy_timeout_seconds
+    bookmarks = BookmarksSource(bookmarks_url=settings.bookmarks_url, timeout_seconds=timeout)
+    auth = AuthSource(auth_url=settings.auth_url, timeout_seconds=timeout)
     config = CheckConfig(
         users_per_page=settings.anti_entropy_users_per_page, settle_seconds=settings.anti_entropy_settle_seconds
     )
+    sessions = backbone.sessions
+    checks = [
+        Check(
+            "bookmark_urls",
+            lambda memory: check_bookmark_urls(sessions=sessions, source=bookmarks, config=config, in_flight=memory),
+        ),
+        Check("users", lambda memory: check_users(sessions=sessions, source=auth, config=config, in_flight=memory)),
+    ]
     task = backbone.tasks.start(
         "anti-entropy",
         run_anti_entropy(
             engine=backbone.engine,
-            sessions=backbone.sessions,
-            source=source,
+            checks=checks,
             interval_seconds=settings.anti_entropy_interval_seconds,
-            config=config,
+            settle_seconds=config.settle_seconds,
         ),
     )
     try:
@@ -52,7 +67,8 @@ async def _anti_entropy(settings: Settings, backbone: Backbone) -> AsyncIterator
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
-        await source.aclose()
+        await bookmarks.aclose()
+        await auth.aclose()
 
 
 def create_app(

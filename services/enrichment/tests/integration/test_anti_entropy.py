@@ -1,9 +1,10 @@
-"""Anti-entropy heals enrichment's bookmark-URL projection through the bookmarks service's outbox.
+"""Anti-entropy heals enrichment's bookmark-URL projection through the bookmarks service's outbox, and its
+users projection through auth's.
 
 The real bookmarks service (on a database of its own, so the pass walks only this module's users) and
 the real enrichment service with a short ANTI_ENTROPY_INTERVAL_SECONDS, on the real PostgreSQL and broker;
-bookmarks are written through bookmarks' API, the projection is damaged by SQL, as an operator's mistake
-or a restore would damage it.
+bookmarks are written through bookmarks' API and users through auth's (the session's real auth service),
+the projections are damaged by SQL, as an operator's mistake or a restore would damage them.
 """
 
 from __future__ import annotations
@@ -100,12 +101,12 @@ async def last_outbox_id(stack: Stack) -> int:
     return int(await stack.bookmarks_db.scalar("SELECT coalesce(max(id), 0) FROM outbox"))
 
 
-def completed_passes() -> float:
-    return ANTI_ENTROPY_CHECKS.labels("enrichment", "bookmark_urls", "completed")._value.get()
+def completed_passes(projection: str = "bookmark_urls") -> float:
+    return ANTI_ENTROPY_CHECKS.labels("enrichment", projection, "completed")._value.get()
 
 
-async def passes_after(count: float, more: int) -> None:
-    await eventually(lambda: _async(completed_passes() >= count + more), timeout=60)
+async def passes_after(count: float, more: int, projection: str = "bookmark_urls") -> None:
+    await eventually(lambda: _async(completed_passes(projection) >= count + more), timeout=60)
 
 
 async def _async(value: bool) -> bool:
@@ -193,3 +194,50 @@ async def test_an_intact_projection_republishes_nothing(stack: Stack, users: Aut
 
     assert await outbox_ids(stack, user, watermark) == []
     assert await projection(stack, user) == before
+
+
+async def user_rows(stack: Stack, *ids: uuid.UUID) -> dict[uuid.UUID, tuple[bool, bool, bool]]:
+    rows = await stack.enrichment_db.rows(
+        "SELECT user_id, use_ai, is_pro, deleted FROM users WHERE user_id = ANY(:ids)", ids=list(ids)
+    )
+    return {r["user_id"]: (r["use_ai"], r["is_pro"], r["deleted"]) for r in rows}
+
+
+async def test_a_damaged_users_projection_is_repaired_within_what_events_may_do(
+    stack: Stack, users: AuthUsers, infra: Any
+) -> None:
+    consenting, pro, kept = await users.create(use_ai=True), await users.create(use_ai=False), await users.create()
+    await users.set_pro(pro, True)
+    unknown = uuid.uuid4()
+    expected = {consenting.id: (True, False, False), pro.id: (False, True, False), kept.id: (True, False, False)}
+    await eventually(lambda: _equal(user_rows(stack, *expected), expected), timeout=60)
+    await passes_after(completed_passes("users"), 2, "users")
+    auth_db = Db(infra.dsn("auth"))
+    watermark = int(await auth_db.scalar("SELECT coalesce(max(id), 0) FROM outbox"))
+
+    db = stack.enrichment_db
+    await db.execute("DELETE FROM users WHERE user_id = :u", u=consenting.id)
+    await db.execute("UPDATE users SET is_pro = false WHERE user_id = :u", u=pro.id)
+    # Purged here while auth still has the user: deletion is final, no event may undo it.
+    await db.execute("UPDATE users SET deleted = true, use_ai = false WHERE user_id = :u", u=kept.id)
+    # A user auth does not have: never deleted from here by anti-entropy (that would purge a library).
+    await db.execute("INSERT INTO users (user_id, use_ai, is_pro) VALUES (:u, true, true)", u=unknown)
+
+    repaired = {consenting.id: (True, False, False), pro.id: (False, True, False)}
+    await eventually(lambda: _equal(user_rows(stack, *repaired), repaired), timeout=60)
+    await passes_after(completed_passes("users"), 2, "users")
+
+    assert (await user_rows(stack, kept.id, unknown)) == {kept.id: (False, False, True), unknown: (True, True, False)}
+    keys = [str(u) for u in (consenting.id, pro.id, kept.id, unknown)]
+    events = await auth_db.rows(
+        "SELECT key, topic FROM outbox WHERE id > :a AND key = ANY(:k) ORDER BY id", a=watermark, k=keys
+    )
+    assert {(e["key"], e["topic"]) for e in events} == {
+        (str(consenting.id), "user.updated"),
+        (str(pro.id), "user.updated"),
+    }
+    await auth_db.close()
+
+
+async def _equal(found: Any, expected: Any) -> bool:
+    return await found == expected

@@ -1,5 +1,6 @@
-"""Anti-entropy of the bookmark-URL projection (common.anti_entropy): its digests and per-id hashes, read
-the way the bookmarks service reads its source, and the one write that lets a repair through."""
+"""Anti-entropy of the bookmark-URL and users projections (common.anti_entropy): their digests and per-id
+hashes, read the way the bookmarks and auth services read their sources, and the one write that lets a
+repair of a bookmark through."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import ColumnElement, Table, Text, cast, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from common.anti_entropy import bucket_of, record_hash
+from common.anti_entropy import bucket_of, flags_value, record_hash
 from enrichment.store.tables import BookmarkUrlRow, UserProjectionRow
 
 _urls: Table = BookmarkUrlRow.__table__  # type: ignore[attr-defined]
@@ -57,3 +58,30 @@ async def forget_positions(session: AsyncSession, user: uuid.UUID, ids: Sequence
         .where(_urls.c.user_id == user, _urls.c.client_bookmark_id.in_(ids))
         .values(position=UNKNOWN_POSITION)
     )
+
+
+# --- users (one record per user: consent and plan, as user.updated carries them) ---------------------
+
+_USER_ID = cast(_users.c.user_id, Text)
+_USER_HASH = record_hash(_USER_ID, flags_value(_users.c.use_ai, _users.c.is_pro))
+
+
+def _user_range(after: uuid.UUID | None, up_to: uuid.UUID | None) -> list[ColumnElement[bool]]:
+    bounds: list[ColumnElement[bool]] = [_users.c.deleted.is_(False)]
+    if after is not None:
+        bounds.append(_users.c.user_id > after)
+    if up_to is not None:
+        bounds.append(_users.c.user_id <= up_to)
+    return bounds
+
+
+async def user_digest(session: AsyncSession, *, after: uuid.UUID | None, up_to: uuid.UUID | None) -> tuple[int, int]:
+    """(count, bit_xor of hashes) of the live users in (after, up_to]."""
+    statement = select(func.count(), func.coalesce(func.bit_xor(_USER_HASH), 0)).where(*_user_range(after, up_to))
+    count, xor = (await session.execute(statement)).one()
+    return int(count), int(xor)
+
+
+async def user_hashes(session: AsyncSession, *, after: uuid.UUID | None, up_to: uuid.UUID | None) -> dict[str, int]:
+    statement = select(_USER_ID, _USER_HASH).where(*_user_range(after, up_to))
+    return dict((await session.execute(statement)).tuples().all())
