@@ -62,6 +62,7 @@ def test_openapi_templates_resolve_like_concrete_paths() -> None:
     [
         "/internal/users/1",
         "/internal/anti-entropy/bookmark-urls/republish",
+        "/internal/anti-entropy/users/republish",
         "/v1/internal/x",
         "/healthz",
         "/metrics",
