@@ -547,6 +547,34 @@ def build() -> dict[str, Any]:
         ),
         w=8,
     )
+    lay.add(
+        timeseries(
+            "Anti-entropy repairs",
+            [
+                (
+                    f"sum by (service, projection) (increase(anti_entropy_repaired_records_total{{{SVC}}}[{RATE}]))",
+                    "{{service}} {{projection}}",
+                )
+            ],
+            description="Projection records found different from their source and re-published by it. "
+            "See runbook BookmarksProjectionRepaired.",
+        ),
+    )
+    lay.add(
+        timeseries(
+            "Since the last anti-entropy pass",
+            [
+                (
+                    "time() - max by (service, projection) "
+                    f"(anti_entropy_last_completed_timestamp_seconds{{{SVC}}} > 0)",
+                    "{{service}} {{projection}}",
+                )
+            ],
+            unit="s",
+            description="Age of the last completed pass (one per ANTI_ENTROPY_INTERVAL_SECONDS, 1h by default). "
+            "Alert BookmarksAntiEntropyFailing when passes only fail for 6h.",
+        ),
+    )
 
     return {
         "uid": "bookmarks-platform",

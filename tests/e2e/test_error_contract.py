@@ -59,7 +59,12 @@ async def test_body_over_one_mebibyte_is_413(user: Device) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/internal/users/{uid}/entitlements", "/internal/anything", "/v1/../internal/users/{uid}/entitlements"],
+    [
+        "/internal/users/{uid}/entitlements",
+        "/internal/anything",
+        "/v1/../internal/users/{uid}/entitlements",
+        "/internal/anti-entropy/bookmark-urls/digests",
+    ],
 )
 async def test_internal_routes_are_not_reachable(http: httpx.AsyncClient, user: Device, path: str) -> None:
     target = path.format(uid=user.user_id)

@@ -203,6 +203,8 @@ def test_config_follows_the_environment_contract(production_docs: list[dict[str,
     assert data["ENRICHMENT_RETRY_DELAYS_SECONDS"] == "60,300"
     assert data["ENRICHMENT_BROWSER"] == "auto"
     assert data["ENRICHMENT_MAX_PAGE_BYTES"] == "5242880"
+    anti_entropy = ("ANTI_ENTROPY_INTERVAL_SECONDS", "ANTI_ENTROPY_USERS_PER_PAGE", "ANTI_ENTROPY_SETTLE_SECONDS")
+    assert [data[name] for name in anti_entropy] == ["3600", "200", "300"]
     for name in (
         "ACCESS_TOKEN_TTL_SECONDS",
         "REFRESH_TOKEN_TTL_SECONDS",

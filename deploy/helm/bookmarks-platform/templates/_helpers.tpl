@@ -196,6 +196,9 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- $_ := set $d "ENRICHMENT_FETCH_TIMEOUT_SECONDS" (toString $e.fetchTimeoutSeconds) -}}
 {{- $_ := set $d "ENRICHMENT_MAX_PAGE_BYTES" (toString (int64 $e.maxPageBytes)) -}}
 {{- $_ := set $d "ENRICHMENT_CACHE_TTL_SECONDS" (toString $e.cacheTtlSeconds) -}}
+{{- $_ := set $d "ANTI_ENTROPY_INTERVAL_SECONDS" (toString $e.antiEntropy.intervalSeconds) -}}
+{{- $_ := set $d "ANTI_ENTROPY_USERS_PER_PAGE" (toString $e.antiEntropy.usersPerPage) -}}
+{{- $_ := set $d "ANTI_ENTROPY_SETTLE_SECONDS" (toString $e.antiEntropy.settleSeconds) -}}
 {{- with $e.llm.baseUrl }}{{ $_ := set $d "OPENAI_BASE_URL" . }}{{ end -}}
 {{- with $e.llm.model }}{{ $_ := set $d "ENRICHMENT_LLM_MODEL" . }}{{ end -}}
 {{- with $c.otelExporterOtlpEndpoint }}{{ $_ := set $d "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}

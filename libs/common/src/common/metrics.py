@@ -52,6 +52,34 @@ EVENTS_APPLIED_NEWEST = Gauge(
     ["service", "topic"],
 )
 
+# Anti-entropy (common.anti_entropy): a projection compared with its source. Any repaired record is a hole
+# the events did not fill (a lost log, a restore, a mistake): the alert BookmarksProjectionRepaired.
+ANTI_ENTROPY_REPAIRED = Counter(
+    "anti_entropy_repaired_records_total",
+    "Records of a projection found different from its source and re-published by the source.",
+    ["service", "projection"],
+)
+ANTI_ENTROPY_CHECKS = Counter(
+    "anti_entropy_checks_total",
+    "Anti-entropy passes over every user of a projection, by outcome (completed, failed).",
+    ["service", "projection", "outcome"],
+)
+ANTI_ENTROPY_LAST_COMPLETED = Gauge(
+    "anti_entropy_last_completed_timestamp_seconds",
+    "When (unix seconds) the last complete anti-entropy pass of the projection ended; 0 before the first.",
+    ["service", "projection"],
+)
+ANTI_ENTROPY_OUTCOMES: tuple[str, ...] = ("completed", "failed")
+
+
+def initialise_anti_entropy_series(service: str, projection: str) -> None:
+    """The projection's anti-entropy series at 0 from the start (decision 0100)."""
+    ANTI_ENTROPY_REPAIRED.labels(service, projection)
+    ANTI_ENTROPY_LAST_COMPLETED.labels(service, projection)
+    for outcome in ANTI_ENTROPY_OUTCOMES:
+        ANTI_ENTROPY_CHECKS.labels(service, projection, outcome)
+
+
 # Client-side database deadlines that ran out (common.db.Deadlines), by what was waited for: a turn at the
 # gate ("acquire"), a new connection ("connect") or a statement's answer ("statement"). Any increase means
 # the database answered too slowly or not at all; a steady rate is a hanging database.

@@ -11,6 +11,8 @@ import dataclasses
 import logging
 import math
 import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,11 +22,12 @@ from auth.domain.keys import KeyRing, SigningKey, generate_signing_key
 from auth.domain.model import Entitlements, Identity, IssuedPairingCode, IssuedSession, User
 from auth.domain.tokens import TokenIssuer, hash_refresh_token, new_refresh_token
 from auth.metrics import PAIRING_CODES, REFRESH_TOKEN_REUSE, SESSIONS_ISSUED
-from auth.store import queries, repository
+from auth.store import digests, queries, repository
 from auth.store.repository import UserLock
+from common import anti_entropy
 from common.db import SessionFactory, transaction
 from common.errors import IdentityAlreadyInUse, InvalidRefreshToken, RateLimited
-from common.events import UserDeleted, UserMerged
+from common.events import Event, UserDeleted, UserMerged
 from common.outbox import add_events
 
 log = logging.getLogger("auth.service")
@@ -283,3 +286,40 @@ async def prune_pairing_codes(*, sessions: SessionFactory, batch_size: int = 500
     """Delete one batch of expired pairing codes."""
     async with transaction(sessions) as session:
         return await repository.prune_pairing_codes(session, batch_size)
+
+
+# --- anti-entropy: what a projection of users compares itself with (common.anti_entropy) -------------
+
+
+async def user_digest(*, sessions: SessionFactory, after: uuid.UUID | None, limit: int) -> anti_entropy.RangeDigest:
+    """The digest of the next ``limit`` users after ``after`` (one snapshot); the range ends at the last."""
+    async with transaction(sessions) as session:
+        ids = await digests.next_ids(session, after=after, limit=limit)
+        up_to = ids[-1] if ids else None
+        count, xor = await digests.digest(session, after=after, up_to=up_to)
+    return anti_entropy.RangeDigest(upTo=up_to, count=count, xor=xor, more=len(ids) == limit)
+
+
+async def user_hashes(
+    *, sessions: SessionFactory, after: uuid.UUID | None, up_to: uuid.UUID | None, settle_seconds: float
+) -> anti_entropy.RecordHashes:
+    """Per-user hashes of a range, and the users changed within ``settle_seconds``."""
+    since = datetime.now(UTC) - timedelta(seconds=settle_seconds)
+    async with transaction(sessions) as session:
+        hashes = await digests.hashes(session, after=after, up_to=up_to)
+        unsettled = await digests.changed_since(session, after=after, up_to=up_to, since=since)
+    return anti_entropy.RecordHashes(hashes=hashes, unsettled=unsettled if settle_seconds else [])
+
+
+async def republish_users(*, sessions: SessionFactory, user_ids: Sequence[uuid.UUID]) -> int:
+    """Write ``user.updated`` with the current consent and plan of these users again (new events), each
+    under its user's lock like every event of a user. A user that does not exist gets nothing: a
+    ``user.deleted`` purges a library everywhere, and a restored auth database must never cause that."""
+    events: list[Event] = []
+    async with transaction(sessions) as session:
+        for user_id in sorted(user_ids):
+            row = await repository.lock_user(session, user_id, "FOR NO KEY UPDATE")
+            if row is not None:
+                events.append(User.from_row(row).updated_event())
+        await add_events(session, events)
+    return len(events)

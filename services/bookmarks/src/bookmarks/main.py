@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from bookmarks.api.fast_path import install_write_fast_path
-from bookmarks.api.routes import collections_router, router
+from bookmarks.api.routes import collections_router, internal_router, router
 from bookmarks.events.consumers import HANDLERS
 from bookmarks.exports.routes import router as exports_router
 from bookmarks.imports.routes import router as imports_router
@@ -60,7 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         service=SERVICE,
         title="Bookmarks service",
         lifespan=lifespan,
-        routers=[router, collections_router, imports_router, exports_router],
+        routers=[router, collections_router, imports_router, exports_router, internal_router],
         settings=settings,
     )
     install_write_fast_path(app.router.routes)

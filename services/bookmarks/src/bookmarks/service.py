@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,8 +18,9 @@ from bookmarks.domain.cursor import StreamPosition, decode_cursor, encode_cursor
 from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGone
 from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.search.index import PageText
-from bookmarks.store import delta, lookups, repository
+from bookmarks.store import delta, digests, lookups, repository
 from bookmarks.store.delta import DeltaDocuments, DeltaSlice
+from common import anti_entropy
 from common.db import DriverConnection, SessionFactory, driver_transaction, transaction
 from common.events import (
     BookmarkDeleted,
@@ -418,3 +419,54 @@ async def _move_collections(session: AsyncSession, source: uuid.UUID, target: uu
         await repository.put_collection(session, moved)
         events.append(_collection_event(moved))
     return events
+
+
+# --- anti-entropy: what a projection of the bookmarks' URLs compares itself with (common.anti_entropy) --
+
+
+async def url_digests(*, sessions: SessionFactory, after: uuid.UUID | None, limit: int) -> anti_entropy.DigestPage:
+    """Digests of the live bookmarks of up to ``limit`` users after ``after``, from one snapshot."""
+    async with transaction(sessions) as session:
+        owners = await digests.user_page(session, after=after, limit=limit)
+        found = await digests.digests(session, owners)
+    users = [anti_entropy.UserDigest(userId=owner, buckets=buckets) for owner, buckets in found.items()]
+    return anti_entropy.DigestPage(users=users, more=len(owners) == limit)
+
+
+async def url_records(
+    *, sessions: SessionFactory, owner: uuid.UUID, buckets: Sequence[int], settle_seconds: float
+) -> anti_entropy.RecordHashes:
+    """Per-id hashes of the owner's live bookmarks in ``buckets``, and the ids changed within
+    ``settle_seconds`` (their events may not have reached the projection yet)."""
+    since = datetime.now(UTC) - timedelta(seconds=settle_seconds)
+    async with transaction(sessions) as session:
+        hashes = await digests.record_hashes(session, owner, buckets)
+        unsettled = await digests.changed_since(session, owner, buckets, since) if settle_seconds else []
+    return anti_entropy.RecordHashes(hashes=hashes, unsettled=unsettled)
+
+
+async def republish_urls(*, sessions: SessionFactory, owner: uuid.UUID, ids: Sequence[str]) -> int:
+    """Write the current state of ``ids`` to the outbox again as new events, in one transaction: a live
+    bookmark as ``bookmark.saved``, a tombstone or an unknown id as ``bookmark.deleted``. Nothing else is
+    changed. A deleted user gets none (their data is gone everywhere)."""
+    async with transaction(sessions) as session:
+        if await repository.is_user_deleted(session, owner):
+            return 0
+        found = {record.client_bookmark_id: record for record in await digests.by_ids(session, owner, ids)}
+        now = datetime.now(UTC)
+        events = [_republished_event(found[i]) if i in found else _absent_event(owner, i, now) for i in ids]
+        await add_events(session, events)
+    return len(events)
+
+
+def _republished_event(record: Bookmark) -> Event:
+    """The record's current state at its own position. ``revived=None`` ("does not say") makes a
+    projection that skips saves which cannot change URL or liveness apply it all the same."""
+    if record.is_deleted:
+        return _deleted_event(record)
+    return _saved_event(record).model_copy(update={"revived": None})
+
+
+def _absent_event(owner: uuid.UUID, client_bookmark_id: str, now: datetime) -> BookmarkDeleted:
+    """A bookmark this service never had (or lost with a merged account): deleted, as of now."""
+    return BookmarkDeleted(userId=owner, clientBookmarkId=client_bookmark_id, normalizedUrl=None, deletedAt=now)

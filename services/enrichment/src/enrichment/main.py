@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,8 +12,17 @@ from fastapi import FastAPI
 from common.app import create_service_app
 from common.auth import AccessTokenVerifier
 from common.jwt import JwksClient
-from common.runtime import service_backbone
+from common.runtime import Backbone, service_backbone
 from common.tracing import setup_tracing
+from enrichment.anti_entropy import (
+    AuthSource,
+    BookmarksSource,
+    Check,
+    CheckConfig,
+    check_bookmark_urls,
+    run_anti_entropy,
+)
+from enrichment.anti_entropy_users import check_users
 from enrichment.api.routes import router
 from enrichment.domain.model import Clock, SystemClock
 from enrichment.entitlements import EntitlementsClient
@@ -19,6 +30,45 @@ from enrichment.events.consumers import BATCH_HANDLERS, EVENT_FILTERS, HANDLERS
 from enrichment.settings import Settings
 
 SERVICE = "enrichment"
+
+
+@asynccontextmanager
+async def _anti_entropy(settings: Settings, backbone: Backbone) -> AsyncIterator[None]:
+    """The projections' periodic comparison with their sources, unless ANTI_ENTROPY_INTERVAL_SECONDS is 0."""
+    if not settings.anti_entropy_interval_seconds:
+        yield
+        return
+    timeout = settings.anti_entropy_timeout_seconds
+    bookmarks = BookmarksSource(bookmarks_url=settings.bookmarks_url, timeout_seconds=timeout)
+    auth = AuthSource(auth_url=settings.auth_url, timeout_seconds=timeout)
+    config = CheckConfig(
+        users_per_page=settings.anti_entropy_users_per_page, settle_seconds=settings.anti_entropy_settle_seconds
+    )
+    sessions = backbone.sessions
+    checks = [
+        Check(
+            "bookmark_urls",
+            lambda memory: check_bookmark_urls(sessions=sessions, source=bookmarks, config=config, in_flight=memory),
+        ),
+        Check("users", lambda memory: check_users(sessions=sessions, source=auth, config=config, in_flight=memory)),
+    ]
+    task = backbone.tasks.start(
+        "anti-entropy",
+        run_anti_entropy(
+            engine=backbone.engine,
+            checks=checks,
+            interval_seconds=settings.anti_entropy_interval_seconds,
+            settle_seconds=config.settle_seconds,
+        ),
+    )
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        await bookmarks.aclose()
+        await auth.aclose()
 
 
 def create_app(
@@ -49,8 +99,9 @@ def create_app(
                 consumer_group=consumer_group,
                 event_filters=EVENT_FILTERS,
                 batch_handlers=BATCH_HANDLERS,
-            ):
-                yield
+            ) as backbone:
+                async with _anti_entropy(settings, backbone):
+                    yield
         finally:
             await entitlements.aclose()
             await jwks.aclose()

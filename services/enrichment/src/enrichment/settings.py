@@ -51,6 +51,12 @@ class Settings(CommonSettings):
     worker_poll_seconds: float = Field(5.0, gt=0, validation_alias="ENRICHMENT_WORKER_POLL_SECONDS")
     job_retention_seconds: int = Field(7 * 86_400, ge=0, validation_alias="ENRICHMENT_JOB_RETENTION_SECONDS")
     entitlements_timeout_seconds: float = Field(1.0, gt=0, validation_alias="ENRICHMENT_ENTITLEMENTS_TIMEOUT_SECONDS")
+    # Anti-entropy of the bookmark-URL projection (enrichment.anti_entropy): a pass every interval, 0 = off.
+    bookmarks_url: str = Field("http://127.0.0.1:8082", validation_alias="BOOKMARKS_URL")
+    anti_entropy_interval_seconds: float = Field(3600.0, ge=0, validation_alias="ANTI_ENTROPY_INTERVAL_SECONDS")
+    anti_entropy_users_per_page: int = Field(200, ge=1, le=1000, validation_alias="ANTI_ENTROPY_USERS_PER_PAGE")
+    anti_entropy_settle_seconds: float = Field(300.0, ge=0, validation_alias="ANTI_ENTROPY_SETTLE_SECONDS")
+    anti_entropy_timeout_seconds: float = Field(10.0, gt=0, validation_alias="ANTI_ENTROPY_TIMEOUT_SECONDS")
     user_agent: str = Field("Mozilla/5.0 (compatible; BookmarkEnricher/1.0)", validation_alias="ENRICHMENT_USER_AGENT")
 
     @field_validator("retry_delays_seconds")

@@ -310,6 +310,8 @@ def enrichment_settings(infra: Any, database_url: str, *, auth_url: str, **overr
         "browser": "off",
         "openai_api_key": None,
         "worker_poll_seconds": 0.2,
+        # Off unless a test turns it on: a pass would ask BOOKMARKS_URL, which no other test serves.
+        "anti_entropy_interval_seconds": 0,
         **overrides,
     }
     return Settings(**values)

@@ -61,6 +61,8 @@ def test_openapi_templates_resolve_like_concrete_paths() -> None:
     "path",
     [
         "/internal/users/1",
+        "/internal/anti-entropy/bookmark-urls/republish",
+        "/internal/anti-entropy/users/republish",
         "/v1/internal/x",
         "/healthz",
         "/metrics",

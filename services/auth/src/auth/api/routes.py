@@ -38,6 +38,7 @@ from auth.api.schemas import (
 from auth.domain.errors import InvalidPairingCode
 from auth.domain.model import PROVIDER_A, PROVIDER_B, IssuedSession
 from auth.domain.ratelimit import SlidingWindowLimiter, client_key
+from common import anti_entropy
 from common.client_address import client_address
 from common.errors import InvalidRequest, RateLimited
 from common.handlers import describe_validation_errors
@@ -223,3 +224,26 @@ async def put_subscription(userId: UserId, request: Request, sessions: Sessions)
 async def entitlements(userId: UserId, sessions: Sessions) -> EntitlementsOut:  # noqa: N803
     """Consent and plan as of now, for services that must see a change made a moment ago."""
     return EntitlementsOut.of(await service.get_entitlements(sessions=sessions, user_id=userId))
+
+
+# --- anti-entropy of the projections of users (decision 0131) -------------------------------------------
+
+
+@internal_router.post("/anti-entropy/users/digest", response_model=anti_entropy.RangeDigest)
+async def user_digest(body: anti_entropy.RangeRequest, sessions: Sessions) -> anti_entropy.RangeDigest:
+    """The digest of the next range of users (consent and plan, as ``user.updated`` carries them)."""
+    return await service.user_digest(sessions=sessions, after=body.after, limit=body.limit)
+
+
+@internal_router.post("/anti-entropy/users/records", response_model=anti_entropy.RecordHashes)
+async def user_records(body: anti_entropy.RangeRecordsRequest, sessions: Sessions) -> anti_entropy.RecordHashes:
+    """Per-user hashes of a range of users, and those changed lately."""
+    return await service.user_hashes(
+        sessions=sessions, after=body.after, up_to=body.upTo, settle_seconds=body.settleSeconds
+    )
+
+
+@internal_router.post("/anti-entropy/users/republish", response_model=anti_entropy.Republished)
+async def republish_users(body: anti_entropy.UsersRepublishRequest, sessions: Sessions) -> anti_entropy.Republished:
+    """Publish ``user.updated`` of these users again (new events), for a projection that lost it."""
+    return anti_entropy.Republished(republished=await service.republish_users(sessions=sessions, user_ids=body.userIds))

@@ -24,6 +24,7 @@ from bookmarks.api.schemas import (
 from bookmarks.domain.collections import KEEP_PARENT, CollectionWrite
 from bookmarks.metrics import DELTA_PAGE_RECORDS
 from bookmarks.search import service as search_service
+from common import anti_entropy
 from common.errors import InvalidUrl
 from common.urls import InvalidUrlError
 
@@ -161,3 +162,30 @@ async def delete_collection(collectionId: CollectionId, user: CurrentUser, sessi
     """Delete (idempotent): children move to its parent, its id leaves every bookmark's collectionIds."""
     await service.delete_collection(sessions=sessions, owner=user.user_id, collection_id=collectionId)
     return Response(status_code=204)
+
+
+# --- internal: anti-entropy of the projections of bookmarks (never routed by the gateway) -------------
+
+internal_router = APIRouter(prefix="/internal/anti-entropy/bookmark-urls", tags=["internal"], include_in_schema=False)
+
+
+@internal_router.post("/digests", response_model=anti_entropy.DigestPage)
+async def url_digests(body: anti_entropy.DigestRequest, sessions: Sessions) -> anti_entropy.DigestPage:
+    """Digests of users' live bookmarks (id → normalized URL), a page of users at a time."""
+    return await service.url_digests(sessions=sessions, after=body.after, limit=body.limit)
+
+
+@internal_router.post("/records", response_model=anti_entropy.RecordHashes)
+async def url_records(body: anti_entropy.RecordsRequest, sessions: Sessions) -> anti_entropy.RecordHashes:
+    """Per-id hashes of one user's live bookmarks in some buckets, and the ids changed lately."""
+    return await service.url_records(
+        sessions=sessions, owner=body.userId, buckets=body.buckets, settle_seconds=body.settleSeconds
+    )
+
+
+@internal_router.post("/republish", response_model=anti_entropy.Republished)
+async def republish_urls(body: anti_entropy.RepublishRequest, sessions: Sessions) -> anti_entropy.Republished:
+    """Publish the current state of these bookmarks again (new events), for a projection that lost it."""
+    return anti_entropy.Republished(
+        republished=await service.republish_urls(sessions=sessions, owner=body.userId, ids=body.ids)
+    )
