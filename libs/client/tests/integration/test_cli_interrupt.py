@@ -10,47 +10,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_support import DEADLINE_SECONDS, Output, until
 from loopback_server import Loopback
-
-DEADLINE_SECONDS = 30.0
-_POLL_SECONDS = 0.02
-
-
-class Output:
-    """The lines a process writes to a pipe, read by a thread so the test can wait with a deadline."""
-
-    def __init__(self, pipe: object) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
-        self._thread.start()
-
-    def _read(self, pipe: object) -> None:
-        for line in pipe:  # type: ignore[attr-defined]
-            self.lines.append(line.rstrip("\n"))
-
-    def has(self, prefix: str) -> bool:
-        return any(line.startswith(prefix) for line in self.lines)
-
-    def text(self) -> str:
-        self._thread.join(timeout=DEADLINE_SECONDS)
-        return "\n".join(self.lines)
-
-
-def until(condition: Callable[[], bool], what: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while not condition():
-        if process.poll() is not None:
-            raise AssertionError(f"watch exited ({process.returncode}) before {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"watch did not get to {what} within {DEADLINE_SECONDS} s")
-        time.sleep(_POLL_SECONDS)
 
 
 @dataclass(frozen=True)
