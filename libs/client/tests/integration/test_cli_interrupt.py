@@ -52,6 +52,20 @@ MOMENTS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def sigint_not_ignored() -> Iterator[None]:
+    """Start watch as a terminal does, with SIGINT's default action, also when the test runner itself was
+    started ignoring SIGINT: a child inherits an ignored signal, while a handled one is reset at exec."""
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.fixture
 def signed_in(tmp_path: Path) -> Iterator[tuple[Loopback, Path]]:
     profile = tmp_path / "watcher.sqlite"
