@@ -27,8 +27,8 @@ the declaration and of everything derived from it, in these groups:
 - the database (integration, on a real PostgreSQL): migrations against the models (fails when ``make
   migration`` did not run) and upgrades with data; create, PUT merge, retry and tombstones through the
   API and the write fast path; the write statements; delta documents rendered by PostgreSQL against the
-  Python rendering with every field set; lookup and search reading whole rows; JSON and CSV exports and
-  the export-import round trip; an import landing in delta.
+  Python rendering with every field set; lookup, search and anti-entropy re-publishing reading whole
+  rows; JSON and CSV exports and the export-import round trip; an import landing in delta.
 
 Left out: tests of one named field's behaviour (search ranking, tags, collections), of concurrency, of
 the broker and of crash recovery: a new field takes none of their paths. Every entry of the selection
@@ -131,12 +131,13 @@ SELECTION = (
         ),
     ),
     Selected(
-        "whole rows read back: delta documents, lookup, search",
+        "whole rows read back: delta documents, lookup, search, anti-entropy re-publishing",
         (
             f"{_INTEGRATION}/test_delta.py::test_delta_documents_rendered_by_postgresql_equal_the_python_rendering",
             f"{_INTEGRATION}/test_delta.py::test_pages_are_ordered_and_interleave_tombstones",
             f"{_INTEGRATION}/test_lookup.py::test_any_spelling_of_the_url_finds_the_bookmark_as_put_returned_it",
             f"{_INTEGRATION}/test_search.py::test_a_put_is_searchable_as_soon_as_it_returns",
+            f"{_INTEGRATION}/test_anti_entropy_routes.py::test_republish_writes_the_current_state_of_exactly_those_ids",
         ),
     ),
     Selected(
