@@ -42,7 +42,7 @@ help:
 	@echo "make migration SERVICE=bookmarks MSG='add foo'   autogenerate the next revision from the models"
 	@echo "make wire-document-migration   a bookmarks revision installing the current stored-document SQL"
 	@echo "make client-model      the reference client's Bookmark fields from the server's declaration"
-	@echo "make field-check       add throw-away bookmark fields on a copy, regenerate, run the bookmarks tests"
+	@echo "make field-check       add throw-away bookmark fields on a copy, regenerate, run the tests they can affect"
 	@echo "make screenshots       retake docs/screenshots with the browser tests"
 	@echo "make extension        build the browser extension into clients/extension/dist/{chromium,firefox}"
 
@@ -140,7 +140,8 @@ client-model: venv
 	$(VENV_PY) -m bookmarks.client_model
 
 # Adding a bookmark field is one edit of its declaration plus generated files: on a scratch copy of the
-# checkout, fields of four kinds are added, the generators run, and the bookmarks tests must pass.
+# checkout, fields of four kinds are added, the generators run, and the tests a field can affect must pass
+# (devstack.field_check.SELECTION).
 field-check: venv
 	$(VENV_PY) -m devstack.field_check -- $(PYTEST_ARGS)
 

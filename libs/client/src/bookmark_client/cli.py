@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -248,15 +250,30 @@ def _ui() -> Ui:
 def main(argv: Sequence[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
     """Run one command. ``transport`` replaces the network (tests serve a fake service through it)."""
     global _UI
-    args = build_parser().parse_args(argv)
-    _UI = Ui(sys.stdout, sys.stderr)
+    command: str | None = None
     try:
+        args = build_parser().parse_args(argv)
+        command = args.command
+        _UI = Ui(sys.stdout, sys.stderr)
+        if command == "watch":
+            _take_ctrl_c()
+        # asyncio.run turns Ctrl-C into a cancellation of the command, so every cleanup runs.
         return asyncio.run(_run(args, transport))
     except KeyboardInterrupt:
-        if args.command == "watch":
+        if command == "watch":
             _out("stopped")
             return EXIT_OK
         return EXIT_INTERRUPTED
+
+
+def _take_ctrl_c() -> None:
+    """Let SIGINT reach ``watch`` even when it was started with SIGINT ignored.
+
+    A shell without job control (a script, CI) starts ``bookmarks watch &`` with SIGINT ignored and the
+    process inherits that; Ctrl-C is watch's way out, so it would keep running until killed.
+    """
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 async def _run(args: argparse.Namespace, transport: httpx.AsyncBaseTransport | None) -> int:

@@ -135,10 +135,18 @@ class BookmarkClient:
         self._http_ = httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._transport)
         self._store_ = store
         self._sessions_ = SessionManager(store, self._http_)
-        await self._sessions_.load()
+        try:
+            await self._sessions_.load()
+        except BaseException:
+            # Cancelled (Ctrl-C) or failed: ``async with`` calls no __aexit__ after a failed __aenter__, and
+            # the profile's open connection keeps a non-daemon thread that would hold the process at exit.
+            await self.close()
+            raise
         return self
 
     async def close(self) -> None:
+        if self._sessions_ is not None:
+            await self._sessions_.settle()
         if self._http_ is not None:
             await self._http_.aclose()
         if self._store_ is not None:

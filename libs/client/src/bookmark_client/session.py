@@ -26,6 +26,9 @@ __all__ = ["SessionManager", "refresh_margin", "token_expiry"]
 
 # Refresh a little before the nominal expiry: the request still has to travel to the server.
 EXPIRY_SKEW_SECONDS = 15.0
+# How long closing waits for a refresh whose caller was cancelled (Ctrl-C) to store the new pair: enough
+# for an answer already on its way, short enough that the interrupt still ends the command at once.
+SETTLE_SECONDS = 2.0
 
 
 def _claims(access_token: str) -> dict[str, object]:
@@ -60,6 +63,7 @@ class SessionManager:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._session: Session | None = None
+        self._refreshing: asyncio.Future[Session] | None = None
         self.refresh_count = 0  # refreshes this manager performed against the server (diagnostics, tests)
 
     @property
@@ -107,7 +111,22 @@ class SessionManager:
         async with self._lock:
             # Shielded: once the refresh request is sent the old token is spent, so the new pair must be
             # stored even if the caller is cancelled meanwhile, or the next refresh would be a reuse.
-            return await asyncio.shield(asyncio.ensure_future(self._refresh_locked(stale_access_token)))
+            self._refreshing = asyncio.ensure_future(self._refresh_locked(stale_access_token))
+            return await asyncio.shield(self._refreshing)
+
+    async def settle(self, grace: float = SETTLE_SECONDS) -> None:
+        """Before the HTTP client and the store close: let a refresh that outlived its caller finish
+        storing the new pair for up to ``grace`` seconds, then cancel it. Its outcome is nobody's to
+        report any more (the caller is gone), so it is consumed here rather than logged as unretrieved."""
+        refreshing, self._refreshing = self._refreshing, None
+        if refreshing is None:
+            return
+        await asyncio.wait([refreshing], timeout=grace)
+        if not refreshing.done():
+            refreshing.cancel()
+            await asyncio.wait([refreshing])
+        if not refreshing.cancelled():
+            refreshing.exception()
 
     async def _refresh_locked(self, stale_access_token: str) -> Session:
         expired: SessionExpired | None = None

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from cli_support import cli
+from cli_support import DEADLINE_SECONDS, Output, cli, until
 
 from bookmark_client import ApiError, Bookmark, BookmarkClient, Collection, Offline, SessionExpired
 from devstack.testing import LocalJwksServer, eventually, free_port
@@ -467,26 +467,16 @@ def test_cli_watch_prints_changes_and_stops_on_ctrl_c(stack: Any, idp_a: LocalJw
         text=True,
     )
     try:
-        seen: list[str] = []
-
-        def read_until(prefix: str) -> None:
-            assert watch.stdout is not None
-            for line in watch.stdout:
-                seen.append(line.rstrip("\n"))
-                if line.startswith(prefix):
-                    return
-            raise AssertionError(f"watch ended before printing {prefix!r}; output: {seen}")
-
-        read_until("connected")
+        out, err = Output(watch.stdout), Output(watch.stderr)
+        until(lambda: out.has("connected"), "connecting", watch)
         added = cli(writer, server, "add", "https://example.com/watched", "--id", "watched-1", "--title", "Watched")
         assert added.returncode == 0, added.stderr
-        read_until("nudge: bookmarks_changed")
-        read_until("changed watched-1: Watched")
+        until(lambda: out.has("nudge: bookmarks_changed"), "a nudge", watch)
+        until(lambda: out.has("changed watched-1: Watched"), "the changed bookmark", watch)
 
         watch.send_signal(signal.SIGINT)  # Ctrl-C: the normal way out of watch
-        assert watch.wait(timeout=60) == 0
-        assert watch.stdout is not None and watch.stdout.read().strip().endswith("stopped")
-        assert watch.stderr is not None and "Traceback" not in watch.stderr.read()
+        assert watch.wait(timeout=DEADLINE_SECONDS) == 0
+        assert out.text().endswith("stopped") and "Traceback" not in err.text(), (out.text(), err.text())
     finally:
         if watch.poll() is None:
             watch.kill()

@@ -3,6 +3,8 @@ and what its type needs in the same module), and the copy holds the checkout's f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from devstack import field_check
@@ -33,3 +35,18 @@ def test_the_copy_holds_tracked_and_new_files_but_not_ignored_ones() -> None:
     names = field_check.tracked_files(field_check.ROOT)
     assert str(field_check.MODEL) in names and "Makefile" in names
     assert not any(name.startswith((".venv/", ".git/")) for name in names)
+
+
+def test_every_selected_test_exists() -> None:
+    assert field_check.selection_problems(field_check.ROOT) == []
+
+
+def test_a_missing_file_or_a_renamed_test_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "test_a.py").write_text("async def test_kept() -> None:\n    pass\n", encoding="utf-8")
+    selection = [field_check.Selected("why", ("test_a.py::test_kept", "test_a.py::test_renamed", "test_gone.py"))]
+    assert field_check.selection_problems(tmp_path, selection) == [
+        "test_a.py::test_renamed: test_a.py defines no test_renamed",
+        "test_gone.py: test_gone.py does not exist",
+    ]
+    with pytest.raises(SystemExit):
+        field_check.check_selection(tmp_path / "elsewhere")

@@ -65,14 +65,20 @@ class User:
         return {"Authorization": f"Bearer {self.token}"}
 
 
+def new_user(access_jwks: LocalJwksServer) -> User:
+    user_id = uuid.uuid4()
+    return User(user_id, access_jwks.mint(sub=str(user_id), claims={"jti": uuid.uuid4().hex}))
+
+
 @pytest.fixture
 def make_user(access_jwks: LocalJwksServer) -> Callable[[], User]:
-    def make() -> User:
-        user_id = uuid.uuid4()
-        token = access_jwks.mint(sub=str(user_id), claims={"jti": uuid.uuid4().hex})
-        return User(user_id, token)
+    return lambda: new_user(access_jwks)
 
-    return make
+
+@pytest.fixture(scope="module")
+def module_user(access_jwks: LocalJwksServer) -> User:
+    """One user for the tests of a module that share data they only read; other modules' users are others."""
+    return new_user(access_jwks)
 
 
 @pytest.fixture
@@ -88,7 +94,7 @@ async def producer(infra: Any) -> AsyncIterator[AIOKafkaProducer]:
     await p.stop()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def publish(producer: AIOKafkaProducer) -> Callable[[Event], Awaitable[None]]:
     async def send(event: Event) -> None:
         await producer.send_and_wait(event.topic, event.model_dump_json().encode(), key=event.key.encode())

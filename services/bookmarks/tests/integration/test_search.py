@@ -87,8 +87,14 @@ async def enrich(
     await eventually(visible)
 
 
-@pytest.fixture
-async def library(http: httpx.AsyncClient, user: Any, publish: Publish) -> Any:
+@pytest.fixture(scope="module")
+async def library(http: httpx.AsyncClient, module_user: Any, publish: Publish) -> Any:
+    """The module's library, built once (each build waits for three enrichments through the broker): the
+    tests given it only search it. A test that changes a library builds its own with :func:`build_library`."""
+    return await build_library(http, module_user, publish)
+
+
+async def build_library(http: httpx.AsyncClient, user: Any, publish: Publish) -> Any:
     """A small library: French and German pages (enriched), titles, tags, states, dates."""
     await http.put("/v1/collections/reading", json={"name": "Reading"}, headers=user.headers)
     await put(http, user, "fr", title="Budget 2025", clientSavedAt="2025-01-02T10:00:00Z")
@@ -271,7 +277,10 @@ async def test_limit_out_of_range_is_400(http: httpx.AsyncClient, user: Any) -> 
         assert response.status_code == 400, response.text
 
 
-async def test_only_the_callers_live_bookmarks(http: httpx.AsyncClient, library: Any, make_user: Any) -> None:
+async def test_only_the_callers_live_bookmarks(
+    http: httpx.AsyncClient, user: Any, publish: Publish, make_user: Any
+) -> None:
+    library = await build_library(http, user, publish)  # its own: this test deletes from it
     other = make_user()
     await put(http, other, "theirs", title="Python of someone else")
     assert "theirs" not in await ids(http, library, "python")
