@@ -27,7 +27,9 @@ from common.tracing import setup_tracing
 SERVICE = "bookmarks"
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, consumer_group: str | None = None) -> FastAPI:
+    """``consumer_group``: the event consumer's group, "bookmarks" by default (tests give in-process apps one
+    of their own, so a service process a test killed cannot stall their consumer's rebalance)."""
     settings = settings or Settings()
     if problems := settings.production_problems():
         raise RuntimeError("; ".join(problems))
@@ -40,7 +42,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.verifier = AccessTokenVerifier(jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
         try:
             async with service_backbone(
-                app, service=SERVICE, settings=settings, database_url=settings.database_url, handlers=HANDLERS
+                app,
+                service=SERVICE,
+                settings=settings,
+                database_url=settings.database_url,
+                handlers=HANDLERS,
+                consumer_group=consumer_group,
             ) as backbone:
                 app.state.import_wakeup = asyncio.Event()
                 config = JobConfig(

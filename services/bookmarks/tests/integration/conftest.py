@@ -42,7 +42,9 @@ def bookmarks_settings(infra: Any, access_jwks: LocalJwksServer) -> Settings:
 
 @pytest.fixture(scope="session")
 async def bookmarks_app(bookmarks_settings: Settings) -> AsyncIterator[Any]:
-    app = create_app(bookmarks_settings)
+    # A group of its own: a bookmarks process a test kills (the import crash tests) stays a member of the
+    # default group until its session times out, and would stall this consumer's rebalance meanwhile.
+    app = create_app(bookmarks_settings, consumer_group=f"bookmarks-{uuid.uuid4()}")
     async with LifespanManager(app, startup_timeout=60, shutdown_timeout=60):
         await asyncio.wait_for(app.state.consumer.started.wait(), 60)
         yield app
