@@ -232,7 +232,7 @@ def test_config_follows_the_environment_contract(production_docs: list[dict[str,
         "ENRICHMENT_WORKER_METRICS_PORT",
     ):
         assert data.get(name), name
-    assert data["KAFKA_TOPIC_PARTITIONS"] == "12"  # what the topic Job creates them with
+    assert data["KAFKA_TOPIC_PARTITIONS"] == "24"  # what the topic Job creates them with (kafka.topics.partitions)
     assert data["GATEWAY_TRUSTED_PROXY_HOPS"] == "1"  # behind the ingress controller
     assert "FORWARDED_ALLOW_IPS" not in data  # uvicorn's variable; the gateway never read it
 
