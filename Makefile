@@ -13,6 +13,13 @@ SRC_DIRS := $(wildcard libs/*/src services/*/src)
 UNIT_DIRS := $(wildcard libs/*/tests/unit services/*/tests/unit tests/docs)
 INTEGRATION_DIRS := $(wildcard libs/*/tests/integration services/*/tests/integration tests/ops tests/tracing)
 E2E_DIRS := $(wildcard tests/e2e)
+# make test-integration runs two pytest processes side by side (devstack.parallel_tests): the tests that
+# start the whole platform (client, ops) share group A, so one full stack runs at a time.
+INTEGRATION_GROUP_A := $(wildcard libs/client/tests/integration tests/ops services/bookmarks/tests/integration tests/tracing)
+INTEGRATION_GROUP_B := $(filter-out $(INTEGRATION_GROUP_A),$(INTEGRATION_DIRS))
+# make test-e2e likewise: the scenarios with a stack of their own (kills and hangs, no browser) beside the
+# ones that share the session's stack.
+E2E_OWN_STACKS := $(wildcard tests/e2e/test_self_healing.py tests/e2e/test_hangs.py)
 
 # pytest exits 5 when it collects nothing: a suite without tests yet is not a failure.
 define run_pytest
@@ -101,10 +108,12 @@ test-unit: venv
 	$(call run_pytest,$(UNIT_DIRS))
 
 test-integration: venv
-	$(call run_pytest,$(INTEGRATION_DIRS))
+	$(VENV_PY) -m devstack.parallel_tests --group "$(INTEGRATION_GROUP_A)" --group "$(INTEGRATION_GROUP_B)" \
+		-- --durations=15 $(PYTEST_ARGS)
 
 test-e2e: venv web
-	$(call run_pytest,$(E2E_DIRS))
+	$(VENV_PY) -m devstack.parallel_tests --group "$(E2E_DIRS) $(addprefix --ignore=,$(E2E_OWN_STACKS))" \
+		--group "$(E2E_OWN_STACKS)" -- --durations=15 $(PYTEST_ARGS)
 
 # The pictures in docs/screenshots, taken by the browser tests that draw them (any other run writes them to /tmp).
 screenshots: venv web extension

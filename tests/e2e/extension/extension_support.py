@@ -279,6 +279,14 @@ class Xvfb:
         subprocess.run(["xdotool", "windowfocus", "--sync", windows[-1]], env=env, check=True)
         subprocess.run(["xdotool", "key", "--clearmodifiers", keys], env=env, check=True)
 
+    def visible_windows(self) -> set[str]:
+        """Every visible window's id: an open context menu is one of its own (an override-redirect window)."""
+        env = {**os.environ, "DISPLAY": self.display}
+        found = subprocess.run(
+            ["xdotool", "search", "--onlyvisible", "--name", ""], env=env, capture_output=True, text=True
+        )
+        return set(found.stdout.split())
+
     def keys(self, *keys: str) -> None:
         """Key presses to whatever holds the keyboard now (an open context menu grabs it)."""
         env = {**os.environ, "DISPLAY": self.display}

@@ -313,7 +313,14 @@ async def test_the_context_menu_item_saves_the_link(
     page, _ = await open_logged_in(browser, members_site, url)
     await page.bring_to_front()
 
-    await page.click("#link", button="right")  # the browser's own context menu opens
+    windows = xvfb.visible_windows()
+    await page.click("#link", button="right")  # the browser's own context menu opens, in a window of its own
+
+    async def menu_open() -> bool:
+        return bool(xvfb.visible_windows() - windows)
+
+    # Keys sent before the menu holds the keyboard would go to the page.
+    await wait_for(menu_open, timeout=30, what="the context menu open")
     # The extensions' items sit just above the developer tools' "Inspect", the menu's last item.
     xvfb.keys("Up", "Up", "Return")
 
