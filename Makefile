@@ -15,11 +15,12 @@ INTEGRATION_DIRS := $(wildcard libs/*/tests/integration services/*/tests/integra
 E2E_DIRS := $(wildcard tests/e2e)
 # make test-integration runs two pytest processes side by side (devstack.parallel_tests): the tests that
 # start the whole platform (client, ops) share group A, so one full stack runs at a time.
-INTEGRATION_GROUP_A := $(wildcard libs/client/tests/integration tests/ops services/bookmarks/tests/integration tests/tracing)
+INTEGRATION_GROUP_A := $(wildcard libs/client/tests/integration tests/ops services/bookmarks/tests/integration tests/tracing \
+	services/gateway/tests/integration)
 INTEGRATION_GROUP_B := $(filter-out $(INTEGRATION_GROUP_A),$(INTEGRATION_DIRS))
-# make test-e2e likewise: the scenarios with a stack of their own (kills and hangs, no browser) beside the
-# ones that share the session's stack.
-E2E_OWN_STACKS := $(wildcard tests/e2e/test_self_healing.py tests/e2e/test_hangs.py)
+# make test-e2e likewise: the kill drills (a stack of their own, no browser; the longest file) beside
+# everything else.
+E2E_DRILLS := $(wildcard tests/e2e/test_self_healing.py)
 
 # pytest exits 5 when it collects nothing: a suite without tests yet is not a failure.
 define run_pytest
@@ -112,8 +113,8 @@ test-integration: venv
 		-- --durations=15 $(PYTEST_ARGS)
 
 test-e2e: venv web
-	$(VENV_PY) -m devstack.parallel_tests --group "$(E2E_DIRS) $(addprefix --ignore=,$(E2E_OWN_STACKS))" \
-		--group "$(E2E_OWN_STACKS)" -- --durations=15 $(PYTEST_ARGS)
+	$(VENV_PY) -m devstack.parallel_tests --group "$(E2E_DIRS) $(addprefix --ignore=,$(E2E_DRILLS))" \
+		--group "$(E2E_DRILLS)" -- --durations=15 $(PYTEST_ARGS)
 
 # The pictures in docs/screenshots, taken by the browser tests that draw them (any other run writes them to /tmp).
 screenshots: venv web extension
