@@ -16,7 +16,7 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 import httpx
@@ -97,6 +97,18 @@ class Writer:
         return True
 
 
+@contextlib.asynccontextmanager
+async def _writing(device: Device) -> AsyncIterator[Writer]:
+    """A :class:`Writer` writing for the body of the ``async with``, stopped (its last write answered) after."""
+    writer = Writer(device)
+    task = asyncio.create_task(writer.run())
+    try:
+        yield writer
+    finally:
+        writer.stop.set()
+        await task
+
+
 async def _acknowledged_more(writer: Writer, than: int) -> bool:
     return len(writer.acknowledged) > than
 
@@ -158,14 +170,40 @@ async def _nudged(stack: Stack, device: Device, bookmark_id: str) -> bool:
     return False
 
 
+async def _nothing_lost(stack: Stack, device: Device, acknowledged: set[str], kills: list[str]) -> None:
+    """Every acknowledged write in a fresh delta and in enrichment's projection, and nudges flowing again;
+    a failure names what is missing, what the consumer recorded and the outbox rows, to diagnose."""
+
+    async def delta_has_all() -> bool:
+        fresh = await device.fresh_replica()
+        return acknowledged <= set(fresh.records)
+
+    await wait_for(delta_has_all, timeout=120, what="every acknowledged write in a fresh delta")
+    missing: set[str] = set()
+
+    async def projection_has_all() -> bool:
+        missing.clear()
+        missing.update(acknowledged - await _projection(stack, device.user_id))
+        return not missing
+
+    try:
+        await wait_for(projection_has_all, timeout=300, what="enrichment's projection complete")
+    except AssertionError as exc:
+        state = await _consumer_state(stack)
+        raise AssertionError(
+            f"{exc}; missing {sorted(missing)}; {state}; {await _outbox_rows(stack, missing)}; kills {kills}"
+        ) from exc
+    await wait_for(
+        lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120, what="a nudge for a new write"
+    )
+
+
 async def test_every_child_killed_in_turn_heals_without_losing_acknowledged_writes(healing_stack: Stack) -> None:
     stack = healing_stack
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30.0, trust_env=False) as http:
         device = await anonymous(http)
-        writer = Writer(device)
         kills: list[str] = []
-        task = asyncio.create_task(writer.run())
-        try:
+        async with _writing(device) as writer:
             await wait_for(lambda: _acknowledged_more(writer, 5), what="first writes")
             for victim in VICTIMS:
                 old = _pid(stack, victim)
@@ -178,33 +216,7 @@ async def test_every_child_killed_in_turn_heals_without_losing_acknowledged_writ
                     timeout=300,
                     what=f"writes acknowledged again after {victim} was killed",
                 )
-        finally:
-            writer.stop.set()
-            await task
-        acknowledged = set(writer.acknowledged)
-
-        async def delta_has_all() -> bool:
-            fresh = await device.fresh_replica()
-            return acknowledged <= set(fresh.records)
-
-        await wait_for(delta_has_all, timeout=120, what="every acknowledged write in a fresh delta")
-        missing: set[str] = set()
-
-        async def projection_has_all() -> bool:
-            missing.clear()
-            missing.update(acknowledged - await _projection(stack, device.user_id))
-            return not missing
-
-        try:
-            await wait_for(projection_has_all, timeout=300, what="enrichment's projection complete")
-        except AssertionError as exc:  # say what is missing and what the consumer recorded, to diagnose
-            state = await _consumer_state(stack)
-            raise AssertionError(
-                f"{exc}; missing {sorted(missing)}; {state}; {await _outbox_rows(stack, missing)}; kills {kills}"
-            ) from exc
-        await wait_for(
-            lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120, what="a nudge for a new write"
-        )
+        await _nothing_lost(stack, device, set(writer.acknowledged), kills)
     assert stack.healer is not None
     assert all(stack.healer.restarts(v) >= 1 for v in VICTIMS)
 
@@ -271,38 +283,10 @@ async def test_broker_restart_drill_loses_no_acknowledged_write(healing_stack: S
     stack = healing_stack
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30.0, trust_env=False) as http:
         device = await anonymous(http)
-        writer = Writer(device)
         kills: list[str] = []
-        task = asyncio.create_task(writer.run())
-        try:
+        async with _writing(device) as writer:
             await wait_for(lambda: _acknowledged_more(writer, 3), what="first writes")
             for kill_enrichment in (True, False):
                 for _ in range(DRILL_ROUNDS):
                     await _broker_round(stack, writer, kill_enrichment=kill_enrichment, log=kills)
-        finally:
-            writer.stop.set()
-            await task
-        acknowledged = set(writer.acknowledged)
-
-        async def delta_has_all() -> bool:
-            fresh = await device.fresh_replica()
-            return acknowledged <= set(fresh.records)
-
-        await wait_for(delta_has_all, timeout=120, what="every acknowledged write in a fresh delta")
-        missing: set[str] = set()
-
-        async def projection_has_all() -> bool:
-            missing.clear()
-            missing.update(acknowledged - await _projection(stack, device.user_id))
-            return not missing
-
-        try:
-            await wait_for(projection_has_all, timeout=300, what="enrichment's projection complete")
-        except AssertionError as exc:
-            state = await _consumer_state(stack)
-            raise AssertionError(
-                f"{exc}; missing {sorted(missing)}; {state}; {await _outbox_rows(stack, missing)}; kills {kills}"
-            ) from exc
-        await wait_for(
-            lambda: _nudged(stack, device, f"nudge-{uuid.uuid4().hex[:6]}"), timeout=120, what="a nudge for a new write"
-        )
+        await _nothing_lost(stack, device, set(writer.acknowledged), kills)
