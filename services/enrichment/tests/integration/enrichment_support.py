@@ -7,6 +7,7 @@ only for the outside world: a local web site serving the pages that get enriched
 from __future__ import annotations
 
 import asyncio
+import io
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 from aiokafka import AIOKafkaProducer
+from PIL import Image
 from sqlalchemy import RowMapping, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.applications import Starlette
@@ -24,6 +26,7 @@ from starlette.routing import Route
 
 from common.db import SessionFactory, create_session_factory
 from common.events import Event
+from enrichment.previews.images import PICTURE_SIDE, reencode
 from enrichment.settings import Settings
 
 ADMIN_TOKEN = "enrichment-tests-admin"
@@ -38,7 +41,18 @@ ARTICLE_TEXT = (
 )
 
 
-THUMBNAIL_PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+def _png(width: int, height: int) -> bytes:
+    picture = Image.new("RGB", (width, height))
+    picture.putdata([(x * 255 // width, y * 255 // height, 128) for y in range(height) for x in range(width)])
+    out = io.BytesIO()
+    picture.save(out, "PNG")
+    return out.getvalue()
+
+
+THUMBNAIL_PNG = _png(48, 32)
+# What the platform stores and serves for it: the same pixels, re-encoded (enrichment.previews.images).
+THUMBNAIL = reencode(THUMBNAIL_PNG, max_side=PICTURE_SIDE, max_pixels=16_777_216)
+assert THUMBNAIL is not None
 THUMBNAIL_CAP = 2 * 1024 * 1024
 
 
