@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 from opentelemetry import trace
@@ -28,6 +29,7 @@ log = logging.getLogger("enrichment.previews")
 _tracer = trace.get_tracer("enrichment.previews")
 
 _ICON_MAX_BYTES: Final = 256 * 1024
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,26 +42,29 @@ class FetchedPreview:
 
 
 class Previewer:
-    """Fetches previews; concurrent requests for one URL in this process share one fetch."""
+    """Fetches previews; :meth:`shared` lets concurrent requests for one URL in this process share one
+    piece of work (the fetch and its storage)."""
 
     def __init__(self, *, fetcher: SafeFetcher, limits: PreviewLimits) -> None:
         self._fetcher = fetcher
         self._limits = limits
-        self._in_flight: dict[str, asyncio.Task[FetchedPreview]] = {}
+        self._in_flight: dict[str, asyncio.Task[Any]] = {}
 
     async def aclose(self) -> None:
         await self._fetcher.aclose()
 
-    async def fetch(self, url: str) -> FetchedPreview:
-        task = self._in_flight.get(url)
+    async def shared(self, key: str, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """``work()``, or the result of the same key's work already running in this process."""
+        task = self._in_flight.get(key)
         if task is None:
-            task = asyncio.get_running_loop().create_task(self._fetch(url))
-            self._in_flight[url] = task
-            task.add_done_callback(lambda _: self._in_flight.pop(url, None))
-        # One caller giving up (a closed connection) must not cancel the fetch the others wait on.
-        return await asyncio.shield(task)
+            task = asyncio.get_running_loop().create_task(work())
+            self._in_flight[key] = task
+            task.add_done_callback(lambda _: self._in_flight.pop(key, None))
+        # One caller giving up (a closed connection) must not cancel the work the others wait on.
+        result: T = await asyncio.shield(task)
+        return result
 
-    async def _fetch(self, url: str) -> FetchedPreview:
+    async def fetch(self, url: str) -> FetchedPreview:
         with _tracer.start_as_current_span("fetch preview") as span:
             try:
                 page = await self._fetcher.fetch_head(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import datetime
 
 from common.db import SessionFactory, transaction
 from common.errors import InvalidUrl, NotFound, RateLimited
@@ -13,7 +14,7 @@ from enrichment.metrics import PREVIEW_DURATION, PREVIEW_REQUESTS
 from enrichment.previews import store
 from enrichment.previews.fetch import Previewer
 from enrichment.previews.images import is_image_id
-from enrichment.previews.model import Preview, PreviewPolicy
+from enrichment.previews.model import Preview, PreviewFacts, PreviewPolicy
 
 __all__ = ["get_preview", "read_image"]
 
@@ -32,22 +33,28 @@ async def get_preview(
         normalized = normalize_url(url).url
     except InvalidUrlError as exc:
         raise InvalidUrl(str(exc)) from None
-    now = clock.now()
-    window = now.replace(second=0, microsecond=0)
-    async with transaction(sessions) as session:
-        used = await store.count_request(session, user_id, window_start=window)
-    if used > policy.per_minute:
-        PREVIEW_REQUESTS.labels("rate-limited").inc()
-        retry_after = 60 - now.second
-        raise RateLimited(
-            f"At most {policy.per_minute} previews per minute; try again in {retry_after} s.",
-            retry_after_seconds=retry_after,
-        )
-    async with sessions() as session:
-        facts = await store.cached(session, normalized, now=now)
+    facts = await _admit_and_read(sessions, policy, clock.now(), user_id, normalized)
     if facts is not None:
         PREVIEW_REQUESTS.labels("hit").inc()
         return Preview(url=url, normalized_url=normalized, facts=facts)
+    facts = await previewer.shared(
+        normalized,
+        lambda: _fetch_and_store(
+            sessions=sessions, previewer=previewer, policy=policy, clock=clock, normalized=normalized
+        ),
+    )
+    return Preview(url=url, normalized_url=normalized, facts=facts)
+
+
+async def _fetch_and_store(
+    *, sessions: SessionFactory, previewer: Previewer, policy: PreviewPolicy, clock: Clock, normalized: str
+) -> PreviewFacts:
+    """Fetch and cache the preview, unless a fetch that ended a moment ago cached it already."""
+    async with sessions() as session:
+        cached = await store.cached(session, normalized, now=clock.now())
+    if cached is not None:
+        PREVIEW_REQUESTS.labels("hit").inc()
+        return cached
     started = time.perf_counter()
     fetched = await previewer.fetch(normalized)
     async with transaction(sessions) as session:
@@ -58,7 +65,25 @@ async def get_preview(
     outcome = "miss" if fetched.fetched else "failed"
     PREVIEW_REQUESTS.labels(outcome).inc()
     PREVIEW_DURATION.labels(outcome).observe(time.perf_counter() - started)
-    return Preview(url=url, normalized_url=normalized, facts=fetched.facts)
+    return fetched.facts
+
+
+async def _admit_and_read(
+    sessions: SessionFactory, policy: PreviewPolicy, now: datetime, user_id: uuid.UUID, normalized: str
+) -> PreviewFacts | None:
+    """Count the request in the user's minute (RateLimited past the limit) and read the shared cache, in
+    one transaction."""
+    async with transaction(sessions) as session:
+        used = await store.count_request(session, user_id, window_start=now.replace(second=0, microsecond=0))
+        facts = await store.cached(session, normalized, now=now) if used <= policy.per_minute else None
+    if used > policy.per_minute:
+        PREVIEW_REQUESTS.labels("rate-limited").inc()
+        retry_after = 60 - now.second
+        raise RateLimited(
+            f"At most {policy.per_minute} previews per minute; try again in {retry_after} s.",
+            retry_after_seconds=retry_after,
+        )
+    return facts
 
 
 async def read_image(*, sessions: SessionFactory, name: str) -> bytes:
