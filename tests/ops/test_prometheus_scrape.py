@@ -241,6 +241,7 @@ def test_labelled_counters_of_exceptional_events_exist_at_zero_from_start(
         'events_dead_lettered_total{service="bookmarks"}': "bookmarks",
         'events_dead_lettered_total{service="enrichment"}': "enrichment",
         'gateway_rate_limited_total{scope="ip"}': "gateway",
+        'gateway_rate_limited_total{scope="image"}': "gateway",
         'gateway_rate_limited_total{scope="user"}': "gateway",
         'gateway_upstream_errors_total{upstream="bookmarks",kind="timeout"}': "gateway",
         'enrichment_quota_rejections_total{kind="month"}': "enrichment",

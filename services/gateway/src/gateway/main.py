@@ -88,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ),
             user_limiter=_limiter(settings.rate_limit_per_minute),
             ip_limiter=_limiter(settings.ip_rate_limit_per_minute),
+            image_limiter=_limiter(settings.image_rate_limit_per_minute),
         )
         app.state.gateway = gateway
 

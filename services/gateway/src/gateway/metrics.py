@@ -22,7 +22,7 @@ NUDGE_LATENCY = Histogram(
 NUDGES_SENT = Counter("gateway_nudges_sent_total", "bookmarks_changed messages sent to sockets.")
 DENIED_USERS = Gauge("gateway_denied_users", "Deleted or merged-away users whose tokens are refused.")
 
-RATE_LIMIT_SCOPES: tuple[str, ...] = ("ip", "user")
+RATE_LIMIT_SCOPES: tuple[str, ...] = ("ip", "image", "user")
 UPSTREAM_ERROR_KINDS: tuple[str, ...] = ("connect", "pool", "timeout", "protocol", "stream")
 WS_REJECT_REASONS: tuple[str, ...] = ("unauthorized", "rate-limited", "too-many-connections")
 

@@ -33,6 +33,8 @@ class RouteSpec:
     upstream: str
     auth: AuthMode
     effect: Effect | None = None
+    image: bool = False
+    """Public pictures a page shows by the dozen (``<img>`` sends no token): their own per-IP bucket."""
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -94,7 +96,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),
     RouteSpec("/v1/previews", ENRICHMENT, _R),
     # Named by the hash of their bytes and re-encoded: public, so an <img> can show them without a token.
-    RouteSpec("/v1/previews/images/{name}", ENRICHMENT, _N),
+    RouteSpec("/v1/previews/images/{name}", ENRICHMENT, _N, image=True),
     RouteSpec("/v1/exports", BOOKMARKS, _R),  # streamed through (proxy.UpstreamStreamingResponse)
 )
 

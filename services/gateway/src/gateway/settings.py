@@ -33,6 +33,8 @@ class Settings(CommonSettings):
     # Token buckets are per replica: N replicas admit up to N times these rates in total.
     rate_limit_per_minute: int = Field(600, validation_alias="GATEWAY_RATE_LIMIT_PER_MINUTE")
     ip_rate_limit_per_minute: int = Field(120, validation_alias="GATEWAY_IP_RATE_LIMIT_PER_MINUTE")
+    # Preview pictures (no token): a library page shows one per row, each fetched once (immutable).
+    image_rate_limit_per_minute: int = Field(1200, validation_alias="GATEWAY_IMAGE_RATE_LIMIT_PER_MINUTE")
     # How many reverse proxies in front of the gateway append to X-Forwarded-For (0: none, use the
     # socket peer). Trusting more hops than really exist lets clients pick their own rate-limit key.
     trusted_proxy_hops: int = Field(0, validation_alias="GATEWAY_TRUSTED_PROXY_HOPS")

@@ -24,6 +24,7 @@ class Gateway:
     catalog: OpenApiCatalog
     user_limiter: TokenBucketLimiter | None
     ip_limiter: TokenBucketLimiter | None
+    image_limiter: TokenBucketLimiter | None
 
     def deny(self, user_id: uuid.UUID, *, since: float | None = None, reason: str) -> None:
         """Refuse ``user_id``'s tokens from now on and close their sockets (deleted or merged away)."""

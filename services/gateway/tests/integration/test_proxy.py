@@ -320,6 +320,19 @@ async def test_rate_limits_per_user_and_per_ip(start_gateway: Any, tokens: Any) 
                 assert (await gw.client.get(path)).status_code == 200, path
 
 
+async def test_preview_pictures_have_their_own_bucket_per_ip(start_gateway: Any) -> None:
+    async with start_gateway(ip_rate_limit_per_minute=2, image_rate_limit_per_minute=3) as gw:
+        assert gw.state.image_limiter.capacity == 3
+        gw.state.ip_limiter = TokenBucketLimiter(2, clock=lambda: 0.0)
+        gw.state.image_limiter = TokenBucketLimiter(3, clock=lambda: 0.0)
+        picture = "/v1/previews/images/" + "a" * 64 + ".webp"
+        answers = [(await gw.client.get(picture)).status_code for _ in range(4)]
+        assert answers == [200, 200, 200, 429]
+        # The address's other bucket is untouched by pictures, and pictures by it.
+        assert [(await gw.client.post("/v1/auth/anonymous")).status_code for _ in range(3)] == [200, 200, 429]
+        assert metric("gateway_rate_limited_total", scope="image") >= 1
+
+
 async def test_cors_when_configured(start_gateway: Any, gateway: Any) -> None:
     preflight_headers = {
         "Origin": "https://app.example",

@@ -59,10 +59,14 @@ def caller_address(request: Request, gateway: Gateway) -> str:
     return address
 
 
-def _rate_limit(request: Request, principal: Principal | None, gateway: Gateway) -> dict[str, str]:
+def _rate_limit(
+    request: Request, principal: Principal | None, gateway: Gateway, *, image: bool = False
+) -> dict[str, str]:
     """Take one request from the caller's bucket; the RateLimit-* headers, or :class:`RateLimited`."""
     if principal is not None:
         limiter, key, scope = gateway.user_limiter, str(principal.user_id), "user"
+    elif image:
+        limiter, key, scope = gateway.image_limiter, caller_address(request, gateway), "image"
     else:
         limiter, key, scope = gateway.ip_limiter, caller_address(request, gateway), "ip"
     if limiter is None:
@@ -81,7 +85,7 @@ async def forward(request: Request, spec: RouteSpec, gateway: Gateway) -> Respon
     caller_address(request, gateway)
     principal, refused = await _authenticate(request, spec, gateway)
     # Failed authentications count against the client's address, so token guessing is throttled too.
-    limit_headers = _rate_limit(request, principal, gateway)
+    limit_headers = _rate_limit(request, principal, gateway, image=spec.image)
     if refused is not None:
         refused.headers.update(limit_headers)
         raise refused
