@@ -18,6 +18,8 @@ from bookmarks.exports.routes import router as exports_router
 from bookmarks.imports.routes import router as imports_router
 from bookmarks.imports.service import JobConfig, run_import_worker
 from bookmarks.settings import Settings
+from bookmarks.trash.routes import router as trash_router
+from bookmarks.trash.service import run_trash_purge
 from common.app import create_service_app
 from common.auth import AccessTokenVerifier
 from common.jwt import JwksClient
@@ -59,6 +61,15 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
                     "import-worker",
                     run_import_worker(backbone.sessions, config, app.state.import_wakeup, settings.import_poll_seconds),
                 )
+                if settings.trash_purge_interval_seconds:
+                    backbone.tasks.start(
+                        "trash-purge",
+                        run_trash_purge(
+                            sessions=backbone.sessions,
+                            retention=settings.trash_retention,
+                            interval_seconds=settings.trash_purge_interval_seconds,
+                        ),
+                    )
                 yield
         finally:
             await jwks.aclose()
@@ -67,7 +78,7 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
         service=SERVICE,
         title="Bookmarks service",
         lifespan=lifespan,
-        routers=[router, collections_router, imports_router, exports_router, internal_router],
+        routers=[router, collections_router, imports_router, exports_router, trash_router, internal_router],
         settings=settings,
     )
     install_write_fast_path(app.router.routes)

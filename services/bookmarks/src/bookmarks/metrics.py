@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Histogram
+from prometheus_client import Counter, Histogram
 
 DELTA_PAGE_RECORDS = Histogram(
     "delta_page_records",
@@ -12,3 +12,13 @@ DELTA_PAGE_RECORDS = Histogram(
 )
 
 DELTA_PAGE_RECORDS.labels("bookmarks")  # present from process start: the dashboard shows 0 pages, not no data
+
+TRASH_PURGED = Counter(
+    "bookmarks_trash_purged_total",
+    "Trashed bookmarks whose kept state was purged: expired (past TRASH_RETENTION_DAYS) or by the user.",
+    ["reason"],
+)
+TRASH_RESTORED = Counter("bookmarks_trash_restored_total", "Bookmarks restored from the trash.")
+
+for _reason in ("expired", "user"):
+    TRASH_PURGED.labels(_reason)

@@ -74,6 +74,11 @@ def _saved_event(
     )
 
 
+def revived_event(record: Bookmark) -> BookmarkSaved:
+    """The event of a bookmark brought back from the trash: an ordinary upsert, flagged as revived."""
+    return _saved_event(record, revived=True)
+
+
 def import_saved_event(record: Bookmark, *, created: bool) -> BookmarkSaved:
     """The event of a bookmark an import wrote: ``source="import"`` tells enrichment to treat it as bulk."""
     return _saved_event(record, created=created, source="import")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from pydantic import Field
 
 from common.settings import CommonSettings, default_database_url
@@ -20,6 +22,12 @@ class Settings(CommonSettings):
     import_batch_size: int = Field(2500, ge=1, le=5000, validation_alias="IMPORT_BATCH_SIZE")
     import_lease_seconds: float = Field(60.0, gt=0, validation_alias="IMPORT_LEASE_SECONDS")
     import_poll_seconds: float = Field(5.0, gt=0, validation_alias="IMPORT_POLL_SECONDS")
+    trash_retention_days: float = Field(30.0, gt=0, le=3650, validation_alias="TRASH_RETENTION_DAYS")
+    trash_purge_interval_seconds: float = Field(3600.0, ge=0, validation_alias="TRASH_PURGE_INTERVAL_SECONDS")
+
+    @property
+    def trash_retention(self) -> timedelta:
+        return timedelta(days=self.trash_retention_days)
 
     def production_problems(self) -> list[str]:
         """Why this configuration must not serve production traffic (checked at start, not by migrations)."""

@@ -85,6 +85,10 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{collectionId}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{rest:path}", BOOKMARKS, _R),
+    RouteSpec("/v1/trash", BOOKMARKS, _R),
+    RouteSpec("/v1/trash/restore", BOOKMARKS, _R),
+    RouteSpec("/v1/trash/{clientBookmarkId}", BOOKMARKS, _R),
+    RouteSpec("/v1/trash/{clientBookmarkId}/restore", BOOKMARKS, _R),
     RouteSpec("/v1/imports", BOOKMARKS, _R),  # its body limit: MAX_BODY_BYTES_BY_ROUTE (50 MiB)
     RouteSpec("/v1/imports/{importId}", BOOKMARKS, _R),
     RouteSpec("/v1/imports/{importId}/report", BOOKMARKS, _R),

@@ -51,6 +51,16 @@ bookmarks = Table(
     Index("ix_bookmarks_search", "search_vector", postgresql_using="gin"),
     Index("ix_bookmarks_search_head", "search_head", postgresql_using="gin"),
     Index("ix_bookmarks_search_tags", "search_tags", postgresql_using="gin"),
+    # The trash (bookmarks.trash, migration 0008): a user's deleted rows that still hold their state,
+    # newest deletion first; and every user's, oldest first, for the retention purge.
+    Index(
+        "ix_bookmarks_trash",
+        "owner_uid",
+        text("deleted_at DESC"),
+        text("client_bookmark_id DESC"),
+        postgresql_where=text("deleted_at IS NOT NULL AND url <> ''"),
+    ),
+    Index("ix_bookmarks_trash_expiry", "deleted_at", postgresql_where=text("deleted_at IS NOT NULL AND url <> ''")),
     Index(
         "ix_bookmarks_search_newest",
         "owner_uid",
