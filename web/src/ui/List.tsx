@@ -4,6 +4,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Device } from "../app.ts";
 import type { LocalBookmark } from "../model.ts";
+import { platformImagePath } from "../preview.ts";
 import { highlight, parseSnippet } from "../snippet.ts";
 import { Icon, Segments } from "./common.tsx";
 import { setUi, ui } from "./state.ts";
@@ -23,10 +24,13 @@ const ENRICHMENT_LABELS: Record<string, string> = {
   failed: "Enrichment failed",
 };
 
+/** The page's picture when the platform serves it (same origin); any other address gets the letter tile,
+ * so the list never makes the browser contact a saved site. */
 function Thumb({ b }: { b: LocalBookmark }) {
-  const [broken, setBroken] = useState(false);
-  if (b.thumbnailUrl && !broken && /^https?:/i.test(b.thumbnailUrl)) {
-    return <img class="thumb" src={b.thumbnailUrl} alt="" loading="lazy" referrerpolicy="no-referrer" onError={() => setBroken(true)} />;
+  const [broken, setBroken] = useState<string | null>(null);
+  const src = platformImagePath(b.thumbnailUrl);
+  if (src && broken !== src) {
+    return <img class="thumb" src={src} alt="" loading="lazy" onError={() => setBroken(src)} />;
   }
   const letter = (b.domain ?? b.title ?? "?").replace(/^www\./, "").charAt(0).toUpperCase();
   let hue = 0;
