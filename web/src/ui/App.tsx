@@ -323,6 +323,7 @@ export function App({ device }: { device: Device }) {
   useSubscription(subscribeUi);
   useSubscription(device.store.subscribe.bind(device.store));
   useSubscription(device.subscribeSession.bind(device));
+  useSubscription(device.previews.subscribe.bind(device.previews));
   const [menu, setMenu] = useState(false);
   const all = device.store.list();
   const filtered = useMemo(() => all.filter(inFilter(ui.filter)).map((bookmark) => ({ bookmark, snippet: null })), [all, ui.filter]);

@@ -46,6 +46,7 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
   const { bookmark: b, snippet } = props.row;
   const selected = ui.selection.has(b.clientBookmarkId);
   const title = b.title || b.url;
+  const fetching = !b.title && props.device.previews.fetching(b.clientBookmarkId);
   const onSelect = (event: MouseEvent) => toggleSelection(props.rows, props.index, event.shiftKey);
   return (
     <li
@@ -64,6 +65,7 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
         </a>
         <div class="meta">
           <span class="domain">{b.domain ?? ""}</span>
+          {fetching && <span class="state fetching">Fetching title…</span>}
           {b.isFavorite && <span class="fav" title="Favorite">★<span class="sr-only">Favorite</span></span>}
           {props.pending && <span class="unsynced" title="Not synced yet">Not synced</span>}
           {ENRICHMENT_LABELS[b.enrichmentStatus] && b.enrichmentStatus !== "pending" && (
@@ -82,10 +84,12 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
             </span>
           ))}
         </div>
-        {snippet !== null && (
+        {snippet !== null ? (
           <div class="snippet">
             <Segments segments={parseSnippet(snippet)} />
           </div>
+        ) : (
+          b.description && <div class="snippet description">{b.description}</div>
         )}
       </div>
       <button type="button" class="icon-button details-button" aria-label="Details" onClick={() => openDetails(b.clientBookmarkId, props.index)}>
