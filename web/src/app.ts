@@ -1,6 +1,7 @@
 // The device: one database, session, store and sync engine for the page, plus the UI's shared state.
 
 import { ApiError, errorOf } from "./api.ts";
+import { AutoEnricher } from "./autoEnrich.ts";
 import { Db } from "./db.ts";
 import type { Bookmark, BookmarkFields, LocalBookmark, SearchResult } from "./model.ts";
 import { clientFields, nowIso } from "./merge.ts";
@@ -20,6 +21,7 @@ export class Device {
   readonly store: Store;
   readonly sync: SyncEngine;
   readonly previews: PreviewQueue;
+  readonly autoEnrich: AutoEnricher;
   toasts: Toast[] = [];
   private toastListeners = new Set<() => void>();
   private nextToast = 1;
@@ -30,11 +32,13 @@ export class Device {
     this.sync = new SyncEngine(db, this.store, this.session);
     this.sync.onRejected = (_op, error) => this.toast(`A change was refused: ${error.message}`);
     this.previews = new PreviewQueue(db, this.store, this.session, () => this.sync.kick());
+    this.autoEnrich = new AutoEnricher(db, this.store, this.session, () => this.sync.wake());
+    window.addEventListener("online", () => this.autoEnrich.wake());
   }
 
   static async open(): Promise<Device> {
     const device = new Device(await Db.open());
-    await Promise.all([device.session.load(), device.store.load(), device.previews.load()]);
+    await Promise.all([device.session.load(), device.store.load(), device.previews.load(), device.autoEnrich.load()]);
     return device;
   }
 
@@ -64,13 +68,14 @@ export class Device {
     this.sync.kick();
   }
 
-  /** A new link: saved, and its preview asked for. */
+  /** A new link: saved, its preview asked for, and queued for enrichment when this device does that. */
   async add(url: string, extra: BookmarkFields = {}): Promise<string> {
     const id = crypto.randomUUID();
     const previewed = this.previews.request(id, url); // the row says "Fetching title…" from its first paint
     await this.save(id, { url, clientSavedAt: nowIso(), ...extra });
     await previewed;
     this.previews.pump();
+    await this.autoEnrich.request(id);
     return id;
   }
 
@@ -126,6 +131,7 @@ export class Device {
 
   private startHelpers(): void {
     this.previews.start();
+    this.autoEnrich.start();
   }
 
   async startNew(): Promise<void> {
@@ -142,6 +148,7 @@ export class Device {
     const before = this.session.user?.id;
     this.sync.stop();
     this.previews.stop();
+    this.autoEnrich.stop();
     try {
       const user = await this.session.claim(code);
       await this.db.deleteMeta("signedOut");
@@ -149,6 +156,7 @@ export class Device {
         await this.db.clearLibrary();
         await this.store.clear();
         this.previews.clear();
+        this.autoEnrich.clear();
       }
     } finally {
       this.signedOut = !this.session.user;
@@ -171,7 +179,9 @@ export class Device {
   private async endLocally(): Promise<void> {
     this.sync.stop();
     this.previews.stop();
+    this.autoEnrich.stop();
     this.previews.clear();
+    this.autoEnrich.clear();
     await this.db.clearAll();
     await this.db.setMeta("signedOut", true);
     await this.store.clear();
