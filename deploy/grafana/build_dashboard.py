@@ -345,6 +345,16 @@ def build() -> dict[str, Any]:
     )
     lay.add(
         timeseries(
+            "Link previews",
+            [(f"sum by (result) (rate(enrichment_preview_requests_total[{RATE}]))", "{{result}}")],
+            unit="ops",
+            stack=True,
+            description="GET /v1/previews: hit (shared cache), miss (fetched), failed (page not fetched), rate-limited.",
+        ),
+        w=8,
+    )
+    lay.add(
+        timeseries(
             "Quota rejections",
             [(f"sum by (kind) (rate(enrichment_quota_rejections_total[{RATE}]))", "{{kind}}")],
             unit="ops",

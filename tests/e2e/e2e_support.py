@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import io
 import json
 import threading
 import uuid
@@ -20,6 +21,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+from PIL import Image
 from websockets.asyncio.client import ClientConnection, connect
 
 from devstack.testing import LocalJwksServer
@@ -264,7 +266,13 @@ ARTICLE_PARAGRAPHS = (
 )
 
 
-LOAF_PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
+def _loaf_png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (64, 40), (196, 140, 80)).save(out, "PNG")
+    return out.getvalue()
+
+
+LOAF_PNG = _loaf_png()
 
 
 def article_html(title: str, *, description: str, extra_body: str = "") -> bytes:

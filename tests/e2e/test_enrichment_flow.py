@@ -9,6 +9,7 @@ result at once (200 ``cacheHit``). A separate scenario needs the headless browse
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -35,7 +36,8 @@ def assert_enriched_bookmark(record: dict[str, Any], *, url: str) -> None:
     assert record["enrichmentStatus"] == "completed"
     assert record["title"] == PAGE_TITLE, "enrichment overwrites the client's title with the page's"
     assert record["description"]
-    assert record["thumbnailUrl"] and record["thumbnailUrl"].startswith("http://127.0.0.1:"), record["thumbnailUrl"]
+    # The page's picture as the platform re-encoded it, on the platform's own origin.
+    assert re.fullmatch(r"/v1/previews/images/[0-9a-f]{64}\.webp", record["thumbnailUrl"] or ""), record["thumbnailUrl"]
     assert record["summary"] and len(record["summary"]) > 20
     assert 1 <= len(record["tags"]) <= 8
     assert all(tag == tag.lower() for tag in record["tags"]) and len(set(record["tags"])) == len(record["tags"])

@@ -102,6 +102,8 @@ METRICS: tuple[Metric, ...] = (
     _m("enrichment_fetch_errors_total", "counter", ("code",), ENRICHMENT_PROCESSES),
     _m("enrichment_cache_lookups_total", "counter", ("result",), ENRICHMENT_PROCESSES),
     _m("enrichment_quota_rejections_total", "counter", ("kind",), ENRICHMENT_PROCESSES),
+    _m("enrichment_preview_requests_total", "counter", ("result",), ENRICHMENT_PROCESSES),
+    _m("enrichment_preview_fetch_duration_seconds", "histogram", ("result",), ENRICHMENT_PROCESSES),
     # anti-entropy of the bookmark-URL projection: the enrichment API (ANTI_ENTROPY_INTERVAL_SECONDS > 0)
     _m("anti_entropy_repaired_records_total", "counter", ("service", "projection"), "enrichment"),
     _m("anti_entropy_checks_total", "counter", ("service", "projection", "outcome"), "enrichment"),

@@ -434,8 +434,12 @@ async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
         fields["userTags"] = args.tags
     if args.collections:
         fields["collectionIds"] = [await _collection_id(client, c, must_exist=False) for c in args.collections]
+    if args.title is None:
+        fields |= await _previewed(client, args.url, fields)
     await client.put_bookmark(bookmark_id, fields)
     stop = await _flush_write(client, bookmark_id, f"added {bookmark_id}: {args.url}")
+    if fields.get("title"):
+        _out(f"title: {fields['title']}")
     if stop is not None:
         if args.enrich and stop == EXIT_OK:
             raise _Fail("enrichment needs the server, which cannot be reached", EXIT_OFFLINE)
@@ -444,6 +448,17 @@ async def _add(client: BookmarkClient, args: argparse.Namespace) -> int:
         enqueued = await client.enrich(bookmark_id)
         _out(f"enrichment: {enqueued.status}" + (" (cached result applied)" if enqueued.cache_hit else ""))
     return EXIT_OK
+
+
+async def _previewed(client: BookmarkClient, url: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The page's title, description and picture for a new bookmark, or nothing when they cannot be had
+    (offline, a refused URL, the preview limit): the bookmark is saved either way."""
+    try:
+        with _ui().status("Fetching title…"):
+            found = await client.preview(url)
+    except (Offline, ApiError):
+        return {}
+    return found.fill(fields)
 
 
 async def _pair(client: BookmarkClient, args: argparse.Namespace) -> int:

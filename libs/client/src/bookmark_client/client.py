@@ -50,6 +50,7 @@ from bookmark_client.models import (
     EnrichmentJob,
     FlushResult,
     ImportRecord,
+    LinkPreview,
     PageProgress,
     PairingCode,
     QueuedOp,
@@ -665,6 +666,11 @@ class BookmarkClient:
         return Bookmark.model_validate(_unwrap(response))
 
     # -- enrichment and settings -----------------------------------------------------------------
+
+    async def preview(self, url: str) -> LinkPreview:
+        """The page's title, description and picture (``GET /v1/previews``): no AI, no quota, online only."""
+        response = await self._request("GET", "/v1/previews", params={"url": url})
+        return LinkPreview.model_validate(_unwrap(response))
 
     async def capture(self, bookmark_id: str, html: str, *, title: str | None = None) -> EnqueueResult:
         """Enrich a bookmark from its page as a browser rendered it (``POST /v1/enrichment/capture``): the

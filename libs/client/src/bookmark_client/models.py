@@ -6,6 +6,7 @@ Server models ignore unknown fields so a newer server never breaks an older clie
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -19,6 +20,7 @@ __all__ = [
     "Collection",
     "EnqueueResult",
     "EnrichmentJob",
+    "LinkPreview",
     "EnrichmentResult",
     "FlushResult",
     "OpKind",
@@ -179,6 +181,28 @@ class PairingCode(_Wire):
 
     code: str
     expires_at: str
+
+
+class LinkPreview(_Wire):
+    """``GET /v1/previews``: what the page says about itself; each fact None when it has none.
+
+    ``image_url`` and ``favicon_url`` are paths on the platform (resolve them against the base URL)."""
+
+    url: str
+    normalized_url: str
+    title: str | None = None
+    description: str | None = None
+    site_name: str | None = None
+    language: str | None = None
+    image_url: str | None = None
+    favicon_url: str | None = None
+    canonical_url: str | None = None
+
+    def fill(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The bookmark fields this preview sets: ``title``, ``description`` and ``thumbnailUrl``, only
+        where ``fields`` (the bookmark as the user wrote it) has no value; a user's own never changes."""
+        found = {"title": self.title, "description": self.description, "thumbnailUrl": self.image_url}
+        return {name: value for name, value in found.items() if value and not fields.get(name)}
 
 
 class EnqueueResult(_Wire):

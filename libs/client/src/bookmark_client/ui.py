@@ -184,6 +184,15 @@ class Ui:
         self.out.print(table)
 
     @contextmanager
+    def status(self, message: str) -> Iterator[None]:
+        """A spinner with ``message`` on stderr while the block runs (a terminal only; gone afterwards)."""
+        if not self.err_tty:
+            yield
+            return
+        with self.err.status(message):
+            yield
+
+    @contextmanager
     def progress(self, *, show: bool = True) -> Iterator[Progress]:
         """Progress bars on stderr; on a pipe (or without ``show``) a progress that draws nothing."""
         progress = Progress(

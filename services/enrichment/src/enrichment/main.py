@@ -27,6 +27,9 @@ from enrichment.api.routes import router
 from enrichment.domain.model import Clock, SystemClock
 from enrichment.entitlements import EntitlementsClient
 from enrichment.events.consumers import BATCH_HANDLERS, EVENT_FILTERS, HANDLERS
+from enrichment.fetch import SafeFetcher
+from enrichment.previews.fetch import Previewer
+from enrichment.previews.routes import router as previews_router
 from enrichment.settings import Settings
 
 SERVICE = "enrichment"
@@ -71,6 +74,17 @@ async def _anti_entropy(settings: Settings, backbone: Backbone) -> AsyncIterator
         await auth.aclose()
 
 
+def _previewer(settings: Settings) -> Previewer:
+    limits = settings.preview_limits
+    fetcher = SafeFetcher(
+        timeout_seconds=limits.timeout_seconds,
+        user_agent=settings.user_agent,
+        max_body_bytes=max(limits.head_bytes, limits.image_bytes),
+        allow_private_networks=settings.allow_private_networks,
+    )
+    return Previewer(fetcher=fetcher, limits=limits)
+
+
 def create_app(
     settings: Settings | None = None, *, clock: Clock | None = None, consumer_group: str | None = None
 ) -> FastAPI:
@@ -89,6 +103,7 @@ def create_app(
         app.state.clock = clock or SystemClock()
         app.state.entitlements = entitlements
         app.state.verifier = AccessTokenVerifier(jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
+        app.state.previewer = previewer = _previewer(settings)
         try:
             async with service_backbone(
                 app,
@@ -103,6 +118,7 @@ def create_app(
                 async with _anti_entropy(settings, backbone):
                     yield
         finally:
+            await previewer.aclose()
             await entitlements.aclose()
             await jwks.aclose()
 
@@ -110,6 +126,6 @@ def create_app(
         service=SERVICE,
         title="Enrichment service",
         lifespan=lifespan,
-        routers=[router],
+        routers=[router, previews_router],
         settings=settings,
     )

@@ -26,9 +26,21 @@ ATTEMPT_DURATION = Histogram(
 FETCH_ERRORS = Counter("enrichment_fetch_errors_total", "Failed page fetches by error code.", ["code"])
 CACHE_LOOKUPS = Counter("enrichment_cache_lookups_total", "Results-cache lookups on enqueue.", ["result"])
 QUOTA_REJECTIONS = Counter("enrichment_quota_rejections_total", "Enqueues refused by the free-tier quota.", ["kind"])
+PREVIEW_REQUESTS = Counter(
+    "enrichment_preview_requests_total",
+    "Link preview requests by result: hit (shared cache), miss (fetched), failed (page not fetched), rate-limited.",
+    ["result"],
+)
+PREVIEW_DURATION = Histogram(
+    "enrichment_preview_fetch_duration_seconds",
+    "Time to fetch a link preview that was not cached (page head, picture and icon, storage) by result.",
+    ["result"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0),
+)
 
 ATTEMPT_OUTCOMES: tuple[str, ...] = ("completed", "retrying", "failed", "lost", "released", "unrecorded")
 CACHE_RESULTS: tuple[str, ...] = ("hit", "miss")
+PREVIEW_RESULTS: tuple[str, ...] = ("hit", "miss", "failed", "rate-limited")
 
 
 def _initialise() -> None:
@@ -43,6 +55,10 @@ def _initialise() -> None:
         CACHE_LOOKUPS.labels(result)
     for kind in get_args(QuotaKind):
         QUOTA_REJECTIONS.labels(kind)
+    for result in PREVIEW_RESULTS:
+        PREVIEW_REQUESTS.labels(result)
+    for result in ("miss", "failed"):
+        PREVIEW_DURATION.labels(result)
 
 
 _initialise()

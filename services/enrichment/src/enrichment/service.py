@@ -52,6 +52,8 @@ from enrichment.domain.model import (
 )
 from enrichment.entitlements import EntitlementsClient
 from enrichment.metrics import CACHE_LOOKUPS, JOB_TRANSITIONS, QUOTA_REJECTIONS
+from enrichment.previews import store as previews_store
+from enrichment.previews.images import EncodedImage
 from enrichment.store import queries, repository
 
 # A job whose workers kept dying on it (lease expiries: process killed, Chromium OOM-killed, node lost)
@@ -452,6 +454,7 @@ async def complete_job(
     result: EnrichmentResult,
     snapshots: Sequence[Snapshot],
     cache_ttl_seconds: int,
+    images: Sequence[EncodedImage] = (),
 ) -> bool:
     """Store the result (cache, captures) and hand it to every bookmark waiting on the job.
 
@@ -465,6 +468,8 @@ async def complete_job(
         if ended is None:
             return False
         captures = [(s.kind, s.content_type, s.data) for s in snapshots]
+        for image in images:
+            await previews_store.save_image(session, image)
         if job.private_for is None:
             await repository.store_cache(
                 session, job.normalized_url, payload, job_id=job.id, ttl_seconds=cache_ttl_seconds
@@ -579,12 +584,14 @@ async def job_stats(*, sessions: SessionFactory) -> JobStats:
 
 
 async def housekeeping(*, sessions: SessionFactory, job_retention_seconds: int) -> None:
-    """Forget long-finished jobs, expired cache entries and deleted bookmarks' captured pages (bounded
-    batches; runs periodically)."""
+    """Forget long-finished jobs, expired cache entries and previews, and deleted bookmarks' captured pages
+    (bounded batches; runs periodically)."""
     async with transaction(sessions) as session:
         await repository.delete_finished_jobs(session, older_than_seconds=job_retention_seconds)
     async with transaction(sessions) as session:
         await repository.delete_expired_cache(session)
+    async with transaction(sessions) as session:
+        await previews_store.delete_expired(session, now=await queries.database_now(session))
     async with transaction(sessions) as session:
         await repository.delete_private_snapshots_of_deleted_bookmarks(session)
 
@@ -704,6 +711,7 @@ async def purge_user(session: AsyncSession, user_id: uuid.UUID) -> None:
     await repository.lock_existing_quota(session, user_id)
     job_ids = await repository.lock_jobs_of_user(session, user_id)
     await repository.purge_user(session, user_id, job_ids)
+    await previews_store.forget_user(session, user_id)
 
 
 async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.UUID) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import NoDecode
 
 from common.settings import CommonSettings, default_database_url
+from enrichment.previews.model import PreviewLimits, PreviewPolicy
 
 
 def _comma_separated(value: Any) -> Any:
@@ -57,6 +59,20 @@ class Settings(CommonSettings):
     anti_entropy_users_per_page: int = Field(200, ge=1, le=1000, validation_alias="ANTI_ENTROPY_USERS_PER_PAGE")
     anti_entropy_settle_seconds: float = Field(300.0, ge=0, validation_alias="ANTI_ENTROPY_SETTLE_SECONDS")
     anti_entropy_timeout_seconds: float = Field(10.0, gt=0, validation_alias="ANTI_ENTROPY_TIMEOUT_SECONDS")
+    # Link previews (enrichment.previews): no AI, no quota; their own limits.
+    preview_per_minute: int = Field(60, ge=1, validation_alias="PREVIEW_RATE_PER_MINUTE")
+    preview_cache_ttl_seconds: int = Field(86_400, ge=0, validation_alias="PREVIEW_CACHE_TTL_SECONDS")
+    preview_failure_ttl_seconds: int = Field(600, ge=0, validation_alias="PREVIEW_FAILURE_TTL_SECONDS")
+    preview_timeout_seconds: float = Field(5.0, gt=0, le=60, validation_alias="PREVIEW_TIMEOUT_SECONDS")
+    preview_max_head_bytes: int = Field(
+        512 * 1024, ge=16 * 1024, le=4 * 1024 * 1024, validation_alias="PREVIEW_MAX_HEAD_BYTES"
+    )
+    preview_max_image_bytes: int = Field(
+        5 * 1024 * 1024, ge=64 * 1024, le=32 * 1024 * 1024, validation_alias="PREVIEW_MAX_IMAGE_BYTES"
+    )
+    preview_max_image_pixels: int = Field(
+        16_777_216, ge=65_536, le=100_000_000, validation_alias="PREVIEW_MAX_IMAGE_PIXELS"
+    )
     user_agent: str = Field("Mozilla/5.0 (compatible; BookmarkEnricher/1.0)", validation_alias="ENRICHMENT_USER_AGENT")
 
     @field_validator("retry_delays_seconds")
@@ -71,6 +87,23 @@ class Settings(CommonSettings):
     def _empty_is_unset(cls, value: str | None) -> str | None:
         # An exported-but-empty variable (common in compose files and charts) means "not configured".
         return value or None
+
+    @property
+    def preview_policy(self) -> PreviewPolicy:
+        return PreviewPolicy(
+            per_minute=self.preview_per_minute,
+            ttl=timedelta(seconds=self.preview_cache_ttl_seconds),
+            failure_ttl=timedelta(seconds=self.preview_failure_ttl_seconds),
+        )
+
+    @property
+    def preview_limits(self) -> PreviewLimits:
+        return PreviewLimits(
+            head_bytes=self.preview_max_head_bytes,
+            timeout_seconds=self.preview_timeout_seconds,
+            image_bytes=self.preview_max_image_bytes,
+            image_pixels=self.preview_max_image_pixels,
+        )
 
     @property
     def max_attempts(self) -> int:

@@ -7,7 +7,10 @@ only for the outside world: a local web site serving the pages that get enriched
 from __future__ import annotations
 
 import asyncio
+import functools
+import io
 import uuid
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -15,6 +18,7 @@ from typing import Any
 
 import httpx
 from aiokafka import AIOKafkaProducer
+from PIL import Image
 from sqlalchemy import RowMapping, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.applications import Starlette
@@ -24,6 +28,7 @@ from starlette.routing import Route
 
 from common.db import SessionFactory, create_session_factory
 from common.events import Event
+from enrichment.previews.images import PICTURE_SIDE, reencode
 from enrichment.settings import Settings
 
 ADMIN_TOKEN = "enrichment-tests-admin"
@@ -38,7 +43,18 @@ ARTICLE_TEXT = (
 )
 
 
-THUMBNAIL_PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+def _png(width: int, height: int) -> bytes:
+    picture = Image.new("RGB", (width, height))
+    picture.putdata([(x * 255 // width, y * 255 // height, 128) for y in range(height) for x in range(width)])
+    out = io.BytesIO()
+    picture.save(out, "PNG")
+    return out.getvalue()
+
+
+THUMBNAIL_PNG = _png(48, 32)
+# What the platform stores and serves for it: the same pixels, re-encoded (enrichment.previews.images).
+THUMBNAIL = reencode(THUMBNAIL_PNG, max_side=PICTURE_SIDE, max_pixels=16_777_216)
+assert THUMBNAIL is not None
 THUMBNAIL_CAP = 2 * 1024 * 1024
 
 
@@ -164,6 +180,28 @@ def build_site(site: Site) -> Starlette:
         body = THUMBNAIL_PNG if variant == "png" else b"\0" * (THUMBNAIL_CAP + 1)
         return Response(body, media_type="image/png")
 
+    async def preview_page(request: Request) -> Response:
+        # A page whose head says everything a preview shows, followed by a long body nobody should read.
+        count(request)
+        key = request.path_params["key"]
+        head = (
+            "<!doctype html><html lang='de-AT'><head><meta charset='utf-8'>"
+            f"<title>Plain {key}</title>"
+            f"<meta property='og:title' content='Brot backen {key}'>"
+            "<meta property='og:description' content='Wie Sauerteig ohne Hefe aufgeht.'>"
+            "<meta property='og:site_name' content='Backstube'>"
+            f"<link rel='canonical' href='/preview/{key}?canonical=1'>"
+            f"<meta property='og:image' content='/img/{key}.png'>"
+            f"<link rel='icon' sizes='32x32' href='/icon/{key}.png'>"
+            "</head>"
+        )
+        return HTMLResponse(head + "<body>" + "<p>filler</p>" * 300_000 + "</body></html>")
+
+    async def preview_hostile(request: Request) -> Response:
+        count(request)
+        variant, key = request.path_params["variant"], request.path_params["key"]
+        return _hostile_preview(site, variant, key)
+
     async def plain(request: Request) -> Response:
         count(request)
         return PlainTextResponse(f"Release notes {request.path_params['key']}\n\n{ARTICLE_TEXT}")
@@ -182,8 +220,71 @@ def build_site(site: Site) -> Starlette:
             Route("/img/{name}", image_png),
             Route("/with-image/{variant}/{key}", with_image),
             Route("/image/{variant}/{key}", image),
+            Route("/preview/{key}", preview_page),
+            Route("/icon/{name}", image_png),
+            Route("/hostile/{variant}/{key}", preview_hostile),
         ]
     )
+
+
+def _gzip_bomb(size: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = b" " * (1024 * 1024)
+    parts = [compressor.compress(b"<html><head><title>bomb</title>")]
+    parts += [compressor.compress(chunk) for _ in range(size // len(chunk))]
+    return b"".join([*parts, compressor.flush()])
+
+
+@functools.cache
+def _huge_png(side: int) -> bytes:
+    """A PNG whose header says ``side`` x ``side`` pixels: a few KiB that would decode to gigabytes."""
+    out = io.BytesIO()
+    Image.new("1", (side, side)).save(out, "PNG", optimize=True)
+    return out.getvalue()
+
+
+def _polyglot_gif() -> bytes:
+    """A valid GIF that carries markup in its comment block (an image that is also a script host)."""
+    out = io.BytesIO()
+    Image.new("P", (2, 2)).save(out, "GIF", comment=b"<html><script>alert(1)</script></html>")
+    return out.getvalue()
+
+
+POLYGLOT_GIF = _polyglot_gif()
+
+
+def _hostile_preview(site: Site, variant: str, key: str) -> Response:
+    """Pages and images that try to break a preview (tests/integration/test_previews.py)."""
+    page = (
+        "<!doctype html><html><head><title>Hostile {variant}</title>"
+        "<meta property='og:image' content='{image}'></head><body>x</body></html>"
+    )
+    if variant == "late-title":  # the title comes after more than the head budget
+        return HTMLResponse("<html><head>" + "<meta name='x' content='y'>" * 40_000 + "<title>Too late</title></head>")
+    if variant == "bomb":
+        return Response(_gzip_bomb(64 * 1024 * 1024), media_type="text/html", headers={"Content-Encoding": "gzip"})
+    if variant == "bad-encoding":
+        body = b"<html><head><meta charset='utf-8'><title>Caf\xe9 \xff\xfe cr\xe8me</title></head></html>"
+        return Response(body, media_type="text/html; charset=base64")
+    if variant == "private-redirect":
+        return Response(status_code=302, headers={"Location": "http://169.254.169.254/latest/meta-data/"})
+    if variant == "private-image":
+        return HTMLResponse(page.format(variant=variant, image="http://10.0.0.7/cover.png"))
+    if variant in ("svg", "huge-pixels", "polyglot", "html"):
+        return HTMLResponse(page.format(variant=variant, image=f"/hostile/{variant}-image/{key}"))
+    if variant == "svg-image":
+        return Response(
+            "<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>", media_type="image/svg+xml"
+        )
+    if variant == "huge-pixels-image":
+        return Response(_huge_png(30_000), media_type="image/png")
+    if variant == "polyglot-image":
+        return Response(POLYGLOT_GIF, media_type="image/gif")
+    if variant == "html-image":
+        return Response("<script>alert(1)</script>", media_type="image/png")
+    if variant == "not-html":
+        return Response(b"%PDF-1.7 ...", media_type="application/pdf")
+    return PlainTextResponse("unknown variant", status_code=404)
 
 
 # --- auth (the real service) -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from enrichment_support import THUMBNAIL_PNG, Db, Site, article_html, enrichment_settings
+from enrichment_support import THUMBNAIL, Db, Site, article_html, enrichment_settings
 
 from common.events import BookmarkDeleted
 from devstack.testing import eventually, serve_app
@@ -304,10 +304,10 @@ async def test_a_captured_pages_image_is_fetched_and_stored_privately(infra: Any
         await eventually(lambda: all_jobs_ended(db), timeout=90)
 
     row = await enrichment_of(db, user, bookmark)
-    assert row["result"]["thumbnailUrl"] == image
+    assert row["result"]["thumbnailUrl"] == THUMBNAIL.path
     assert site.hits[f"/image/png/{key}"] == 1
     thumbnail = await service.read_snapshot(
         sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, kind="thumbnail"
     )
-    assert (thumbnail.content_type, thumbnail.data) == ("image/png", THUMBNAIL_PNG)
+    assert (thumbnail.content_type, thumbnail.data) == ("image/webp", THUMBNAIL.data)
     assert await db.rows("SELECT 1 FROM snapshots") == []  # private: nothing shared

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from enrichment_support import THUMBNAIL_PNG, Db, Site, enrichment_settings
+from enrichment_support import THUMBNAIL, Db, Site, enrichment_settings
 from prometheus_client import generate_latest
 
 from devstack.testing import eventually, free_port, serve_app
@@ -108,7 +108,7 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
     assert result["domain"] == "127.0.0.1"
     assert result["title"] == f"Sourdough guide {key}"
     assert result["description"] == "How sourdough bread rises without commercial yeast."
-    assert result["thumbnailUrl"] == site.url(f"/img/{key}.png")
+    assert result["thumbnailUrl"] == f"/v1/previews/images/{THUMBNAIL.id}.webp"  # served by the platform
     assert result["summary"]
     assert result["saveWhy"]
     assert 1 <= len(result["tags"]) <= 8
@@ -123,7 +123,8 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
     }
     assert set(kinds) == {"html", "readable_text", "thumbnail"}
     assert site.hits[f"/img/{key}.png"] == 1  # fetched once, by the worker
-    assert (kinds["thumbnail"]["content_type"], bytes(kinds["thumbnail"]["data"])) == ("image/png", THUMBNAIL_PNG)
+    assert (kinds["thumbnail"]["content_type"], bytes(kinds["thumbnail"]["data"])) == ("image/webp", THUMBNAIL.data)
+    assert bytes(await db.scalar("SELECT data FROM preview_images WHERE id = :i", i=THUMBNAIL.id)) == THUMBNAIL.data
     assert f"Sourdough guide {key}".encode() in bytes(kinds["html"]["data"])
     assert b"lactobacilli" in bytes(kinds["readable_text"]["data"])
 
@@ -131,7 +132,7 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
         thumbnail = await service.read_snapshot(
             sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, kind="thumbnail"
         )
-        assert thumbnail.data == THUMBNAIL_PNG
+        assert thumbnail.data == THUMBNAIL.data
         view = await service.enrichment_status(
             sessions=db.sessions, user_id=user, client_bookmark_id=bookmark, is_pro=True
         )

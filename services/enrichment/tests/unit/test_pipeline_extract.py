@@ -209,7 +209,8 @@ def test_a_page_without_an_article_gets_the_body_text_of_an_untouched_tree() -> 
 def test_the_tree_given_to_trafilatura_stays_whole() -> None:
     import lxml.html
 
-    from enrichment.pipeline.extract import _main_text, _parse
+    from enrichment.metadata import parse_html as _parse
+    from enrichment.pipeline.extract import _main_text
 
     root = _parse((PAGES / "og_article.html").read_text(encoding="utf-8"))
     assert root is not None

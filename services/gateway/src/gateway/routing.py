@@ -92,6 +92,9 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/enrichment/quota", ENRICHMENT, _R),
     RouteSpec("/v1/enrichment/capture", ENRICHMENT, _R),  # its body limit: MAX_BODY_BYTES_BY_ROUTE (16 MiB)
     RouteSpec("/v1/enrichment/{rest:path}", ENRICHMENT, _R),
+    RouteSpec("/v1/previews", ENRICHMENT, _R),
+    # Named by the hash of their bytes and re-encoded: public, so an <img> can show them without a token.
+    RouteSpec("/v1/previews/images/{name}", ENRICHMENT, _N),
     RouteSpec("/v1/exports", BOOKMARKS, _R),  # streamed through (proxy.UpstreamStreamingResponse)
 )
 

@@ -81,4 +81,20 @@ class QuotaEnvelope(BaseModel):
     data: QuotaData
 
 
+class PreviewData(BaseModel):
+    url: str = Field(description="The URL as asked for.")
+    normalizedUrl: str
+    title: str | None
+    description: str | None
+    siteName: str | None
+    language: str | None = Field(description="ISO 639-1 code, declared by the page or detected from its title.")
+    imageUrl: str | None = Field(description="The page's picture, re-encoded, as a path on this origin.")
+    faviconUrl: str | None = Field(description="The page's icon, re-encoded, as a path on this origin.")
+    canonicalUrl: str | None
+
+
+class PreviewEnvelope(BaseModel):
+    data: PreviewData
+
+
 ERROR_RESPONSES = error_responses(400, 401, 403, 404, 413, 429, 500, 503)

@@ -34,7 +34,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from enrichment.fetch.addresses import IPAddress, is_blocked_address, parse_host_literal
-from enrichment.fetch.decoding import ACCEPT_ENCODING, BoundedDecoder
+from enrichment.fetch.decoding import ACCEPT_ENCODING, DEFAULT_STEP_BYTES, BoundedDecoder
 from enrichment.fetch.errors import (
     BLOCKED_HOST,
     DNS_FAILURE,
@@ -109,11 +109,16 @@ class FetchedImage:
 
 @dataclass(frozen=True, slots=True)
 class _Wanted:
-    """What a fetch accepts: the media types, the body cap, and whether an untyped answer is sniffed."""
+    """What a fetch accepts: the media types, the body cap, and whether an untyped answer is sniffed.
+
+    ``head_only`` reads at most ``max_bytes`` and stops at the end of the HTML head: a longer body is
+    cut there rather than refused.
+    """
 
     accepts: Callable[[str], bool]
     max_bytes: int
     sniff: bool
+    head_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +235,33 @@ class SafeFetcher:
             redirect_chain=raw.redirect_chain,
         )
 
+    async def fetch_head(self, url: str, *, max_bytes: int, timeout_seconds: float) -> FetchedPage:
+        """Fetch the start of an HTML page: at most ``max_bytes`` decoded, up to the end of its ``<head>``.
+
+        The same address checks, redirect re-checks and content types as :meth:`fetch`, under its own
+        deadline; a page longer than the cap is cut, not refused.
+        """
+        wanted = _Wanted(_HTML_TYPES.__contains__, min(max_bytes, self._max_body_bytes), True, head_only=True)
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                raw = await self._fetch(url, wanted)
+        except TimeoutError:
+            raise FetchError(
+                FETCH_TIMEOUT, f"Fetching the page took longer than {timeout_seconds:g} seconds."
+            ) from None
+        # A body whose declared charset does not fit falls back to detection: CPU work, off the loop.
+        charset, text = await asyncio.to_thread(decode_body, raw.body, declared_charset=raw.declared_charset, html=True)
+        return FetchedPage(
+            final_url=raw.final_url,
+            status=raw.status,
+            content_type=raw.media_type,
+            charset=charset,
+            body=raw.body,
+            text=text,
+            headers=raw.headers,
+            redirect_chain=raw.redirect_chain,
+        )
+
     async def fetch_image(self, url: str, *, max_bytes: int) -> FetchedImage:
         """Fetch a raster image (``image/*`` except SVG) of at most ``max_bytes``; raise FetchError otherwise.
 
@@ -286,11 +318,19 @@ class SafeFetcher:
         media_type, declared_charset = _parse_content_type(response.headers.get("content-type"))
         if (media_type or not wanted.sniff) and not wanted.accepts(media_type):
             raise FetchError(UNSUPPORTED_CONTENT, f"Content type {media_type or 'none'} is not accepted.")
-        _check_declared_length(response, wanted.max_bytes)
-        decoder = BoundedDecoder(response.headers.get("content-encoding"), limit=wanted.max_bytes)
-        body = await _read_body(response, decoder)
+        encoding = response.headers.get("content-encoding")
+        if wanted.head_only:
+            # Pieces are at most one step: the cut at max_bytes comes before the decoder's own limit.
+            body = await _read_head(
+                response, BoundedDecoder(encoding, limit=wanted.max_bytes + DEFAULT_STEP_BYTES), wanted.max_bytes
+            )
+        else:
+            _check_declared_length(response, wanted.max_bytes)
+            body = await _read_body(response, BoundedDecoder(encoding, limit=wanted.max_bytes))
         if not media_type:
             media_type = _sniff_media_type(body)
+            if not wanted.accepts(media_type):
+                raise FetchError(UNSUPPORTED_CONTENT, f"Content type {media_type} is not accepted.")
         return _RawPage(
             final_url=str(target.url),
             status=response.status_code,
@@ -324,6 +364,31 @@ async def _read_body(response: httpx.Response, decoder: BoundedDecoder) -> bytes
         chunks.append(piece)
         await asyncio.sleep(0)
     return b"".join(chunks)
+
+
+_HEAD_END: Final = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
+_HEAD_END_OVERLAP: Final = 16
+
+
+async def _read_head(response: httpx.Response, decoder: BoundedDecoder, max_bytes: int) -> bytes:
+    """Decoded bytes up to the end of the HTML head, at most ``max_bytes``; the rest is never read."""
+    body = bytearray()
+    with _translate_transport_errors():
+        async for raw in response.aiter_raw():
+            for piece in decoder.feed(raw):
+                searched_from = max(0, len(body) - _HEAD_END_OVERLAP)
+                body += piece
+                found = _HEAD_END.search(body, searched_from)
+                if found is not None:
+                    return bytes(body[: found.end()])
+                if len(body) >= max_bytes:
+                    return bytes(body[:max_bytes])
+                await asyncio.sleep(0)
+    for piece in decoder.finish():
+        body += piece
+        if len(body) >= max_bytes:
+            break
+    return bytes(body[:max_bytes])
 
 
 async def _resolve_target(url: str, *, resolver: Resolver, address_policy: AddressPolicy | None) -> _Target:

@@ -269,3 +269,46 @@ class UserTagRow(EnrichmentTable, table=True):
     tag: str = Field(sa_column=Column(Text, primary_key=True))
     uses: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("1")))
     last_used_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class PreviewRow(EnrichmentTable, table=True):
+    """A link preview per normalized URL, shared across users until ``expires_at`` (a failed fetch is
+    kept too, for a shorter time, with every fact null). Fed only by public fetches, never by captures."""
+
+    __tablename__ = "previews"
+    __table_args__ = (Index("ix_previews_expires", "expires_at"),)
+
+    normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
+    title: str | None = Field(default=None, sa_column=Column(Text))
+    description: str | None = Field(default=None, sa_column=Column(Text))
+    site_name: str | None = Field(default=None, sa_column=Column(Text))
+    language: str | None = Field(default=None, sa_column=Column(Text))
+    canonical_url: str | None = Field(default=None, sa_column=Column(Text))
+    image_id: str | None = Field(default=None, sa_column=Column(Text))
+    favicon_id: str | None = Field(default=None, sa_column=Column(Text))
+    fetched_at: datetime = Field(sa_column=_ts(nullable=False))
+    expires_at: datetime = Field(sa_column=_ts(nullable=False))
+
+
+class PreviewImageRow(EnrichmentTable, table=True):
+    """A re-encoded picture (WebP) by the SHA-256 of its bytes: preview images, favicons and the
+    thumbnails enrichment stores. Bookmarks keep pointing at them, so they outlive the preview rows."""
+
+    __tablename__ = "preview_images"
+
+    id: str = Field(sa_column=Column(Text, primary_key=True))
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    width: int = Field(sa_column=Column(Integer, nullable=False))
+    height: int = Field(sa_column=Column(Integer, nullable=False))
+    size_bytes: int = Field(sa_column=Column(Integer, nullable=False))
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class PreviewRateRow(EnrichmentTable, table=True):
+    """A user's preview requests in the current minute (one row per user, rolled to each new minute)."""
+
+    __tablename__ = "preview_rate"
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    window_start: datetime = Field(sa_column=_ts(nullable=False))
+    used: int = Field(sa_column=Column(Integer, nullable=False))

@@ -73,7 +73,12 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
                 worker = JobWorker(
                     sessions=backbone.sessions,
                     database_url=settings.database_url,
-                    enricher=Enricher(fetcher=fetcher, analyzer=analyzer, renderer=renderer),
+                    enricher=Enricher(
+                        fetcher=fetcher,
+                        analyzer=analyzer,
+                        renderer=renderer,
+                        max_image_pixels=settings.preview_max_image_pixels,
+                    ),
                     worker_id=worker_id or default_worker_id(),
                     concurrency=settings.worker_concurrency,
                     lease_seconds=settings.job_lease_seconds,

@@ -22,6 +22,7 @@ from enrichment.fetch import FetchedImage, FetchedPage, FetchError, SafeFetcher
 from enrichment.pipeline import Analysis, PageContent, RenderedPage, extract_page, extract_text_plain
 from enrichment.pipeline.extract import TITLE_MAX_CHARS
 from enrichment.pipeline.sanitize import bounded_html, renderable_html, sanitize_snapshot
+from enrichment.previews.images import IMAGE_CONTENT_TYPE, PICTURE_SIDE, EncodedImage, reencode
 from enrichment.service import ClaimedJob, Snapshot
 
 log = logging.getLogger("enrichment.worker.attempt")
@@ -29,6 +30,7 @@ _tracer = trace.get_tracer("enrichment.pipeline")
 
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 THUMBNAIL_MAX_BYTES: Final = 2 * 1024 * 1024
+DEFAULT_MAX_IMAGE_PIXELS: Final = 16_777_216
 
 
 class Analyzer(Protocol):
@@ -45,13 +47,23 @@ class Renderer(Protocol):
 class Enrichment:
     result: EnrichmentResult
     snapshots: list[Snapshot]
+    images: tuple[EncodedImage, ...] = ()
+    """Pictures the result's ``thumbnailUrl`` points at, stored with it."""
 
 
 class Enricher:
-    def __init__(self, *, fetcher: SafeFetcher, analyzer: Analyzer, renderer: Renderer | None) -> None:
+    def __init__(
+        self,
+        *,
+        fetcher: SafeFetcher,
+        analyzer: Analyzer,
+        renderer: Renderer | None,
+        max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS,
+    ) -> None:
         self.fetcher = fetcher
         self.analyzer = analyzer
         self.renderer = renderer
+        self.max_image_pixels = max_image_pixels
 
     async def enrich(self, job: ClaimedJob) -> Enrichment:
         if job.private_for is not None:
@@ -97,9 +109,9 @@ class Enricher:
     async def _finish(
         self, job: ClaimedJob, content: PageContent, snapshots: list[Snapshot], *, is_html: bool, title: str | None
     ) -> Enrichment:
-        thumbnail = await self._fetch_thumbnail(content.thumbnail_url)
+        thumbnail = await self._thumbnail(content.thumbnail_url)
         if thumbnail is not None:
-            snapshots = [*snapshots, Snapshot("thumbnail", thumbnail.content_type, thumbnail.body)]
+            snapshots = [*snapshots, Snapshot("thumbnail", IMAGE_CONTENT_TYPE, thumbnail.data)]
         with _tracer.start_as_current_span("analyze") as span:
             analysis = await self.analyzer.analyze(content, existing_tags=job.existing_tags)
             span.set_attribute("enrichment.summary_source", analysis.source)
@@ -115,8 +127,8 @@ class Enricher:
             domain=normalize_url(job.normalized_url).domain,
             title=title,
             description=content.description,
-            # Only an address the server itself fetched as a raster image: never one it refused.
-            thumbnailUrl=content.thumbnail_url if thumbnail is not None else None,
+            # The picture as the platform re-encoded and serves it: clients never contact the site for it.
+            thumbnailUrl=thumbnail.path if thumbnail is not None else None,
             summary=analysis.summary or None,
             saveWhy=analysis.save_why or None,
             tags=normalize_tags(analysis.tags),
@@ -125,7 +137,13 @@ class Enricher:
             summarySource=analysis.source,
             text=page_text_excerpt(content.text),
         )
-        return Enrichment(result=result, snapshots=snapshots)
+        return Enrichment(result=result, snapshots=snapshots, images=(thumbnail,) if thumbnail is not None else ())
+
+    async def _thumbnail(self, url: str | None) -> EncodedImage | None:
+        fetched = await self._fetch_thumbnail(url)
+        if fetched is None:
+            return None
+        return await asyncio.to_thread(reencode, fetched.body, max_side=PICTURE_SIDE, max_pixels=self.max_image_pixels)
 
     async def _fetch_thumbnail(self, url: str | None) -> FetchedImage | None:
         """The page's image through the SSRF-safe fetcher; None (and the attempt goes on) when it fails."""

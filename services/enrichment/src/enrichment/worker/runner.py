@@ -271,6 +271,7 @@ class JobWorker:
                         worker_id=self.worker_id,
                         result=enrichment.result,
                         snapshots=enrichment.snapshots,
+                        images=enrichment.images,
                         cache_ttl_seconds=self.cache_ttl_seconds,
                     )
                 return "completed" if kept else "lost"
