@@ -36,7 +36,9 @@ def png(width: int, height: int, top: tuple[int, int, int], bottom: tuple[int, i
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(rows))) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(rows))) + chunk(b"IEND", b"")
+    )
 
 
 def preview_page(
@@ -63,6 +65,11 @@ def preview_page(
     return str(site.url(path))
 
 
+def ms_left(deadline: float) -> float:
+    """Milliseconds until ``deadline``, at least one (Playwright reads a timeout of 0 as none)."""
+    return max(1.0, (deadline - time.monotonic()) * 1000)
+
+
 async def expect_picture(item: Any, timeout: float = 10_000) -> str:
     """The row's thumbnail is a platform picture, same origin, and it loaded; its src."""
     image = item.locator("img.thumb")
@@ -81,13 +88,11 @@ async def test_a_pasted_link_shows_its_title_description_and_picture(new_device:
     title, description = "Proofing dough in a cold kitchen", "Slow, cool proofing for a better crumb."
     url = preview_page(site, title, description)
 
-    started = time.monotonic()
+    deadline = time.monotonic() + PREVIEW_SECONDS
     await add_link(page, url)
-    item = row(page, "127.0.0.1")
-    await expect(item).to_contain_text(re.compile(f"Fetching title…|{title}"))
-    left = max(0.0, PREVIEW_SECONDS - (time.monotonic() - started)) * 1000
-    await expect(row(page, title)).to_contain_text(description, timeout=left)
-    await expect_picture(row(page, title), timeout=max(0.0, PREVIEW_SECONDS - (time.monotonic() - started)) * 1000)
+    await expect(row(page, "127.0.0.1")).to_contain_text(re.compile(f"Fetching title…|{title}"))
+    await expect(row(page, title)).to_contain_text(description, timeout=ms_left(deadline))
+    await expect_picture(row(page, title), timeout=ms_left(deadline))
     await expect(row(page, title)).not_to_contain_text("Fetching title…")
     # Written as an ordinary edit: it reaches the server like any other change.
     await expect_status(page, "Synced")
