@@ -1,9 +1,11 @@
 // The device: one database, session, store and sync engine for the page, plus the UI's shared state.
 
 import { ApiError, errorOf } from "./api.ts";
+import { AutoEnricher } from "./autoEnrich.ts";
 import { Db } from "./db.ts";
 import type { Bookmark, BookmarkFields, LocalBookmark, SearchResult } from "./model.ts";
 import { clientFields, nowIso } from "./merge.ts";
+import { PreviewQueue } from "./previews.ts";
 import { SessionManager, authed, authedJson } from "./session.ts";
 import { Store } from "./store.ts";
 import { SyncEngine } from "./sync.ts";
@@ -18,6 +20,8 @@ export class Device {
   readonly session: SessionManager;
   readonly store: Store;
   readonly sync: SyncEngine;
+  readonly previews: PreviewQueue;
+  readonly autoEnrich: AutoEnricher;
   toasts: Toast[] = [];
   private toastListeners = new Set<() => void>();
   private nextToast = 1;
@@ -27,11 +31,14 @@ export class Device {
     this.store = new Store(db);
     this.sync = new SyncEngine(db, this.store, this.session);
     this.sync.onRejected = (_op, error) => this.toast(`A change was refused: ${error.message}`);
+    this.previews = new PreviewQueue(db, this.store, this.session, () => this.sync.kick());
+    this.autoEnrich = new AutoEnricher(db, this.store, this.session, () => this.sync.wake());
+    window.addEventListener("online", () => this.autoEnrich.wake());
   }
 
   static async open(): Promise<Device> {
     const device = new Device(await Db.open());
-    await Promise.all([device.session.load(), device.store.load()]);
+    await Promise.all([device.session.load(), device.store.load(), device.previews.load(), device.autoEnrich.load()]);
     return device;
   }
 
@@ -61,9 +68,14 @@ export class Device {
     this.sync.kick();
   }
 
+  /** A new link: saved, its preview asked for, and queued for enrichment when this device does that. */
   async add(url: string, extra: BookmarkFields = {}): Promise<string> {
     const id = crypto.randomUUID();
+    const previewed = this.previews.request(id, url); // the row says "Fetching title…" from its first paint
     await this.save(id, { url, clientSavedAt: nowIso(), ...extra });
+    await previewed;
+    this.previews.pump();
+    await this.autoEnrich.request(id);
     return id;
   }
 
@@ -113,7 +125,13 @@ export class Device {
     this.signedOut = false;
     this.sync.onSignedOut = () => void this.endLocally();
     this.sync.start();
+    this.startHelpers();
     this.sessionChanged();
+  }
+
+  private startHelpers(): void {
+    this.previews.start();
+    this.autoEnrich.start();
   }
 
   async startNew(): Promise<void> {
@@ -121,6 +139,7 @@ export class Device {
     await this.session.startAnonymous();
     this.signedOut = false;
     this.sync.restart();
+    this.startHelpers();
     this.sessionChanged();
   }
 
@@ -128,16 +147,23 @@ export class Device {
   async join(code: string): Promise<void> {
     const before = this.session.user?.id;
     this.sync.stop();
+    this.previews.stop();
+    this.autoEnrich.stop();
     try {
       const user = await this.session.claim(code);
       await this.db.deleteMeta("signedOut");
       if (user.id !== before) {
         await this.db.clearLibrary();
         await this.store.clear();
+        this.previews.clear();
+        this.autoEnrich.clear();
       }
     } finally {
       this.signedOut = !this.session.user;
-      if (this.session.user) this.sync.restart();
+      if (this.session.user) {
+        this.sync.restart();
+        this.startHelpers();
+      }
       this.sessionChanged();
     }
     this.toast("This device now shows your library.");
@@ -152,6 +178,10 @@ export class Device {
 
   private async endLocally(): Promise<void> {
     this.sync.stop();
+    this.previews.stop();
+    this.autoEnrich.stop();
+    this.previews.clear();
+    this.autoEnrich.clear();
     await this.db.clearAll();
     await this.db.setMeta("signedOut", true);
     await this.store.clear();

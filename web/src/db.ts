@@ -6,6 +6,9 @@ import type { LocalBookmark, LocalCollection, Op } from "./model.ts";
 export const DB_NAME = "bookmarks";
 const VERSION = 1;
 type StoreName = "bookmarks" | "collections" | "queue" | "meta";
+/** Meta entries that belong to one library (the sync cursor, links awaiting a preview or enrichment, the
+ * account's AI setting and enrichment pause): they leave with it. */
+const LIBRARY_META = ["cursor", "previews", "autoEnrich", "autoEnrichPause", "useAi"];
 
 function promised<T>(request: IDBRequest<T>): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -111,7 +114,7 @@ export class Db {
     const stores: StoreName[] = ["bookmarks", "collections", "queue"];
     const tx = this.db.transaction([...stores, "meta"], "readwrite");
     for (const name of stores) tx.objectStore(name).clear();
-    tx.objectStore("meta").delete("cursor");
+    for (const key of LIBRARY_META) tx.objectStore("meta").delete(key);
     await done(tx);
   }
 }

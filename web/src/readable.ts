@@ -1,6 +1,10 @@
 // The reader's page: the stored snapshot parsed (DOMParser runs nothing) and rebuilt from a short list
 // of text elements, so no script, handler, style or form of the saved page survives. The result goes
-// into a sandboxed frame without scripts as a second wall.
+// into a sandboxed frame without scripts as a second wall. Images stay only when they load nothing from
+// elsewhere (data: pictures, or the platform's preview pictures, same origin): reading a saved page
+// never contacts its site.
+
+import { platformImagePath } from "./preview.ts";
 
 const KEEP = new Set([
   "P", "H1", "H2", "H3", "H4", "H5", "H6", "UL", "OL", "LI", "BLOCKQUOTE", "PRE", "CODE", "EM", "STRONG",
@@ -16,6 +20,18 @@ function safeUrl(value: string | null, base: string): string | null {
   try {
     const url = new URL(value, base);
     return url.protocol === "http:" || url.protocol === "https:" ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An image source that makes no request to another origin: a data: picture or a platform picture's path. */
+function safeImage(value: string | null, base: string): string | null {
+  if (!value) return null;
+  const text = value.trim();
+  if (/^data:image\//i.test(text)) return text;
+  try {
+    return platformImagePath(new URL(text, base).href);
   } catch {
     return null;
   }
@@ -42,7 +58,7 @@ function copy(source: Node, target: Element, doc: Document, base: string): void 
         element.setAttribute("rel", "noopener noreferrer");
       }
     } else if (tag === "IMG") {
-      const src = safeUrl(child.getAttribute("src"), base);
+      const src = safeImage(child.getAttribute("src"), base);
       if (!src) continue;
       element.setAttribute("src", src);
       element.setAttribute("alt", child.getAttribute("alt") ?? "");

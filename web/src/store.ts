@@ -90,6 +90,12 @@ export class Store {
     return view;
   }
 
+  /** Whether the server has ``id``: it answered a write of it or sent it in delta, and not as deleted. */
+  onServer(id: string): boolean {
+    const base = this.bases.get(id);
+    return !!base && !base.deleted;
+  }
+
   pendingIds(): Set<string> {
     return new Set(this.queue.filter((op) => !op.kind.startsWith("collection")).map((op) => op.id));
   }

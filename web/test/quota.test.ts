@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { planLineWithoutUse, quotaLine, resetDay } from "../src/quota.ts";
+import { isPaused, pauseMessage, planLineWithoutUse, quotaLine, quotaRefusal, resetDate, resetDay } from "../src/quota.ts";
 
 const free = {
   plan: "free" as const,
@@ -28,4 +28,28 @@ test("the reset day is the UTC date, whatever the local time zone", () => {
   assert.equal(resetDay("2027-01-01T00:00:00Z"), "1 Jan");
   assert.equal(resetDay("2026-12-01T00:00:00+00:00"), "1 Dec");
   assert.equal(resetDay("not a date"), "the 1st");
+});
+
+test("automatic enrichment pauses until the month resets when the month's allowance is used", () => {
+  const now = Date.parse("2026-11-20T10:00:00Z");
+  const usedUp = { ...free, usedThisMonth: 200, remainingThisMonth: 0 };
+  assert.deepEqual(quotaRefusal(usedUp, 60, now), { pause: { until: "2026-12-01T00:00:00Z", dismissed: false } });
+  // The per-minute limit is no pause: that link is asked for again after Retry-After.
+  assert.deepEqual(quotaRefusal(free, 12, now), { retryInSeconds: 12 });
+  assert.deepEqual(quotaRefusal(free, null, now), { retryInSeconds: 60 });
+  // Without the figure, a wait of days can only be the month's.
+  const days = 10 * 86400 + 14 * 3600;
+  assert.deepEqual(quotaRefusal(null, days, now), { pause: { until: "2026-12-01T00:00:00.000Z", dismissed: false } });
+  assert.deepEqual(quotaRefusal(null, 30, now), { retryInSeconds: 30 });
+});
+
+test("a pause lasts until its reset time, and says when in words", () => {
+  const pause = { until: "2026-12-01T00:00:00Z", dismissed: false };
+  assert.equal(isPaused(pause, Date.parse("2026-11-30T23:59:59Z")), true);
+  assert.equal(isPaused(pause, Date.parse("2026-12-01T00:00:00Z")), false);
+  assert.equal(isPaused(null, Date.now()), false);
+  assert.equal(isPaused({ until: "garbage", dismissed: false }, Date.now()), false);
+  assert.equal(pauseMessage(pause), "You've used this month's AI enrichments. New links will be enriched again on 1 December.");
+  process.env.TZ = "America/Los_Angeles";
+  assert.equal(resetDate("2027-01-01T00:00:00Z"), "1 January");
 });

@@ -5,6 +5,7 @@ import type { Device } from "../app.ts";
 import { normalizeTags, parseTagInput } from "../merge.ts";
 import type { LocalBookmark, SearchResult } from "../model.ts";
 import { QueryError, compile, parseQuery, positiveWords } from "../query.ts";
+import { pauseMessage } from "../quota.ts";
 import { parseHttpUrl, withScheme } from "../urls.ts";
 import { BulkBar } from "./Bulk.tsx";
 import { CollectionBar } from "./CollectionBar.tsx";
@@ -289,6 +290,24 @@ function Toasts({ device }: { device: Device }) {
   );
 }
 
+/** The one notice of a paused automatic enrichment, until the person closes it. */
+function EnrichNotice({ device }: { device: Device }) {
+  useSubscription(device.autoEnrich.subscribe.bind(device.autoEnrich));
+  const pause = device.autoEnrich.notice;
+  return (
+    <div class="notice-area" role="status" aria-label="Enrichment notice">
+      {pause && (
+        <div class="notice">
+          <span>{pauseMessage(pause)}</span>
+          <button type="button" class="small" onClick={() => void device.autoEnrich.dismissNotice()}>
+            OK
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
 function Welcome({ device }: { device: Device }) {
   return (
     <main class="welcome">
@@ -323,6 +342,7 @@ export function App({ device }: { device: Device }) {
   useSubscription(subscribeUi);
   useSubscription(device.store.subscribe.bind(device.store));
   useSubscription(device.subscribeSession.bind(device));
+  useSubscription(device.previews.subscribe.bind(device.previews));
   const [menu, setMenu] = useState(false);
   const all = device.store.list();
   const filtered = useMemo(() => all.filter(inFilter(ui.filter)).map((bookmark) => ({ bookmark, snippet: null })), [all, ui.filter]);
@@ -378,6 +398,7 @@ export function App({ device }: { device: Device }) {
           <span class="list-count">{plural(rows.length, "bookmark", "bookmarks")}</span>
           {collection && !search.rows && <CollectionBar key={collection.id} device={device} collection={collection} />}
         </div>
+        <EnrichNotice device={device} />
         {search.error && (
           <p class="error-text search-error" role="alert">
             {search.error}

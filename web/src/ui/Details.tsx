@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { type Device, enrichErrorText } from "../app.ts";
 import { normalizeTags, parseTagInput } from "../merge.ts";
 import type { BookmarkFields, LocalBookmark } from "../model.ts";
+import { platformImagePath } from "../preview.ts";
 import { authed } from "../session.ts";
 import { Icon } from "./common.tsx";
 import { flatten, buildTree } from "./Sidebar.tsx";
@@ -93,6 +94,8 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
   };
   const collections = flatten(buildTree(device.store.collections()));
   const aiTags = b.tags.filter((t) => !b.userTags.some((u) => u.toLowerCase() === t.toLowerCase()));
+  // Only the platform's copy of the page's picture: the panel never makes the browser contact the site.
+  const picture = platformImagePath(b.thumbnailUrl);
 
   return (
     <section class="details" aria-label="Bookmark details" onKeyDown={(e) => e.key === "Escape" && (e.stopPropagation(), close())}>
@@ -104,6 +107,7 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
           <Icon name="close" />
         </button>
       </header>
+      {picture && <img class="details-picture" src={picture} alt="" />}
       <a class="details-url" href={b.url} target="_blank" rel="noopener noreferrer">
         {b.url}
       </a>

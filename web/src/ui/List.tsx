@@ -4,6 +4,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Device } from "../app.ts";
 import type { LocalBookmark } from "../model.ts";
+import { platformImagePath } from "../preview.ts";
 import { highlight, parseSnippet } from "../snippet.ts";
 import { Icon, Segments } from "./common.tsx";
 import { setUi, ui } from "./state.ts";
@@ -23,10 +24,13 @@ const ENRICHMENT_LABELS: Record<string, string> = {
   failed: "Enrichment failed",
 };
 
+/** The page's picture when the platform serves it (same origin); any other address gets the letter tile,
+ * so the list never makes the browser contact a saved site. */
 function Thumb({ b }: { b: LocalBookmark }) {
-  const [broken, setBroken] = useState(false);
-  if (b.thumbnailUrl && !broken && /^https?:/i.test(b.thumbnailUrl)) {
-    return <img class="thumb" src={b.thumbnailUrl} alt="" loading="lazy" referrerpolicy="no-referrer" onError={() => setBroken(true)} />;
+  const [broken, setBroken] = useState<string | null>(null);
+  const src = platformImagePath(b.thumbnailUrl);
+  if (src && broken !== src) {
+    return <img class="thumb" src={src} alt="" loading="lazy" onError={() => setBroken(src)} />;
   }
   const letter = (b.domain ?? b.title ?? "?").replace(/^www\./, "").charAt(0).toUpperCase();
   let hue = 0;
@@ -42,6 +46,7 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
   const { bookmark: b, snippet } = props.row;
   const selected = ui.selection.has(b.clientBookmarkId);
   const title = b.title || b.url;
+  const fetching = !b.title && props.device.previews.fetching(b.clientBookmarkId);
   const onSelect = (event: MouseEvent) => toggleSelection(props.rows, props.index, event.shiftKey);
   return (
     <li
@@ -60,6 +65,7 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
         </a>
         <div class="meta">
           <span class="domain">{b.domain ?? ""}</span>
+          {fetching && <span class="state fetching">Fetching title…</span>}
           {b.isFavorite && <span class="fav" title="Favorite">★<span class="sr-only">Favorite</span></span>}
           {props.pending && <span class="unsynced" title="Not synced yet">Not synced</span>}
           {ENRICHMENT_LABELS[b.enrichmentStatus] && b.enrichmentStatus !== "pending" && (
@@ -78,10 +84,12 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
             </span>
           ))}
         </div>
-        {snippet !== null && (
+        {snippet !== null ? (
           <div class="snippet">
             <Segments segments={parseSnippet(snippet)} />
           </div>
+        ) : (
+          b.description && <div class="snippet description">{b.description}</div>
         )}
       </div>
       <button type="button" class="icon-button details-button" aria-label="Details" onClick={() => openDetails(b.clientBookmarkId, props.index)}>

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api.ts";
 import type { Device } from "../app.ts";
+import { autoEnrichPreference, setAutoEnrichPreference } from "../autoEnrich.ts";
 import type { User } from "../model.ts";
 import { type QuotaUse, planLineWithoutUse, quotaLine } from "../quota.ts";
 import { Dialog } from "./Dialog.tsx";
@@ -94,9 +95,14 @@ export function Settings(props: { device: Device; onClose: () => void }) {
   const [me, setMe] = useState<User | null>(device.session.user);
   const [error, setError] = useState<string | null>(null);
   const [theme, setTheme] = useState<Theme>(currentTheme());
+  const [autoEnrich, setAutoEnrich] = useState(autoEnrichPreference);
   useEffect(() => {
     device.json<{ useAi: boolean } | { data: { useAi: boolean } }>("/v1/me/settings").then(
-      (body) => setUseAi("data" in body ? body.data.useAi : body.useAi),
+      (body) => {
+        const value = "data" in body ? body.data.useAi : body.useAi;
+        setUseAi(value);
+        void device.autoEnrich.setUseAi(value);
+      },
       () => setError("Settings need a connection. You're offline."),
     );
     device.json<User | { data: User }>("/v1/me").then(
@@ -106,10 +112,12 @@ export function Settings(props: { device: Device; onClose: () => void }) {
   }, []);
   const toggleAi = async (value: boolean) => {
     setUseAi(value);
+    void device.autoEnrich.setUseAi(value); // a link added right after the switch already counts
     try {
       await device.json("/v1/me/settings", { method: "PATCH", body: JSON.stringify({ useAi: value }) });
     } catch {
       setUseAi(!value);
+      void device.autoEnrich.setUseAi(!value);
       setError("That didn't save. Check your connection and try again.");
     }
   };
@@ -128,6 +136,25 @@ export function Settings(props: { device: Device; onClose: () => void }) {
           Use AI enrichment
         </label>
         <p class="hint">Summaries, suggested tags and a saved copy of each page. Pages are sent to our AI provider only while this is on.</p>
+        {useAi && (
+          <>
+            <label class="check auto-enrich">
+              <input
+                type="checkbox"
+                checked={autoEnrich}
+                aria-describedby="s-auto-enrich-hint"
+                onChange={(e) => {
+                  setAutoEnrichPreference(e.currentTarget.checked);
+                  setAutoEnrich(e.currentTarget.checked);
+                }}
+              />
+              Enrich new links automatically
+            </label>
+            <p class="hint" id="s-auto-enrich-hint">
+              Each link you save on this device is enriched right away, without pressing “Enrich”.
+            </p>
+          </>
+        )}
       </section>
       <PlanSection device={device} me={me} />
       <section aria-labelledby="s-devices">

@@ -68,7 +68,7 @@ def content_security_policy(host: str | None) -> str:
             "default-src 'self'",
             "script-src 'self'",
             "style-src 'self'",
-            "img-src 'self' data: blob: https: http:",
+            "img-src 'self' data: blob:",
             f"connect-src {connect}",
             "frame-src 'self'",
             "worker-src 'self'",

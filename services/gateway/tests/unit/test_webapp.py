@@ -107,6 +107,13 @@ def test_a_dir_without_a_shell_is_refused(tmp_path: Path) -> None:
         load_web_dir(tmp_path)
 
 
+def test_images_come_from_the_platform_only() -> None:
+    # Thumbnails are the platform's preview pictures; the page never makes the browser contact a saved site.
+    directives = dict(d.strip().split(" ", 1) for d in content_security_policy("127.0.0.1:8080").split(";"))
+    assert directives["img-src"] == "'self' data: blob:"
+    assert "http:" not in directives["img-src"] and "https:" not in directives["img-src"]
+
+
 def test_a_hostile_host_header_is_not_echoed_into_the_policy() -> None:
     assert "ws://" not in content_security_policy("evil.test; script-src *")
     assert "ws://[::1]:8080" in content_security_policy("[::1]:8080")
