@@ -22,10 +22,10 @@ idle CPU measured first; then the stored bytes of pictures and icons. Prints a t
 from __future__ import annotations
 
 import argparse
-import os
 import asyncio
 import io
 import json
+import os
 import statistics
 import sys
 import tempfile

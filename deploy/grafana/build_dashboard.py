@@ -349,7 +349,8 @@ def build() -> dict[str, Any]:
             [(f"sum by (result) (rate(enrichment_preview_requests_total[{RATE}]))", "{{result}}")],
             unit="ops",
             stack=True,
-            description="GET /v1/previews: hit (shared cache), miss (fetched), failed (page not fetched), rate-limited.",
+            description="GET /v1/previews: hit (shared cache), miss (fetched), failed (page not fetched), "
+            "rate-limited.",
         ),
         w=8,
     )
