@@ -14,9 +14,12 @@ time), then a headless Chromium (/usr/bin/chromium) opens the app as that user:
                server's results), median and max of 10 queries
   scrolling    the whole list scrolled top to bottom one screen per frame: frames over 50 ms, p95 and
                max frame time
+  paste        a link to a page of a local site typed and saved → its row shows the page's title and
+               its picture (GET /v1/previews, a miss: the page and picture fetched, re-encoded, stored),
+               median and max of 10 links (own stack only: its enrichment may fetch 127.0.0.1)
 
 Prints a table and writes ``bench/results/webapp-<timestamp>.json`` and ``bench/results/webapp-latest.json``.
-Targets: warm ≤ 1 s, cold ≤ 5 s, keystroke ≤ 150 ms, first load ≤ 150 KiB.
+Targets: warm ≤ 1 s, cold ≤ 5 s, keystroke ≤ 150 ms, first load ≤ 150 KiB, paste → preview ≤ 3 s.
 """
 
 from __future__ import annotations
@@ -145,7 +148,70 @@ async def wait_for(page: Any, script: str) -> None:
         await asyncio.sleep(0.01)
 
 
-async def measure_browser(base_url: str, session: dict[str, Any], count: int) -> dict[str, Any]:
+class PreviewSite:
+    """Pages with a title, a description and a 600×315 picture, on 127.0.0.1 (a thread of http.server)."""
+
+    def __init__(self, pages: int = 10) -> None:
+        import io
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from PIL import Image
+
+        files: dict[str, tuple[str, bytes]] = {}
+        for n in range(pages):
+            picture = io.BytesIO()
+            Image.effect_noise((600, 315), 30 + n).convert("RGB").save(picture, "JPEG", quality=85)
+            files[f"/pictures/{n}.jpg"] = ("image/jpeg", picture.getvalue())
+            files[f"/story/{n}"] = ("text/html; charset=utf-8", PREVIEW_PAGE.format(n=n).encode())
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's API
+                content_type, body = files.get(self.path, ("text/plain", b""))
+                self.send_response(200 if body else 404)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.pages = pages
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, n: int) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/story/{n}"
+
+
+PREVIEW_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Story {n}</title>
+<meta property="og:title" content="Field notes from the coast, part {n}">
+<meta property="og:description" content="What the tide left behind this week.">
+<meta property="og:image" content="/pictures/{n}.jpg"></head><body><p>Tides and shells.</p></body></html>"""
+
+
+async def measure_paste(page: Any, site: PreviewSite) -> dict[str, Any]:
+    """Typed and saved → the row shows the page's title and its picture, loaded from the platform."""
+    times = []
+    for n in range(site.pages):
+        title = f"Field notes from the coast, part {n}"
+        began = time.perf_counter()
+        await page.get_by_role("textbox", name="URL").fill(site.url(n))
+        await page.get_by_role("button", name="Save").click()
+        await wait_for(
+            page,
+            "[...document.querySelectorAll('[aria-label=\"Bookmarks\"] li')].some(li => "
+            f"li.textContent.includes({json.dumps(title)}) && "
+            "(li.querySelector('img.thumb')?.naturalWidth ?? 0) > 0)",
+        )
+        times.append((time.perf_counter() - began) * 1000)
+    return {"paste_to_preview_median_ms": round(statistics.median(times)), "paste_to_preview_max_ms": round(max(times))}
+
+
+async def measure_browser(
+    base_url: str, session: dict[str, Any], count: int, site: PreviewSite | None = None
+) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
     out: dict[str, Any] = {}
@@ -191,6 +257,9 @@ async def measure_browser(base_url: str, session: dict[str, Any], count: int) ->
         out["keystroke_server_median_ms"] = round(statistics.median(server), 1) if server else None
         await page.evaluate(KEYSTROKE, "")
 
+        if site is not None:
+            out |= await measure_paste(page, site)
+
         frames = await page.evaluate(SCROLL)
         ordered = sorted(frames[1:])
         out["scroll_frames"] = len(frames)
@@ -207,6 +276,7 @@ def print_table(result: dict[str, Any]) -> None:
         "cold_full_sync_ms": "≤ 5000",
         "warm_first_rows_ms": "≤ 1000",
         "keystroke_local_median_ms": "≤ 150",
+        "paste_to_preview_median_ms": "≤ 3000",
     }
     print(f"\n{'measure':34} {'value':>12}  target")
     for key, value in result["figures"].items():
@@ -226,7 +296,12 @@ async def main() -> None:
     if base_url is None:
         from devstack.stack import Stack, StackConfig
 
-        config = StackConfig.for_tests(Path(tempfile.mkdtemp(prefix="bench-webapp-")), services=True)
+        config = StackConfig.for_tests(
+            Path(tempfile.mkdtemp(prefix="bench-webapp-")),
+            services=True,
+            # The local site of "paste"; no per-user limit on the seeding PUTs.
+            extra_env={"ENRICHMENT_ALLOW_PRIVATE_NETWORKS": "true", "GATEWAY_RATE_LIMIT_PER_MINUTE": "0"},
+        )
         stack = Stack(config)
         stack.start()
         base_url = stack.gateway_url
@@ -234,7 +309,7 @@ async def main() -> None:
         session = await seed_library(base_url, args.bookmarks)
         figures = {
             "first_load_gzip_kib": round(load["gzip_bytes"] / 1024, 1),
-            **await measure_browser(base_url, session, args.bookmarks),
+            **await measure_browser(base_url, session, args.bookmarks, PreviewSite() if stack is not None else None),
         }
     finally:
         if stack is not None:

@@ -19,8 +19,9 @@ from web_support import add_link, axe_violations, describe, expect_status, row, 
 
 from devstack.testing import eventually
 
-# The feature's promise: what a pasted link shows arrives within this many seconds of adding it.
-PREVIEW_SECONDS = 3.0
+# How long a journey waits for a preview: a bound on waiting, not a speed check (tests assert no
+# timings; the three-second promise is measured by bench/webapp.py, "paste → preview").
+PREVIEW_WAIT_SECONDS = 20.0
 PLATFORM_IMAGE = re.compile(r"^/v1/previews/images/[0-9a-f]{64}\.webp$")
 
 
@@ -88,7 +89,7 @@ async def test_a_pasted_link_shows_its_title_description_and_picture(new_device:
     title, description = "Proofing dough in a cold kitchen", "Slow, cool proofing for a better crumb."
     url = preview_page(site, title, description)
 
-    deadline = time.monotonic() + PREVIEW_SECONDS
+    deadline = time.monotonic() + PREVIEW_WAIT_SECONDS
     await add_link(page, url)
     await expect(row(page, "127.0.0.1")).to_contain_text(re.compile(f"Fetching title…|{title}"))
     await expect(row(page, title)).to_contain_text(description, timeout=ms_left(deadline))
