@@ -94,6 +94,8 @@ METRICS: tuple[Metric, ...] = (
     ),
     # --- bookmarks ---------------------------------------------------------------------------
     _m("delta_page_records", "histogram", ("service",), "bookmarks"),
+    _m("bookmarks_trash_purged_total", "counter", ("reason",), "bookmarks"),
+    _m("bookmarks_trash_restored_total", "counter", (), "bookmarks"),
     # --- enrichment --------------------------------------------------------------------------
     _m("enrichment_jobs", "gauge", ("status",), "enrichment-worker"),
     _m("enrichment_job_transitions_total", "counter", ("status",), ENRICHMENT_PROCESSES),

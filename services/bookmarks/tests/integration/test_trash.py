@@ -247,3 +247,33 @@ async def test_the_purge_loop_runs_in_the_service(bookmarks_settings: Settings, 
 async def test_the_trash_needs_a_token(http: httpx.AsyncClient, path: str) -> None:
     response = await (http.get(path) if path == "/v1/trash" else http.post(path))
     assert response.status_code == 401
+
+
+async def test_an_account_merge_moves_the_trash_and_a_deletion_removes_it(
+    http: httpx.AsyncClient, make_user: Any, publish: Callable[[Any], Awaitable[None]]
+) -> None:
+    from common.events import UserDeleted, UserMerged
+    from devstack.testing import eventually
+
+    anon, owner = make_user(), make_user()
+    await put(http, anon, "anon-trashed", {"url": "https://example.com/anon", "title": "From the phone"})
+    await delete(http, anon, "anon-trashed")
+    await publish(UserMerged(userId=owner.id, sourceUserId=anon.id))
+
+    async def moved() -> list[Any] | None:
+        items = (await trash(http, owner))["items"]
+        return items or None
+
+    (item,) = await eventually(moved)
+    assert item["bookmark"]["title"] == "From the phone" and item["bookmark"]["ownerUid"] == str(owner.id)
+    assert (await restore(http, owner, "anon-trashed")).status_code == 200
+    await delete(http, owner, "anon-trashed")
+
+    await publish(UserDeleted(userId=owner.id))
+
+    async def gone() -> bool:
+        return (await http.get("/v1/trash", headers=owner.headers)).status_code in (401, 403, 410) or not (
+            await trash(http, owner)
+        )["items"]
+
+    assert await eventually(gone)
