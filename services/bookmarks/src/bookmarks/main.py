@@ -13,13 +13,14 @@ from fastapi import FastAPI
 
 from bookmarks.api.fast_path import install_write_fast_path
 from bookmarks.api.routes import collections_router, internal_router, router
+from bookmarks.bulk.routes import router as bulk_router
 from bookmarks.events.consumers import HANDLERS
 from bookmarks.exports.routes import router as exports_router
+from bookmarks.housekeeping import run_housekeeping
 from bookmarks.imports.routes import router as imports_router
 from bookmarks.imports.service import JobConfig, run_import_worker
 from bookmarks.settings import Settings
 from bookmarks.trash.routes import router as trash_router
-from bookmarks.trash.service import run_trash_purge
 from common.app import create_service_app
 from common.auth import AccessTokenVerifier
 from common.jwt import JwksClient
@@ -63,8 +64,8 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
                 )
                 if settings.trash_purge_interval_seconds:
                     backbone.tasks.start(
-                        "trash-purge",
-                        run_trash_purge(
+                        "housekeeping",
+                        run_housekeeping(
                             sessions=backbone.sessions,
                             retention=settings.trash_retention,
                             interval_seconds=settings.trash_purge_interval_seconds,
@@ -78,7 +79,15 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
         service=SERVICE,
         title="Bookmarks service",
         lifespan=lifespan,
-        routers=[router, collections_router, imports_router, exports_router, trash_router, internal_router],
+        routers=[
+            bulk_router,
+            router,
+            collections_router,
+            imports_router,
+            exports_router,
+            trash_router,
+            internal_router,
+        ],
         settings=settings,
     )
     install_write_fast_path(app.router.routes)

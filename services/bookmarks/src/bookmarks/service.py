@@ -74,6 +74,11 @@ def _saved_event(
     )
 
 
+def change_event(record: Bookmark) -> Event:
+    """The event of a bookmark a bulk change or its undo wrote: a save, or a delete."""
+    return _bookmark_event(record)
+
+
 def revived_event(record: Bookmark) -> BookmarkSaved:
     """The event of a bookmark brought back from the trash: an ordinary upsert, flagged as revived."""
     return _saved_event(record, revived=True)

@@ -79,7 +79,9 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/bookmarks/delta", BOOKMARKS, _R),
     # GET: search; any other method is the bookmark whose id is "search" (same upstream, same checks).
     RouteSpec("/v1/bookmarks/search", BOOKMARKS, _R),
-    RouteSpec("/v1/bookmarks/lookup", BOOKMARKS, _R),  # like search: GET here, any other method a bookmark
+    RouteSpec("/v1/bookmarks/lookup", BOOKMARKS, _R),
+    RouteSpec("/v1/bookmarks/bulk", BOOKMARKS, _R),  # POST: a bulk change; any other method a bookmark
+    RouteSpec("/v1/bookmarks/bulk/undo", BOOKMARKS, _R),  # like search: GET here, any other method a bookmark
     RouteSpec("/v1/bookmarks/{clientBookmarkId}", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{clientBookmarkId}/collections", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),

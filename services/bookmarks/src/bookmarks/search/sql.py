@@ -362,6 +362,15 @@ def _matches(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnEle
     return vector.bool_op("@@")(query)
 
 
+def every_match(query: Query, match: TextMatch, columns: SearchColumns, owner: uuid.UUID) -> list[Any]:
+    """The WHERE clauses of every live bookmark the query matches, in no order and unranked (a bulk
+    change by query acts on all of them, not on a page)."""
+    where = _base_clauses(query, match, columns, owner)
+    if match.required is not None:
+        where.append(_matches(columns.vector, _tsquery(match.required)))
+    return where
+
+
 def _base_clauses(query: Query, match: TextMatch, columns: SearchColumns, owner: uuid.UUID) -> list[Any]:
     clauses: list[ColumnElement[bool]] = [columns.owner == owner, columns.deleted_at.is_(None)]
     if match.excluded is not None:

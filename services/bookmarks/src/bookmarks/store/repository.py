@@ -44,6 +44,7 @@ from bookmarks.search.sql import SIMPLE, config_for_language
 from bookmarks.store.tables import (
     BOOKMARK_COLUMNS,
     bookmarks,
+    bulk_operations,
     collections,
     deleted_users,
     pending_enrichments,
@@ -481,7 +482,7 @@ async def set_pro(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> bool
 
 
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
-    for table in (bookmarks, collections, pending_enrichments, user_streams, imports):
+    for table in (bookmarks, collections, pending_enrichments, user_streams, imports, bulk_operations):
         await session.execute(delete(table).where(table.c.owner_uid == owner))
     await session.execute(insert(deleted_users).values(owner_uid=owner, deleted_at=func.now()).on_conflict_do_nothing())
     await forget_published_events(session, key=str(owner))

@@ -101,6 +101,21 @@ class UserStreamRow(SQLModel, table=True):
     )
 
 
+class BulkOperationRow(SQLModel, table=True):
+    """A bulk change that may still be undone (bookmarks.bulk): what it set, field by field, until
+    ``expires_at``. Found by the SHA-256 of its undo token; the token itself is never stored."""
+
+    __tablename__ = "bulk_operations"
+    __table_args__ = (Index("ix_bulk_operations_expires", "expires_at"),)
+
+    token_hash: str = Field(sa_column=Column(Text, primary_key=True))
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    created_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False, server_default=func.now()))
+    expires_at: datetime = Field(sa_column=_ts(nullable=False))
+    changes: list[dict[str, Any]] = Field(sa_column=Column(JSONB, nullable=False))
+    undone_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
 class DeletedUserRow(SQLModel, table=True):
     """Users deleted or merged away: their late writes are refused rather than resurrecting data."""
 
@@ -131,6 +146,7 @@ BOOKMARK_COLUMNS = tuple(
     c for c in bookmarks.columns if not c.name.startswith(SEARCH_COLUMN_PREFIX) and c.name != WIRE_DOCUMENT_COLUMN
 )
 collections = CollectionRow.__table__  # type: ignore[attr-defined]
+bulk_operations = BulkOperationRow.__table__  # type: ignore[attr-defined]
 user_streams = UserStreamRow.__table__  # type: ignore[attr-defined]
 deleted_users = DeletedUserRow.__table__  # type: ignore[attr-defined]
 pending_enrichments = PendingEnrichmentRow.__table__  # type: ignore[attr-defined]

@@ -7,8 +7,6 @@ and leave positions alone: a purged tombstone looks the same to every device.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,10 +34,7 @@ __all__ = [
     "purge_one",
     "restore_one",
     "restore_since",
-    "run_trash_purge",
 ]
-
-log = logging.getLogger("bookmarks.trash")
 
 MAX_RESTORED_PER_CALL: Final = 10_000
 PURGE_BATCH: Final = 1000
@@ -146,17 +141,3 @@ async def _purge_batches(
         total += len(records)
         if len(records) < PURGE_BATCH:
             return total
-
-
-async def run_trash_purge(*, sessions: SessionFactory, retention: timedelta, interval_seconds: float) -> None:
-    """The retention purge every ``interval_seconds`` on every replica (batches skip each other's rows)."""
-    while True:
-        try:
-            purged = await purge_expired(sessions=sessions, retention=retention)
-            if purged:
-                log.info("trash purged", extra={"purged": purged})
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a database outage: the next pass retries
-            log.warning("trash purge failed; retrying next pass", exc_info=True)
-        await asyncio.sleep(interval_seconds)
