@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from bookmarks.api.fast_path import install_write_fast_path
 from bookmarks.api.routes import collections_router, internal_router, router
 from bookmarks.bulk.routes import router as bulk_router
+from bookmarks.duplicates.routes import router as duplicates_router
 from bookmarks.events.consumers import HANDLERS
 from bookmarks.exports.routes import router as exports_router
 from bookmarks.housekeeping import run_housekeeping
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
             imports_router,
             exports_router,
             trash_router,
+            duplicates_router,
             internal_router,
         ],
         settings=settings,

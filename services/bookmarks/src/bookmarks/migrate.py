@@ -17,7 +17,15 @@ def schema() -> Schema:
     from bookmarks.imports import tables as import_tables
     from bookmarks.store import tables
 
-    own = (tables.bookmarks, tables.collections, tables.user_streams, tables.deleted_users, tables.pending_enrichments)
+    own = (
+        tables.bookmarks,
+        tables.collections,
+        tables.user_streams,
+        tables.deleted_users,
+        tables.pending_enrichments,
+        tables.bulk_operations,
+        tables.merges,
+    )
     return Schema.of(
         (*own, *import_tables.metadata.tables.values()),
         # The search index's SQL (revision 0004) and the stored wire document's trigger (0006 and later).

@@ -84,3 +84,17 @@ def test_the_trash_holds_deleted_state_within_the_retention() -> None:
     assert back.deleted_at is None and back.updated_at == T1 and back.url == dead.url
     bare = purged(dead)
     assert (bare.url, bare.title, bare.user_tags, bare.deleted_at, bare.updated_at) == ("", None, (), T0, T0)
+
+
+def test_a_merge_takes_the_union_and_the_first_text() -> None:
+    from bookmarks.duplicates.rules import merged, sort_time
+
+    keep = record(user_tags=("A",), notes="n1", title="  ", client_saved_at=T2, is_archived=True)
+    one = record(client_bookmark_id="b2", user_tags=("a", "b"), notes=" n1 ", title="First", is_archived=True)
+    two = record(client_bookmark_id="b3", notes="n2", title="Second", client_saved_at=T1, is_favorite=True)
+    result = merged(keep, [one, two], T3)
+    assert result.user_tags == ("A", "b") and result.title == "First" and result.notes == "n1\n\nn2"
+    assert result.is_favorite and not result.is_archived and result.client_saved_at == T1 and result.updated_at == T3
+    assert sort_time(one) == one.created_at and sort_time(two) == T1
+    with pytest.raises(ValueError):
+        merged(keep, [record(user_tags=tuple(f"t{n}" for n in range(50)))], T3)

@@ -47,6 +47,7 @@ from bookmarks.store.tables import (
     bulk_operations,
     collections,
     deleted_users,
+    merges,
     pending_enrichments,
     user_streams,
 )
@@ -482,7 +483,7 @@ async def set_pro(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> bool
 
 
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
-    for table in (bookmarks, collections, pending_enrichments, user_streams, imports, bulk_operations):
+    for table in (bookmarks, collections, pending_enrichments, user_streams, imports, bulk_operations, merges):
         await session.execute(delete(table).where(table.c.owner_uid == owner))
     await session.execute(insert(deleted_users).values(owner_uid=owner, deleted_at=func.now()).on_conflict_do_nothing())
     await forget_published_events(session, key=str(owner))

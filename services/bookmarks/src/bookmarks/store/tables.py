@@ -116,6 +116,18 @@ class BulkOperationRow(SQLModel, table=True):
     undone_at: datetime | None = Field(default=None, sa_column=_ts())
 
 
+class MergeRow(SQLModel, table=True):
+    """A bookmark a duplicates merge deleted, and the one kept instead (the trash's ``mergedInto``).
+    It speaks for the tombstone whose ``deleted_at`` it holds; a later delete of the same id is not it."""
+
+    __tablename__ = "merges"
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    merged_into: str = Field(sa_column=Column(Text, nullable=False))
+    deleted_at: datetime = Field(sa_column=_ts(nullable=False))
+
+
 class DeletedUserRow(SQLModel, table=True):
     """Users deleted or merged away: their late writes are refused rather than resurrecting data."""
 
@@ -147,6 +159,7 @@ BOOKMARK_COLUMNS = tuple(
 )
 collections = CollectionRow.__table__  # type: ignore[attr-defined]
 bulk_operations = BulkOperationRow.__table__  # type: ignore[attr-defined]
+merges = MergeRow.__table__  # type: ignore[attr-defined]
 user_streams = UserStreamRow.__table__  # type: ignore[attr-defined]
 deleted_users = DeletedUserRow.__table__  # type: ignore[attr-defined]
 pending_enrichments = PendingEnrichmentRow.__table__  # type: ignore[attr-defined]

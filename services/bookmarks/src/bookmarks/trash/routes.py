@@ -52,7 +52,7 @@ def _item(item: service.TrashItem, *, is_pro: bool) -> dict[str, Any]:
         "bookmark": wire.bookmark(item.record, is_pro=is_pro),
         "deletedAt": wire.iso(item.record.deleted_at),
         "purgeAt": wire.iso(item.purge_at),
-        "mergedInto": None,
+        "mergedInto": item.merged_into,
     }
 
 

@@ -44,6 +44,7 @@ PURGE_BATCH: Final = 1000
 class TrashItem:
     record: Bookmark
     purge_at: datetime
+    merged_into: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +69,11 @@ async def list_trash(
         is_pro = await lookups.is_pro(session, owner)
     shown = records[:limit]
     next_cursor = None
-    if len(records) > limit and shown[-1].deleted_at is not None:
-        last = TrashPosition(shown[-1].deleted_at, shown[-1].client_bookmark_id)
-        next_cursor = encode_trash_cursor(last, owner=owner, secret=secret)
-    return TrashPage([TrashItem(r, purge_at(r, retention)) for r in shown], next_cursor, is_pro)
+    if len(records) > limit and (last := shown[-1][0]).deleted_at is not None:
+        position = TrashPosition(last.deleted_at, last.client_bookmark_id)
+        next_cursor = encode_trash_cursor(position, owner=owner, secret=secret)
+    items = [TrashItem(r, purge_at(r, retention), into) for r, into in shown]
+    return TrashPage(items, next_cursor, is_pro)
 
 
 async def restore_one(

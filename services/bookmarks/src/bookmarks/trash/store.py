@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.model import Bookmark
 from bookmarks.store.repository import put_bookmarks
-from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks
+from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, merges
 from bookmarks.trash.cursor import TrashPosition
 from bookmarks.trash.rules import purged
 
@@ -25,15 +25,28 @@ def _holding_state() -> ColumnElement[bool]:
 
 async def page(
     session: AsyncSession, owner: uuid.UUID, *, cutoff: datetime, after: TrashPosition | None, limit: int
-) -> list[Bookmark]:
-    """The owner's trash, most recently deleted first, after ``after``."""
-    statement = select(*BOOKMARK_COLUMNS).where(_c.owner_uid == owner, _holding_state(), _c.deleted_at > cutoff)
+) -> list[tuple[Bookmark, str | None]]:
+    """The owner's trash, most recently deleted first, after ``after``: each record with the bookmark a
+    duplicates merge kept instead of it (None for an ordinary delete)."""
+    same_delete = and_(
+        merges.c.owner_uid == _c.owner_uid,
+        merges.c.client_bookmark_id == _c.client_bookmark_id,
+        merges.c.deleted_at == _c.deleted_at,
+    )
+    statement = (
+        select(*BOOKMARK_COLUMNS, merges.c.merged_into)
+        .select_from(bookmarks.outerjoin(merges, same_delete))
+        .where(_c.owner_uid == owner, _holding_state(), _c.deleted_at > cutoff)
+    )
     if after is not None:
         statement = statement.where(
             tuple_(_c.deleted_at, _c.client_bookmark_id) < tuple_(after.deleted_at, after.client_bookmark_id)
         )
     statement = statement.order_by(_c.deleted_at.desc(), _c.client_bookmark_id.desc()).limit(limit)
-    return [Bookmark.from_row(row) for row in (await session.execute(statement)).mappings()]
+    rows = (await session.execute(statement)).mappings()
+    return [
+        (Bookmark.from_row({k: v for k, v in row.items() if k != "merged_into"}), row["merged_into"]) for row in rows
+    ]
 
 
 async def deleted_since(

@@ -1,0 +1,1 @@
+"""Duplicates: a user's live bookmarks of one page, found and merged into the one kept."""
