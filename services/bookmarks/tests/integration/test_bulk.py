@@ -191,3 +191,20 @@ async def test_undo_tokens_are_the_owners_and_known(http: httpx.AsyncClient, use
         response = await undo(http, who, token)
         assert response.status_code == 400 and response.json()["code"] == "invalid-request"
     assert (await undo(http, user, done["undoToken"])).status_code == 200
+
+
+async def test_search_sees_bulk_changes_and_restored_bookmarks(http: httpx.AsyncClient, user: Any) -> None:
+    async def found(q: str) -> list[str]:
+        response = await http.get("/v1/bookmarks/search", params={"q": q}, headers=user.headers)
+        assert response.status_code == 200, response.text
+        return sorted(r["bookmark"]["clientBookmarkId"] for r in response.json()["data"]["results"])
+
+    await put(http, user, "s1", {"url": "https://example.com/s1", "title": "Sourdough starter care"})
+    await put(http, user, "s2", {"url": "https://example.com/s2", "title": "Sourdough scoring"})
+    await bulk(http, user, {"action": "addTags", "ids": ["s1", "s2"], "tags": ["Baking"]})
+    assert await found("tag:baking") == ["s1", "s2"]
+    assert await found("starter") == ["s1"]  # the text index is rebuilt with the row, not lost
+    done = await bulk(http, user, {"action": "delete", "query": "sourdough"})
+    assert done["affected"] == 2 and await found("sourdough") == []
+    assert (await undo(http, user, done["undoToken"])).json()["data"]["restored"] == 2
+    assert await found("sourdough") == ["s1", "s2"] and await found("tag:baking") == ["s1", "s2"]

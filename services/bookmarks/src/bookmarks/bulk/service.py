@@ -87,7 +87,7 @@ async def _write(session: AsyncSession, owner: uuid.UUID, found: list[Bookmark],
     first, _ = await repository.allocate_positions(session, owner, len(touched))
     results = [apply(r, args, first + i * repository.ONE_MICROSECOND) for i, r in enumerate(touched)]
     records = [result[0] for result in results if result is not None]
-    await repository.put_bookmarks(session, records)
+    await repository.update_bookmarks(session, records)
     await add_events(session, [bookmarks_service.change_event(record) for record in records])
     return [result[1] for result in results if result is not None]
 
@@ -109,7 +109,7 @@ async def undo_bulk(*, sessions: SessionFactory, owner: uuid.UUID, undo_token: s
                 for i, c in enumerate(back)
             ]
             restored = [r for r in records if r is not None]
-            await repository.put_bookmarks(session, restored)
+            await repository.update_bookmarks(session, restored)
             events = [
                 bookmarks_service.revived_event(r) if c.field == DELETED else bookmarks_service.change_event(r)
                 for r, c in zip(restored, back, strict=True)

@@ -82,7 +82,7 @@ async def merge_duplicates(
             for i, other in enumerate(merging)
         ]
         deleted = [record for record in dead if record is not None]
-        await repository.put_bookmarks(session, [result, *deleted])
+        await repository.update_bookmarks(session, [result, *deleted])
         await store.record_merges(session, owner, keep, deleted)
         await add_events(session, [bookmarks_service.change_event(r) for r in (result, *deleted)])
     return BookmarkView(result, is_pro)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert
+from pydantic_core import to_json
+from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.sql.elements import ColumnElement
 
 from bookmarks.domain.model import Bookmark
@@ -174,3 +176,37 @@ def put_parameters(record: Bookmark) -> dict[str, Any]:
     texts = group_texts(document_of(record))
     return values | {"search_a": texts["A"], "search_b": texts["B"], "search_c": texts["C"],
                      "search_tags": search_tags(record.tags, record.user_tags)}  # fmt: skip
+
+
+@functools.cache
+def update_many_statement(tombstone: bool) -> Any:
+    """``UPDATE … FROM jsonb_to_recordset(:rows)`` of existing records (their search index with them, as
+    :func:`put_statement` does on conflict): one set-based statement for a whole batch, where an
+    executemany would run the upsert once per record (bulk changes, their undo, restores)."""
+    keys = {c.name for c in bookmarks.primary_key.columns}
+    names = [f.name for f in dataclasses.fields(Bookmark)]
+    extra = [] if tombstone else [*(sa.column(n, sa.Text) for n in _TEXT_PARAMS),
+                                  sa.column("search_tags", bookmarks.c.search_tags.type)]  # fmt: skip
+    rows = (
+        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("rows", type_=sa.Text), JSONB))
+        .table_valued(*(sa.column(n, bookmarks.c[n].type) for n in names), *extra)
+        .render_derived(name="r", with_types=True)
+    )
+    values: dict[str, Any] = {n: rows.c[n] for n in names if n not in keys}
+    if tombstone:
+        values |= {"search_vector": _empty(), "search_head": _empty(), "search_tags": sa.literal_column("'{}'::text[]"),
+                   "search_page_text": None, "search_page_vector": _empty()}  # fmt: skip
+    else:
+        a, b, c = (rows.c[n] for n in _TEXT_PARAMS)
+        config = bookmarks.c.search_config
+        values |= {
+            "search_tags": rows.c.search_tags,
+            "search_head": head_vector_of(config, a),
+            "search_vector": full_vector(fields_vector_of(config, a, b, c), bookmarks.c.search_page_vector),
+        }
+    return sa.update(bookmarks).where(*(bookmarks.c[k] == rows.c[k] for k in sorted(keys))).values(values)
+
+
+def update_many_rows(records: Sequence[Bookmark]) -> str:
+    """The ``rows`` parameter of :func:`update_many_statement`: the records and their search texts, as JSON."""
+    return to_json([put_parameters(r) for r in records]).decode()

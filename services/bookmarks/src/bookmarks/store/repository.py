@@ -39,7 +39,14 @@ from sqlalchemy.types import Interval
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.imports.tables import imports
-from bookmarks.search.index import PageText, put_parameters, put_statement, upsert_statement
+from bookmarks.search.index import (
+    PageText,
+    put_parameters,
+    put_statement,
+    update_many_rows,
+    update_many_statement,
+    upsert_statement,
+)
 from bookmarks.search.sql import SIMPLE, config_for_language
 from bookmarks.store.tables import (
     BOOKMARK_COLUMNS,
@@ -386,6 +393,20 @@ async def put_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> N
         parameters = [put_parameters(r) for r in records if (r.deleted_at is not None) == tombstone]
         if parameters:
             await session.execute(put_statement(tombstone), parameters)
+
+
+_UPDATE_BATCH = 2500
+
+
+async def update_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -> None:
+    """Replace existing records and their search index, set-based: one statement per 2,500 records and
+    shape (live or tombstone), where :func:`put_bookmarks` runs its upsert once per record. Every record
+    must exist (a bulk change, its undo, a restore, a merge, a purge)."""
+    for tombstone in (False, True):
+        shaped = [r for r in records if (r.deleted_at is not None) == tombstone]
+        for start in range(0, len(shaped), _UPDATE_BATCH):
+            rows = update_many_rows(shaped[start : start + _UPDATE_BATCH])
+            await session.execute(update_many_statement(tombstone), {"rows": rows})
 
 
 async def _select_bookmarks(session: AsyncSession, *where: Any) -> list[Bookmark]:

@@ -107,7 +107,7 @@ async def restore_since(*, sessions: SessionFactory, owner: uuid.UUID, since: da
             return 0
         first, _ = await repository.allocate_positions(session, owner, len(found))
         back = [restored(r, first + i * repository.ONE_MICROSECOND) for i, r in enumerate(found)]
-        await repository.put_bookmarks(session, back)
+        await repository.update_bookmarks(session, back)
         await add_events(session, [bookmarks_service.revived_event(r) for r in back])
     TRASH_RESTORED.inc(len(back))
     return len(back)

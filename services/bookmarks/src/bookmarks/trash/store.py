@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, and_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.repository import put_bookmarks
+from bookmarks.store.repository import update_bookmarks
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, merges
 from bookmarks.trash.cursor import TrashPosition
 from bookmarks.trash.rules import purged
@@ -87,7 +87,7 @@ async def held(
 
 async def purge(session: AsyncSession, records: Sequence[Bookmark]) -> None:
     """Keep only the tombstones of ``records`` (their search columns are emptied with the state)."""
-    await put_bookmarks(session, [purged(record) for record in records])
+    await update_bookmarks(session, [purged(record) for record in records])
 
 
 __all__ = ["deleted_since", "held", "page", "purge"]
