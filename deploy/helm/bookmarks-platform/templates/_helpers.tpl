@@ -202,6 +202,7 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- with $e.llm.baseUrl }}{{ $_ := set $d "OPENAI_BASE_URL" . }}{{ end -}}
 {{- with $e.llm.model }}{{ $_ := set $d "ENRICHMENT_LLM_MODEL" . }}{{ end -}}
 {{- with $c.otelExporterOtlpEndpoint }}{{ $_ := set $d "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}
+{{- $_ := set $d "TRACES_SAMPLE_RATIO" (toString $c.tracesSampleRatio) -}}
 {{- if not (kindIs "invalid" $c.gateway.rateLimitPerMinute) -}}
 {{- $_ := set $d "GATEWAY_RATE_LIMIT_PER_MINUTE" (toString $c.gateway.rateLimitPerMinute) -}}
 {{- end -}}

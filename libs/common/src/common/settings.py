@@ -32,6 +32,8 @@ class CommonSettings(BaseSettings):
     # one of its topics has another (common.topics). Unset: any count.
     kafka_topic_partitions: int | None = Field(None, gt=0, validation_alias="KAFKA_TOPIC_PARTITIONS")
     otel_exporter_otlp_endpoint: str | None = Field(None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    # The share of traces recorded when spans are exported (common.tracing); a joined trace keeps its own.
+    traces_sample_ratio: float = Field(1.0, ge=0, le=1, validation_alias="TRACES_SAMPLE_RATIO")
     log_level: str = Field("INFO", validation_alias="LOG_LEVEL")
     auth_url: str = Field("http://127.0.0.1:8081", validation_alias="AUTH_URL")
     jwt_issuer: str = Field("bookmarks-auth", validation_alias="JWT_ISSUER")

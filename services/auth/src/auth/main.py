@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
+        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint, sample_ratio=settings.traces_sample_ratio)
         providers = IdentityProviders.from_settings(settings)
         try:
             async with service_backbone(

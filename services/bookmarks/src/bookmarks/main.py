@@ -40,7 +40,7 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
+        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint, sample_ratio=settings.traces_sample_ratio)
         jwks = JwksClient(settings.jwks_url)
         app.state.settings = settings
         app.state.verifier = AccessTokenVerifier(jwks=jwks, issuer=settings.jwt_issuer, audience=settings.jwt_audience)

@@ -94,7 +94,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
+        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint, sample_ratio=settings.traces_sample_ratio)
         jwks = JwksClient(settings.jwks_url)
         entitlements = EntitlementsClient(
             auth_url=settings.auth_url, timeout_seconds=settings.entitlements_timeout_seconds

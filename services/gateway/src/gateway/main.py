@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
+        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint, sample_ratio=settings.traces_sample_ratio)
         proxy = UpstreamProxy(
             upstreams=settings.upstream_urls,
             timeout_seconds=settings.upstream_timeout_seconds,

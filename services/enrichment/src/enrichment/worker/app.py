@@ -43,7 +43,7 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint)
+        setup_tracing(SERVICE, settings.otel_exporter_otlp_endpoint, sample_ratio=settings.traces_sample_ratio)
         # Renderer first: with ENRICHMENT_BROWSER=required a missing browser must stop start-up.
         renderer = await BrowserRenderer.create(
             mode=settings.browser,
