@@ -65,9 +65,14 @@ async def test_trash_restore_delete_forever_and_empty(new_device: Any) -> None:
     await screenshot(page, "trash-light-desktop")
 
     # Restore: gone from the trash, back in the library (through sync, at once).
-    await items.filter(has_text="Sourdough starter notes").get_by_role("button", name="Restore").click()
+    await items.filter(has_text="Sourdough starter notes").get_by_role("button", name="Restore").press("Enter")
     await expect(items.filter(has_text="Sourdough starter notes")).to_have_count(0)
     await expect(items).to_have_count(1)
+    # The focus moves to the item now in its place, so a keyboard user carries on from there.
+    await expect(items.first.get_by_role("button", name="Restore")).to_be_focused()
+    await expect(page.get_by_role("region", name="Notifications")).to_contain_text(
+        "Restored “Sourdough starter notes”."
+    )
     await nav.get_by_role("link", name="All").click()
     await expect(row(page, "Sourdough starter notes")).to_have_count(1)
 
@@ -77,6 +82,7 @@ async def test_trash_restore_delete_forever_and_empty(new_device: Any) -> None:
     await items.filter(has_text="Packing list for Lisbon").get_by_role("button", name="Delete forever").click()
     await expect(items).to_have_count(0)
     await expect(page.get_by_text("Nothing in the trash.")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Trash")).to_be_focused()  # the last item gone: the heading
     await page.reload()
     await expect(page.get_by_text("Nothing in the trash.")).to_be_visible()  # the server forgot it too
     await expect(items).to_have_count(0)
