@@ -119,7 +119,8 @@ test-e2e: venv web
 # The pictures in docs/screenshots, taken by the browser tests that draw them (any other run writes them to /tmp).
 screenshots: venv web extension
 	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(PYTEST) $(PYTEST_ARGS) \
-		tests/e2e/web/test_web_journeys.py::test_accessibility_and_screenshots_of_the_main_views tests/e2e/extension
+		tests/e2e/web/test_web_journeys.py::test_accessibility_and_screenshots_of_the_main_views \
+		tests/e2e/web/test_web_trash.py tests/e2e/extension
 
 bench: venv
 	@if [ -f bench/run.py ]; then $(VENV_PY) bench/run.py $(BENCH_ARGS); \

@@ -9,6 +9,7 @@ import { PreviewQueue } from "./previews.ts";
 import { SessionManager, authed, authedJson } from "./session.ts";
 import { Store } from "./store.ts";
 import { SyncEngine } from "./sync.ts";
+import { TRASH_PAGE_SIZE, type TrashPage } from "./trash.ts";
 
 export interface Toast {
   id: number;
@@ -206,6 +207,26 @@ export class Device {
     const data = ((await response.json()) as { data?: { cacheHit?: boolean } }).data;
     this.sync.wake();
     return data?.cacheHit ? "Done: it was already enriched." : "Enriching it now. Results appear here when ready.";
+  }
+
+  /** One page of the trash, most recently deleted first. */
+  async trashPage(cursor: string | null): Promise<TrashPage> {
+    const params = new URLSearchParams({ limit: String(TRASH_PAGE_SIZE) });
+    if (cursor) params.set("cursor", cursor);
+    return (await this.json<{ data: TrashPage }>(`/v1/trash?${params}`)).data;
+  }
+
+  /** Brings a bookmark back as it was; it reaches the library through delta, pulled at once. */
+  async restoreFromTrash(id: string): Promise<void> {
+    await this.json<{ data: Bookmark }>(`/v1/trash/${encodeURIComponent(id)}/restore`, { method: "POST" });
+    this.sync.wake();
+  }
+
+  /** Deletes one bookmark of the trash for good (``null``: everything in it). */
+  async purgeFromTrash(id: string | null): Promise<void> {
+    const path = id === null ? "/v1/trash" : `/v1/trash/${encodeURIComponent(id)}`;
+    const response = await authed(this.session, path, { method: "DELETE" });
+    if (!response.ok) throw await errorOf(response);
   }
 
   async json<T>(path: string, init: RequestInit = {}): Promise<T> {

@@ -18,6 +18,7 @@ import { BookmarkList, type Row, openDetails, toggleSelection } from "./List.tsx
 import { Reader } from "./Reader.tsx";
 import { Settings } from "./Settings.tsx";
 import { Sidebar, buildTree, flatten } from "./Sidebar.tsx";
+import { TrashView } from "./Trash.tsx";
 import { type Filter, setUi, subscribeUi, ui, useSubscription } from "./state.ts";
 
 const SEARCH_DELAY_MS = 120;
@@ -329,6 +330,8 @@ function title(filter: Filter, device: Device): string {
       return "Favorites";
     case "archived":
       return "Archived";
+    case "trash":
+      return "Trash";
     case "collection":
       return device.store.collections().find((c) => c.id === filter.id)?.name ?? "Collection";
     case "tag":
@@ -347,7 +350,8 @@ export function App({ device }: { device: Device }) {
   const all = device.store.list();
   const filtered = useMemo(() => all.filter(inFilter(ui.filter)).map((bookmark) => ({ bookmark, snippet: null })), [all, ui.filter]);
   const search = useSearch(device, ui.query);
-  const rows = search.rows ?? filtered;
+  const inTrash = ui.filter.kind === "trash" && !search.rows;
+  const rows = inTrash ? [] : (search.rows ?? filtered);
   useShortcuts(device, rows);
   useEffect(() => setMenu(false), [ui.filter, ui.dialog]);
 
@@ -393,25 +397,31 @@ export function App({ device }: { device: Device }) {
       </header>
       <Sidebar device={device} all={all} />
       <main id="main" class="main" tabIndex={-1}>
-        <div class="list-head">
-          <h1>{heading}</h1>
-          <span class="list-count">{plural(rows.length, "bookmark", "bookmarks")}</span>
-          {collection && !search.rows && <CollectionBar key={collection.id} device={device} collection={collection} />}
-        </div>
-        <EnrichNotice device={device} />
-        {search.error && (
-          <p class="error-text search-error" role="alert">
-            {search.error}
-          </p>
+        {inTrash ? (
+          <TrashView device={device} />
+        ) : (
+          <>
+            <div class="list-head">
+              <h1>{heading}</h1>
+              <span class="list-count">{plural(rows.length, "bookmark", "bookmarks")}</span>
+              {collection && !search.rows && <CollectionBar key={collection.id} device={device} collection={collection} />}
+            </div>
+            <EnrichNotice device={device} />
+            {search.error && (
+              <p class="error-text search-error" role="alert">
+                {search.error}
+              </p>
+            )}
+            {ui.selection.size > 0 && <BulkBar device={device} rows={rows} />}
+            <BookmarkList
+              rows={rows}
+              device={device}
+              words={search.words}
+              label="Bookmarks"
+              empty={search.rows ? "Nothing matches. Try fewer words." : all.length ? "Nothing here yet." : "Your library is empty. Paste a link above to save it."}
+            />
+          </>
         )}
-        {ui.selection.size > 0 && <BulkBar device={device} rows={rows} />}
-        <BookmarkList
-          rows={rows}
-          device={device}
-          words={search.words}
-          label="Bookmarks"
-          empty={search.rows ? "Nothing matches. Try fewer words." : all.length ? "Nothing here yet." : "Your library is empty. Paste a link above to save it."}
-        />
       </main>
       {details && !details.deleted && <Details key={details.clientBookmarkId} device={device} bookmark={details} />}
       {reading && <Reader device={device} bookmark={reading} />}

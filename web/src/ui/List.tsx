@@ -26,7 +26,7 @@ const ENRICHMENT_LABELS: Record<string, string> = {
 
 /** The page's picture when the platform serves it (same origin); any other address gets the letter tile,
  * so the list never makes the browser contact a saved site. */
-function Thumb({ b }: { b: LocalBookmark }) {
+export function Thumb({ b }: { b: LocalBookmark }) {
   const [broken, setBroken] = useState<string | null>(null);
   const src = platformImagePath(b.thumbnailUrl);
   if (src && broken !== src) {

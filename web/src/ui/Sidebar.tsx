@@ -1,4 +1,4 @@
-// The navigation "Library": All, Favorites, Archived, the collection tree (with counts) and the tags.
+// The navigation "Library": All, Favorites, Archived, Trash, the collection tree (with counts) and the tags.
 
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
@@ -106,11 +106,11 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
     for (const t of b.userTags) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
   }
   const tags = [...tagCounts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 40);
-  const link = (filter: Filter, label: string, count: number) => (
+  const link = (filter: Filter, label: string, count: number | null) => (
     <li>
       <a href={hashOf(filter)} aria-current={same(ui.filter, filter) ? "page" : undefined} onClick={() => setUi({ query: "" })}>
         <span>{label}</span>
-        <span class="count">{count.toLocaleString()}</span>
+        {count !== null && <span class="count">{count.toLocaleString()}</span>}
       </a>
     </li>
   );
@@ -131,6 +131,7 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
         {link({ kind: "all" }, "All", props.all.length - archived)}
         {link({ kind: "favorites" }, "Favorites", favorites)}
         {link({ kind: "archived" }, "Archived", archived)}
+        {link({ kind: "trash" }, "Trash", null)}
       </ul>
       <div class="nav-heading">
         <h2 id="collections-heading">Collections</h2>

@@ -6,6 +6,7 @@ export type Filter =
   | { kind: "all" }
   | { kind: "favorites" }
   | { kind: "archived" }
+  | { kind: "trash" }
   | { kind: "collection"; id: string }
   | { kind: "tag"; tag: string };
 
@@ -27,6 +28,7 @@ export function filterFromHash(hash: string): Filter {
   const value = decodeURIComponent(rest.join("/"));
   if (kind === "favorites") return { kind: "favorites" };
   if (kind === "archived") return { kind: "archived" };
+  if (kind === "trash") return { kind: "trash" };
   if (kind === "collection" && value) return { kind: "collection", id: value };
   if (kind === "tag" && value) return { kind: "tag", tag: value };
   return { kind: "all" };

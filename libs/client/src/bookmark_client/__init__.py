@@ -28,6 +28,8 @@ from bookmark_client.models import (
     RejectedOp,
     Session,
     SyncResult,
+    TrashItem,
+    TrashPage,
     User,
     UserSettings,
 )
@@ -53,6 +55,8 @@ __all__ = [
     "Session",
     "SessionExpired",
     "SyncResult",
+    "TrashItem",
+    "TrashPage",
     "User",
     "UserSettings",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import signal
 import sys
 import threading
@@ -26,16 +27,17 @@ import time
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, BinaryIO
 
 import httpx
 
 from bookmark_client import views
-from bookmark_client.client import BookmarkClient
+from bookmark_client.client import MAX_RESTORED_PER_CALL, BookmarkClient
 from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
-from bookmark_client.models import Bookmark, Collection, ImportRecord, PageProgress, RejectedOp
+from bookmark_client.models import Bookmark, Collection, ImportRecord, PageProgress, RejectedOp, TrashItem
 from bookmark_client.tree import collection_names, walk
-from bookmark_client.ui import Bar, Ui
+from bookmark_client.ui import Bar, Ui, clean
 
 __all__ = ["build_parser", "main"]
 
@@ -151,6 +153,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     listing.add_argument("--tag", help="only bookmarks with this tag (yours or the AI's; any case)")
     listing.add_argument("--collection", metavar="C", help="only bookmarks in collection C (id or name)")
 
+    delete = command("delete", "delete a bookmark (offline-safe); it stays in the trash a while: `bookmarks restore`")
+    delete.add_argument("bookmark_id", metavar="ID")
+
     tag = command("tag", "add tags of yours to a bookmark (or remove them)")
     tag.add_argument("bookmark_id", metavar="ID")
     tag.add_argument("tags", nargs="+", metavar="TAG")
@@ -173,6 +178,8 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     search.add_argument("query", nargs="+", metavar="QUERY", help="the query (words are joined by spaces)")
     search.add_argument("--limit", type=int, default=20, metavar="N", help="at most N results (1-100, default 20)")
     search.add_argument("--json", action="store_true", help="print the results as JSON")
+
+    _trash_parsers(command)
 
     command("sync", "send queued changes, then pull the server's changes")
     command("watch", "stay connected and sync on every change notification (Ctrl-C to stop)")
@@ -201,6 +208,46 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     logout = command("logout", "revoke the session and wipe the local profile")
     logout.add_argument("--discard-pending", action="store_true", help="log out even if changes are not synced")
     return parser
+
+
+def _trash_parsers(command: Any) -> None:
+    trash = command(
+        "trash", "show the deleted bookmarks the server keeps (the trash; times in UTC), or delete them for good"
+    )
+    trash.add_argument("--json", action="store_true", help="print the trash as JSON records")
+    purge = trash.add_mutually_exclusive_group()
+    purge.add_argument("--empty", action="store_true", help="delete everything in the trash for good")
+    purge.add_argument("--purge", metavar="ID", help="delete bookmark ID of the trash for good")
+    trash.add_argument("--yes", action="store_true", help="with --empty: do not ask for confirmation")
+    restore = command("restore", "bring deleted bookmarks back from the trash, then sync")
+    which = restore.add_mutually_exclusive_group(required=True)
+    which.add_argument("bookmark_id", nargs="?", metavar="ID", help="the bookmark to restore")
+    which.add_argument(
+        "--since",
+        type=_since,
+        metavar="TIME",
+        help="restore everything deleted since TIME: an ISO timestamp (local time unless it names its zone) "
+        "or a time ago: 30m, 2h, 3d, 1w",
+    )
+
+
+_AGO = re.compile(r"(\d+)\s*([smhdw])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _since(value: str, *, now: datetime | None = None) -> datetime:
+    """``--since``: ``2h`` (a time ago: s, m, h, d, w) or an ISO timestamp; naive means local time."""
+    ago = _AGO.fullmatch(value.strip().lower())
+    if ago is not None:
+        moment = (now or datetime.now(UTC)) - timedelta(seconds=int(ago.group(1)) * _UNIT_SECONDS[ago.group(2)])
+        return moment.astimezone(UTC)
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is neither a time ago (30m, 2h, 3d, 1w) nor an ISO timestamp (2026-11-28T09:00)"
+        ) from None
+    return (moment if moment.tzinfo is not None else moment.astimezone()).astimezone(UTC)
 
 
 def _pairing_and_capture_parsers(command: Any) -> None:
@@ -538,6 +585,16 @@ async def _list(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _delete(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    known = await client.get_bookmark(args.bookmark_id)
+    if known is None or known.deleted:
+        raise _Fail(f"no bookmark {args.bookmark_id!r} here")
+    await client.delete_bookmark(args.bookmark_id)
+    done = f"deleted {args.bookmark_id} (to the trash: `bookmarks restore {args.bookmark_id}` brings it back)"
+    return await _flush_write(client, args.bookmark_id, done) or EXIT_OK
+
+
 async def _tag(client: BookmarkClient, args: argparse.Namespace) -> int:
     _require_user(client)
     if args.remove:
@@ -799,6 +856,95 @@ async def _search(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _send_queue_first(client: BookmarkClient) -> None:
+    """Send queued changes before a trash command: a delete made offline is in the trash only once sent."""
+    _require_user(client)
+    if await client.pending_operations():
+        with _ui().status("Sending queued changes…"):
+            result = await client.flush(sync=False, max_retries=0)
+        _print_flush(result.sent, result.rejected)
+
+
+async def _all_trash(client: BookmarkClient) -> list[TrashItem]:
+    items: list[TrashItem] = []
+    cursor: str | None = None
+    with _ui().status("Reading the trash…"):
+        while True:
+            page = await client.list_trash(limit=100, cursor=cursor)
+            items += page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                return items
+
+
+async def _trash(client: BookmarkClient, args: argparse.Namespace) -> int:
+    await _send_queue_first(client)
+    if args.purge is not None:
+        await client.purge_from_trash(args.purge)
+        _out(f"deleted {args.purge} for good")
+        return EXIT_OK
+    if args.empty:
+        if not args.yes:
+            _confirm("Empty the trash? Everything in it is deleted for good and cannot be restored.")
+        with _ui().status("Emptying the trash…"):
+            await client.empty_trash()
+        _out("the trash is empty")
+        return EXIT_OK
+    if args.yes:
+        raise _Fail("--yes goes with --empty")
+    items = await _all_trash(client)
+    if args.json:
+        _ui().json([item.to_wire() for item in items])
+        return EXIT_OK
+    if not items:
+        _out("the trash is empty")
+        return EXIT_OK
+    views.show_trash(_ui(), items)
+    return EXIT_OK
+
+
+def _confirm(question: str) -> None:
+    """Asks on the terminal; refuses without one (a script says --yes)."""
+    if not sys.stdin.isatty():
+        raise _Fail("this deletes for good: confirm with --yes (there is no terminal to ask on)")
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise _Fail("nothing deleted")
+
+
+async def _restore(client: BookmarkClient, args: argparse.Namespace) -> int:
+    await _send_queue_first(client)
+    if args.bookmark_id is not None:
+        try:
+            restored = await client.restore_from_trash(args.bookmark_id)
+        except ApiError as exc:
+            if exc.status == 404 and exc.code == "not-found":
+                raise _Fail(f"{args.bookmark_id} is not in the trash (run `bookmarks trash` to see it)") from exc
+            raise
+        _out(f"restored {restored.client_bookmark_id}: {clean(restored.title or restored.url).strip()}")
+    else:
+        since: datetime = args.since
+        total = 0
+        with _ui().status("Restoring…"):
+            while True:  # the server restores a bounded number per call; what is left comes back on the next
+                restored_now = await client.restore_deleted_since(since)
+                total += restored_now
+                if restored_now < MAX_RESTORED_PER_CALL:
+                    break
+        when = since.strftime("%Y-%m-%d %H:%M:%S UTC")
+        _out(f"restored {total} bookmark{'' if total == 1 else 's'} deleted since {when}")
+    try:
+        with _ui().status("Syncing…"):
+            result = await client.sync()
+    except Offline:
+        _out("sync postponed: the server cannot be reached (run `bookmarks sync`)")
+        return EXIT_OK
+    _out(f"synced: {len(await client.list_bookmarks())} bookmark(s) ({result.upserts} upsert(s) received)")
+    return EXIT_OK
+
+
 async def _settings(client: BookmarkClient, args: argparse.Namespace) -> int:
     if args.use_ai is None:
         current = await client.get_settings()
@@ -857,6 +1003,7 @@ _HANDLERS = {
     "import": _import,
     "add": _add,
     "list": _list,
+    "delete": _delete,
     "tag": _tag,
     "archive": _archive,
     "file": _file,
@@ -870,4 +1017,6 @@ _HANDLERS = {
     "logout": _logout,
     "pair": _pair,
     "capture": _capture,
+    "trash": _trash,
+    "restore": _restore,
 }

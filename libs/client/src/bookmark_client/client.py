@@ -23,9 +23,10 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, Self, cast
+from typing import Any, BinaryIO, Final, Self, cast
 from urllib.parse import quote
 
 import httpx
@@ -58,6 +59,7 @@ from bookmark_client.models import (
     SearchPage,
     Session,
     SyncResult,
+    TrashPage,
     User,
     UserSettings,
 )
@@ -65,7 +67,7 @@ from bookmark_client.realtime import CLOSE_UNAUTHORIZED, Coalescer, events_url, 
 from bookmark_client.session import SessionManager
 from bookmark_client.store import LocalStore
 
-__all__ = ["BookmarkClient", "ChangeCallback", "EventCallback"]
+__all__ = ["MAX_RESTORED_PER_CALL", "BookmarkClient", "ChangeCallback", "EventCallback"]
 
 log = logging.getLogger("bookmark_client")
 
@@ -82,6 +84,8 @@ EXPORT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 _TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 # A socket that stayed open this long was healthy: its loss starts the reconnect backoff from scratch.
 _STABLE_CONNECTION_SECONDS = 30.0
+# The most bookmarks one ``POST /v1/trash/restore`` brings back.
+MAX_RESTORED_PER_CALL: Final = 10_000
 
 
 async def _call(callback: Callable[..., Awaitable[None] | None] | None, *args: Any) -> None:
@@ -664,6 +668,47 @@ class BookmarkClient:
                 return None
             raise
         return Bookmark.model_validate(_unwrap(response))
+
+    # -- trash -----------------------------------------------------------------------------------
+
+    async def list_trash(self, *, limit: int = 50, cursor: str | None = None) -> TrashPage:
+        """One page of ``GET /v1/trash`` (online only): deleted bookmarks that can still be restored, most
+        recently deleted first. ``limit`` 1-100; pass ``page.next_cursor`` back for the next page."""
+        if not 1 <= limit <= 100:
+            raise ValueError("limit must be between 1 and 100")
+        params: dict[str, str | int] = {"limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        response = await self._request("GET", "/v1/trash", params=params)
+        return TrashPage.model_validate(_unwrap(response))
+
+    async def restore_from_trash(self, bookmark_id: str) -> Bookmark:
+        """Bring one bookmark back as it was when deleted (``POST /v1/trash/{id}/restore``); the server's copy.
+
+        It reaches this profile (and every device) as an ordinary upsert: run :meth:`sync` to have it here.
+        Raises :class:`ApiError` ``not-found`` (404) when it is not in the trash."""
+        validate_bookmark_id(bookmark_id)
+        response = await self._request("POST", f"/v1/trash/{quote(bookmark_id, safe='')}/restore")
+        return Bookmark.model_validate(_unwrap(response))
+
+    async def restore_deleted_since(self, since: datetime | str) -> int:
+        """Restore everything deleted at or after ``since`` (``POST /v1/trash/restore``); how many came back.
+
+        The server restores at most :data:`MAX_RESTORED_PER_CALL` per call: a call that returns that many
+        may have left more, which the next call brings back. A naive ``datetime`` is taken as UTC."""
+        if isinstance(since, datetime):
+            since = (since if since.tzinfo is not None else since.replace(tzinfo=UTC)).isoformat()
+        response = await self._request("POST", "/v1/trash/restore", json={"deletedSince": since})
+        return int(_unwrap(response)["restored"])
+
+    async def purge_from_trash(self, bookmark_id: str) -> None:
+        """Delete one bookmark of the trash for good (``DELETE /v1/trash/{id}``; idempotent)."""
+        validate_bookmark_id(bookmark_id)
+        await self._request("DELETE", f"/v1/trash/{quote(bookmark_id, safe='')}")
+
+    async def empty_trash(self) -> None:
+        """Delete everything in the trash for good (``DELETE /v1/trash``)."""
+        await self._request("DELETE", "/v1/trash")
 
     # -- enrichment and settings -----------------------------------------------------------------
 

@@ -30,6 +30,8 @@ __all__ = [
     "RejectedOp",
     "Session",
     "SyncResult",
+    "TrashItem",
+    "TrashPage",
     "User",
     "UserSettings",
 ]
@@ -173,6 +175,23 @@ class SearchResult(_Wire):
 
 class SearchPage(_Wire):
     results: list[SearchResult]
+    next_cursor: str | None = None
+
+
+class TrashItem(_Wire):
+    """One deleted bookmark of ``GET /v1/trash``: the bookmark as it was when deleted, when it was deleted,
+    when it is purged for good (``purge_at``), and the bookmark a duplicates merge kept instead (or None)."""
+
+    bookmark: Bookmark
+    deleted_at: str
+    purge_at: str
+    merged_into: str | None = None
+
+
+class TrashPage(_Wire):
+    """A page of the trash, most recently deleted first; pass ``next_cursor`` back for the next one."""
+
+    items: list[TrashItem]
     next_cursor: str | None = None
 
 

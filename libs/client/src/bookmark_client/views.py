@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, datetime
 
 from rich import filesize
 from rich.text import Text
 
-from bookmark_client.models import Bookmark, Collection, SearchResult
+from bookmark_client.models import Bookmark, Collection, SearchResult, TrashItem
 from bookmark_client.tree import collection_names
 from bookmark_client.ui import Column, Ui, clean, text
 
-__all__ = ["BOOKMARK_COLUMNS", "bookmark_rows", "render_snippet", "show_bookmarks", "show_search_result"]
+__all__ = [
+    "BOOKMARK_COLUMNS",
+    "TRASH_COLUMNS",
+    "bookmark_rows",
+    "render_snippet",
+    "show_bookmarks",
+    "show_search_result",
+    "show_trash",
+    "trash_rows",
+]
 
 # Display order; priority decides what a narrow terminal drops first (AI tags, then enrichment, …).
 BOOKMARK_COLUMNS = (
@@ -57,6 +67,45 @@ def show_bookmarks(ui: Ui, bookmarks: list[Bookmark], collections: list[Collecti
     ui.table(BOOKMARK_COLUMNS, bookmark_rows(bookmarks, collections))
     if any(b.pending for b in bookmarks):
         ui.line(("* not yet synced", "muted"))
+
+
+TRASH_COLUMNS = (
+    Column("ID", priority=1),
+    Column("TITLE", priority=0, min_width=32, flexible=True),
+    Column("DOMAIN", priority=4, max_width=24),
+    Column("DELETED", priority=3),
+    Column("PURGE-DATE", priority=2),
+)
+
+
+def utc_time(iso: str, *, with_time: bool = True) -> str:
+    """``2026-11-28 08:20`` (UTC) from a server timestamp; the text as given when it is not one."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return clean(iso)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
+
+
+def trash_rows(items: list[TrashItem]) -> list[list[Text]]:
+    return [
+        [
+            text((item.bookmark.client_bookmark_id, "id")),
+            text(clean(item.bookmark.title or item.bookmark.url).strip()),
+            text((item.bookmark.domain or "", "muted")),
+            text(utc_time(item.deleted_at)),
+            text((utc_time(item.purge_at, with_time=False), "warn")),
+        ]
+        for item in items
+    ]
+
+
+def show_trash(ui: Ui, items: list[TrashItem]) -> None:
+    """The trash as a table, most recently deleted first: id, title (or URL), domain, when deleted, and
+    the day it is purged for good (UTC)."""
+    ui.table(TRASH_COLUMNS, trash_rows(items))
 
 
 _MARK = re.compile(r"<mark>(.*?)</mark>", re.S)

@@ -2,7 +2,7 @@
 
 It implements just what the client relies on (docs/api-guide.md): sessions with rotating,
 reuse-detecting refresh tokens; bookmark PUT/DELETE/collections and collection PUT/DELETE (docs/api-guide.md, section 11: children move up, ids leave bookmarks) with server-side positions in one stream; cursor delta pages
-with collections and collection tombstones; enrichment and settings stubs. ``script()`` injects failures for matching requests.
+with collections and collection tombstones; the trash; enrichment and settings stubs. ``script()`` injects failures for matching requests.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -29,6 +30,10 @@ def fake_jwt(sub: str, *, lifetime: float = 3600) -> str:
     now = time.time()
     claims = {"sub": sub, "iat": int(now), "exp": int(now + lifetime), "jti": uuid.uuid4().hex}
     return f"{part({'alg': 'none'})}.{part(claims)}.sig"
+
+
+def _instant(iso: str) -> datetime:
+    return datetime.fromisoformat(iso)
 
 
 def error(status: int, code: str, message: str = "", headers: dict[str, str] | None = None) -> httpx.Response:
@@ -62,6 +67,7 @@ class FakeServer:
     refresh_calls: int = 0
     unauthorized_answers: int = 0
     token_lifetime: float = 3600
+    max_restored: int = 10_000  # per POST /v1/trash/restore, as the server's bound
     reuse_detected: int = 0
     # (method, path prefix) -> queue of failures: an exception class/instance, or an httpx.Response.
     scripted: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
@@ -131,6 +137,8 @@ class FakeServer:
             return self._delta(user_id, request.url.params)
         if path == "/v1/exports":
             return self._export(user_id, request.url.params.get("format", ""))
+        if path == "/v1/trash" or path.startswith("/v1/trash/"):
+            return self._trash_request(user_id, method, path.removeprefix("/v1/trash").strip("/"), body, request)
         if path.startswith("/v1/collections/"):
             return self._collection_request(user_id, method, path.removeprefix("/v1/collections/"), body)
         if path.startswith("/v1/bookmarks/"):
@@ -256,7 +264,9 @@ class FakeServer:
         records = self.bookmarks.setdefault(user_id, {})
         record = records.setdefault(bookmark_id, {"clientBookmarkId": bookmark_id})
         record["_deleted"] = True
+        record.pop("_purged", None)
         self._touch(user_id, record)
+        record["_deletedAt"] = record["updatedAt"]
 
     @staticmethod
     def _public(record: dict[str, Any]) -> dict[str, Any]:
@@ -267,6 +277,58 @@ class FakeServer:
 
     def visible_collections(self, user_id: str) -> dict[str, dict[str, Any]]:
         return {cid: self._public(r) for cid, r in self.collections.get(user_id, {}).items() if not r.get("_deleted")}
+
+    # -- trash (docs/api-guide.md: deleted bookmarks kept until purged) ------------------------------
+
+    def trashed(self, user_id: str) -> list[dict[str, Any]]:
+        """The user's trash, most recently deleted first (deleted bookmarks the server had, not purged)."""
+        records = [
+            r
+            for r in self.bookmarks.get(user_id, {}).values()
+            if r.get("_deleted") and not r.get("_purged") and "url" in r
+        ]
+        return sorted(records, key=lambda r: r["_deletedAt"], reverse=True)
+
+    def _trash_request(self, user_id: str, method: str, rest: str, body: Any, request: httpx.Request) -> httpx.Response:
+        trash = self.trashed(user_id)
+        if method == "GET" and rest == "":
+            limit = int(request.url.params.get("limit", "50"))
+            start = int(request.url.params.get("cursor", "t0")[1:])
+            page = trash[start : start + limit]
+            items = [
+                {
+                    "bookmark": self._public(r),
+                    "deletedAt": r["_deletedAt"],
+                    "purgeAt": r["_deletedAt"].replace("2030-01-01", "2030-01-31"),
+                    "mergedInto": None,
+                }
+                for r in page
+            ]
+            more = f"t{start + limit}" if start + limit < len(trash) else None
+            return httpx.Response(200, json={"data": {"items": items, "nextCursor": more}})
+        if method == "POST" and rest == "restore":
+            since = body["deletedSince"]
+            restored = [r for r in trash if _instant(r["_deletedAt"]) >= _instant(since)][: self.max_restored]
+            for record in restored:
+                self._restore(user_id, record)
+            return httpx.Response(200, json={"data": {"restored": len(restored)}})
+        if method == "POST" and rest.endswith("/restore"):
+            found = [r for r in trash if r["clientBookmarkId"] == rest.removesuffix("/restore")]
+            if not found:
+                return error(404, "not-found", "Not in the trash.")
+            return httpx.Response(200, json={"data": self._public(self._restore(user_id, found[0]))})
+        if method == "DELETE":
+            for record in trash:
+                if rest in ("", record["clientBookmarkId"]):
+                    record["_purged"] = True
+            return httpx.Response(204)
+        return error(405, "method-not-allowed")
+
+    def _restore(self, user_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        record.pop("_deleted", None)
+        record.pop("_deletedAt", None)
+        self._touch(user_id, record)
+        return record
 
     # -- collections -----------------------------------------------------------------------------
 
