@@ -9,6 +9,7 @@ import { PreviewQueue } from "./previews.ts";
 import { SessionManager, authed, authedJson } from "./session.ts";
 import { Store } from "./store.ts";
 import { SyncEngine } from "./sync.ts";
+import type { BulkRequest, BulkResult, BulkUndoResult } from "./bulk.ts";
 import { TRASH_PAGE_SIZE, type TrashPage } from "./trash.ts";
 
 export interface Toast {
@@ -227,6 +228,20 @@ export class Device {
     const path = id === null ? "/v1/trash" : `/v1/trash/${encodeURIComponent(id)}`;
     const response = await authed(this.session, path, { method: "DELETE" });
     if (!response.ok) throw await errorOf(response);
+  }
+
+  /** One bulk change on the server (``ids`` or ``query``); the changes come back through delta, pulled at once. */
+  async bulk(request: BulkRequest): Promise<BulkResult> {
+    const result = (await this.json<{ data: BulkResult }>("/v1/bookmarks/bulk", { method: "POST", body: JSON.stringify(request) })).data;
+    this.sync.wake();
+    return result;
+  }
+
+  /** Takes a bulk change back (within the hour the server keeps its token). */
+  async undoBulk(undoToken: string): Promise<BulkUndoResult> {
+    const result = (await this.json<{ data: BulkUndoResult }>("/v1/bookmarks/bulk/undo", { method: "POST", body: JSON.stringify({ undoToken }) })).data;
+    this.sync.wake();
+    return result;
   }
 
   async json<T>(path: string, init: RequestInit = {}): Promise<T> {

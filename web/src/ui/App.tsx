@@ -7,7 +7,7 @@ import type { LocalBookmark, SearchResult } from "../model.ts";
 import { QueryError, compile, parseQuery, positiveWords } from "../query.ts";
 import { pauseMessage } from "../quota.ts";
 import { parseHttpUrl, withScheme } from "../urls.ts";
-import { BulkBar } from "./Bulk.tsx";
+import { BulkBar, SelectAllMatching } from "./Bulk.tsx";
 import { CollectionBar } from "./CollectionBar.tsx";
 import { Icon, plural } from "./common.tsx";
 import { Details } from "./Details.tsx";
@@ -213,7 +213,7 @@ function useShortcuts(device: Device, rows: Row[]) {
         if (ui.readerId) setUi({ readerId: null });
         else if (ui.detailsId) setUi({ detailsId: null });
         else if (ui.query) setUi({ query: "" });
-        else if (ui.selection.size) setUi({ selection: new Set() });
+        else if (ui.selection.size) setUi({ selection: new Set(), selectionQuery: null });
         return;
       }
       if (isTyping(event.target) || ui.dialog || ui.readerId) return;
@@ -405,6 +405,7 @@ export function App({ device }: { device: Device }) {
               <h1>{heading}</h1>
               <span class="list-count">{plural(rows.length, "bookmark", "bookmarks")}</span>
               {collection && !search.rows && <CollectionBar key={collection.id} device={device} collection={collection} />}
+              {search.rows && search.rows.length > 0 && ui.selection.size === 0 && <SelectAllMatching rows={search.rows} />}
             </div>
             <EnrichNotice device={device} />
             {search.error && (

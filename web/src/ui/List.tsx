@@ -117,7 +117,7 @@ export function toggleSelection(rows: Row[], index: number, range: boolean): voi
     }
   } else if (selection.has(id)) selection.delete(id);
   else selection.add(id);
-  setUi({ selection, anchor: id, active: index });
+  setUi({ selection, anchor: id, active: index, selectionQuery: null });
 }
 
 export function BookmarkList(props: { rows: Row[]; device: Device; words: string[]; label: string; empty: string }) {

@@ -21,6 +21,8 @@ export interface UiState {
   active: number;
   selection: Set<string>;
   anchor: string | null;
+  /** The search whose every match is selected ("Select all matching the search"), else null: a hand-made selection. */
+  selectionQuery: string | null;
 }
 
 export function filterFromHash(hash: string): Filter {
@@ -55,6 +57,7 @@ export const ui: UiState = {
   active: -1,
   selection: new Set(),
   anchor: null,
+  selectionQuery: null,
 };
 
 export function setUi(patch: Partial<UiState>): void {
