@@ -10,6 +10,7 @@ import { SessionManager, authed, authedJson } from "./session.ts";
 import { Store } from "./store.ts";
 import { SyncEngine } from "./sync.ts";
 import type { BulkRequest, BulkResult, BulkUndoResult } from "./bulk.ts";
+import { DUPLICATES_PAGE_SIZE, type DuplicatePage, type MergeRequest } from "./duplicates.ts";
 import { TRASH_PAGE_SIZE, type TrashPage } from "./trash.ts";
 
 export interface Toast {
@@ -228,6 +229,35 @@ export class Device {
     const path = id === null ? "/v1/trash" : `/v1/trash/${encodeURIComponent(id)}`;
     const response = await authed(this.session, path, { method: "DELETE" });
     if (!response.ok) throw await errorOf(response);
+  }
+
+  /** One page of duplicate groups (bookmarks sharing a normalized URL), newest group first. */
+  async duplicatesPage(cursor: string | null, limit: number = DUPLICATES_PAGE_SIZE): Promise<DuplicatePage> {
+    const params = new URLSearchParams({ limit: String(limit) });
+    if (cursor) params.set("cursor", cursor);
+    return (await this.json<{ data: DuplicatePage }>(`/v1/duplicates?${params}`)).data;
+  }
+
+  /** Merges a group into the kept one; the others go to the trash. Pulled at once. */
+  async mergeDuplicates(request: MergeRequest): Promise<Bookmark> {
+    const kept = (await this.json<{ data: Bookmark }>("/v1/duplicates/merge", { method: "POST", body: JSON.stringify(request) })).data;
+    this.sync.wake();
+    return kept;
+  }
+
+  /** Undoes a merge: each merged bookmark back from the trash (a 404 is one already back or gone). */
+  async unmerge(ids: string[]): Promise<number> {
+    let restored = 0;
+    for (const id of ids) {
+      try {
+        await this.json<{ data: Bookmark }>(`/v1/trash/${encodeURIComponent(id)}/restore`, { method: "POST" });
+        restored += 1;
+      } catch (e) {
+        if (!(e instanceof ApiError && e.status === 404)) throw e;
+      }
+    }
+    this.sync.wake();
+    return restored;
   }
 
   /** One bulk change on the server (``ids`` or ``query``); the changes come back through delta, pulled at once. */

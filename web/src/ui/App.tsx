@@ -18,6 +18,7 @@ import { BookmarkList, type Row, openDetails, toggleSelection } from "./List.tsx
 import { Reader } from "./Reader.tsx";
 import { Settings } from "./Settings.tsx";
 import { Sidebar, buildTree, flatten } from "./Sidebar.tsx";
+import { DuplicatesView } from "./Duplicates.tsx";
 import { TrashView } from "./Trash.tsx";
 import { type Filter, setUi, subscribeUi, ui, useSubscription } from "./state.ts";
 
@@ -332,6 +333,8 @@ function title(filter: Filter, device: Device): string {
       return "Archived";
     case "trash":
       return "Trash";
+    case "duplicates":
+      return "Duplicates";
     case "collection":
       return device.store.collections().find((c) => c.id === filter.id)?.name ?? "Collection";
     case "tag":
@@ -351,7 +354,8 @@ export function App({ device }: { device: Device }) {
   const filtered = useMemo(() => all.filter(inFilter(ui.filter)).map((bookmark) => ({ bookmark, snippet: null })), [all, ui.filter]);
   const search = useSearch(device, ui.query);
   const inTrash = ui.filter.kind === "trash" && !search.rows;
-  const rows = inTrash ? [] : (search.rows ?? filtered);
+  const inDuplicates = ui.filter.kind === "duplicates" && !search.rows;
+  const rows = inTrash || inDuplicates ? [] : (search.rows ?? filtered);
   useShortcuts(device, rows);
   useEffect(() => setMenu(false), [ui.filter, ui.dialog]);
 
@@ -399,6 +403,8 @@ export function App({ device }: { device: Device }) {
       <main id="main" class="main" tabIndex={-1}>
         {inTrash ? (
           <TrashView device={device} />
+        ) : inDuplicates ? (
+          <DuplicatesView device={device} />
         ) : (
           <>
             <div class="list-head">

@@ -1,8 +1,11 @@
-// The navigation "Library": All, Favorites, Archived, Trash, the collection tree (with counts) and the tags.
+// The navigation "Library": All, Favorites, Archived, Duplicates (its group count, online), Trash, the
+// collection tree (with counts) and the tags.
 
 import type { JSX } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { Offline } from "../api.ts";
 import type { Device } from "../app.ts";
+import { groupCountLabel } from "../duplicates.ts";
 import type { LocalBookmark, LocalCollection } from "../model.ts";
 import { type Filter, hashOf, setUi, ui } from "./state.ts";
 
@@ -91,6 +94,43 @@ function onTreeKey(event: KeyboardEvent): void {
   next?.focus();
 }
 
+const COUNT_DELAY_MS = 800;
+
+/** The number of duplicate groups on the first page ("20+" beyond it), refreshed a moment after the
+ * library changes; null offline or before the server answered. */
+function useDuplicateCount(device: Device): string | null {
+  const [label, setLabel] = useState<string | null>(null);
+  const [online, setOnline] = useState(navigator.onLine);
+  useEffect(() => {
+    const on = () => setOnline(true);
+    const off = () => setOnline(false);
+    window.addEventListener("online", on);
+    window.addEventListener("offline", off);
+    return () => {
+      window.removeEventListener("online", on);
+      window.removeEventListener("offline", off);
+    };
+  }, []);
+  useEffect(() => {
+    if (!online || !device.session.user) {
+      setLabel(null);
+      return;
+    }
+    let current = true;
+    const timer = window.setTimeout(() => {
+      device.duplicatesPage(null).then(
+        (page) => current && setLabel(groupCountLabel(page)),
+        (e: unknown) => current && e instanceof Offline && setLabel(null),
+      );
+    }, COUNT_DELAY_MS);
+    return () => {
+      current = false;
+      window.clearTimeout(timer);
+    };
+  }, [device.store.version, online, device.session.user?.id]);
+  return online ? label : null;
+}
+
 export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState("");
@@ -106,11 +146,13 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
     for (const t of b.userTags) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
   }
   const tags = [...tagCounts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 40);
-  const link = (filter: Filter, label: string, count: number | null) => (
+  const duplicates = useDuplicateCount(props.device);
+  const link = (filter: Filter, label: string, count: number | string | null) => (
     <li>
       <a href={hashOf(filter)} aria-current={same(ui.filter, filter) ? "page" : undefined} onClick={() => setUi({ query: "" })}>
         <span>{label}</span>
-        {count !== null && <span class="count">{count.toLocaleString()}</span>}
+        {count !== null && " "}
+        {count !== null && <span class="count">{typeof count === "number" ? count.toLocaleString() : count}</span>}
       </a>
     </li>
   );
@@ -131,6 +173,7 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
         {link({ kind: "all" }, "All", props.all.length - archived)}
         {link({ kind: "favorites" }, "Favorites", favorites)}
         {link({ kind: "archived" }, "Archived", archived)}
+        {link({ kind: "duplicates" }, "Duplicates", duplicates)}
         {link({ kind: "trash" }, "Trash", null)}
       </ul>
       <div class="nav-heading">

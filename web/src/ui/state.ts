@@ -7,6 +7,7 @@ export type Filter =
   | { kind: "favorites" }
   | { kind: "archived" }
   | { kind: "trash" }
+  | { kind: "duplicates" }
   | { kind: "collection"; id: string }
   | { kind: "tag"; tag: string };
 
@@ -31,6 +32,7 @@ export function filterFromHash(hash: string): Filter {
   if (kind === "favorites") return { kind: "favorites" };
   if (kind === "archived") return { kind: "archived" };
   if (kind === "trash") return { kind: "trash" };
+  if (kind === "duplicates") return { kind: "duplicates" };
   if (kind === "collection" && value) return { kind: "collection", id: value };
   if (kind === "tag" && value) return { kind: "tag", tag: value };
   return { kind: "all" };
