@@ -18,6 +18,8 @@ from bookmark_client.errors import (
 from bookmark_client.models import (
     Bookmark,
     Collection,
+    DuplicateGroup,
+    DuplicatePage,
     EnqueueResult,
     EnrichmentJob,
     EnrichmentResult,
@@ -41,6 +43,8 @@ __all__ = [
     "BookmarkClient",
     "BookmarkClientError",
     "Collection",
+    "DuplicateGroup",
+    "DuplicatePage",
     "EnqueueResult",
     "EnrichmentJob",
     "EnrichmentResult",

@@ -47,6 +47,7 @@ from bookmark_client.merge import (
 from bookmark_client.models import (
     Bookmark,
     Collection,
+    DuplicatePage,
     EnqueueResult,
     EnrichmentJob,
     FlushResult,
@@ -709,6 +710,35 @@ class BookmarkClient:
     async def empty_trash(self) -> None:
         """Delete everything in the trash for good (``DELETE /v1/trash``)."""
         await self._request("DELETE", "/v1/trash")
+
+    # -- duplicates ------------------------------------------------------------------------------
+
+    async def list_duplicates(self, *, limit: int = 20, cursor: str | None = None) -> DuplicatePage:
+        """One page of ``GET /v1/duplicates`` (online only): groups of live bookmarks sharing a normalized
+        URL, each oldest save first, the group with the newest member first. ``limit`` 1-100; pass
+        ``page.next_cursor`` back for the next page."""
+        if not 1 <= limit <= 100:
+            raise ValueError("limit must be between 1 and 100")
+        params: dict[str, str | int] = {"limit": limit}
+        if cursor is not None:
+            params["cursor"] = cursor
+        response = await self._request("GET", "/v1/duplicates", params=params)
+        return DuplicatePage.model_validate(_unwrap(response))
+
+    async def merge_duplicates(self, keep: str, merge: Sequence[str]) -> Bookmark:
+        """Merge duplicates into ``keep`` (``POST /v1/duplicates/merge``); the kept bookmark as the server has it.
+
+        ``keep`` receives the others' tags, collections and notes; the ``merge`` ones (1-100) go to the trash
+        with ``merged_into`` naming ``keep``, and :meth:`restore_from_trash` on them undoes the merge. Run
+        :meth:`sync` to have the change here. Raises :class:`ApiError` ``invalid-request`` (400) when an id is
+        not a live bookmark, ``keep`` is among ``merge``, or one is not a duplicate of ``keep``."""
+        ids = list(dict.fromkeys(merge))
+        if not 1 <= len(ids) <= 100:
+            raise ValueError("merge between 1 and 100 bookmarks")
+        for bookmark_id in (keep, *ids):
+            validate_bookmark_id(bookmark_id)
+        response = await self._request("POST", "/v1/duplicates/merge", json={"keep": keep, "merge": ids})
+        return Bookmark.model_validate(_unwrap(response))
 
     # -- enrichment and settings -----------------------------------------------------------------
 

@@ -18,6 +18,8 @@ from bookmark_client import fields as f
 __all__ = [
     "Bookmark",
     "Collection",
+    "DuplicateGroup",
+    "DuplicatePage",
     "EnqueueResult",
     "EnrichmentJob",
     "LinkPreview",
@@ -192,6 +194,20 @@ class TrashPage(_Wire):
     """A page of the trash, most recently deleted first; pass ``next_cursor`` back for the next one."""
 
     items: list[TrashItem]
+    next_cursor: str | None = None
+
+
+class DuplicateGroup(_Wire):
+    """One group of ``GET /v1/duplicates``: bookmarks sharing a normalized URL (``key``), oldest save first."""
+
+    key: str
+    bookmarks: list[Bookmark]
+
+
+class DuplicatePage(_Wire):
+    """A page of duplicate groups, the group with the newest member first; pass ``next_cursor`` back."""
+
+    groups: list[DuplicateGroup]
     next_cursor: str | None = None
 
 

@@ -2,7 +2,7 @@
 
 It implements just what the client relies on (docs/api-guide.md): sessions with rotating,
 reuse-detecting refresh tokens; bookmark PUT/DELETE/collections and collection PUT/DELETE (docs/api-guide.md, section 11: children move up, ids leave bookmarks) with server-side positions in one stream; cursor delta pages
-with collections and collection tombstones; the trash; enrichment and settings stubs. ``script()`` injects failures for matching requests.
+with collections and collection tombstones; the trash; duplicates and their merge; enrichment and settings stubs. ``script()`` injects failures for matching requests.
 """
 
 from __future__ import annotations
@@ -34,6 +34,14 @@ def fake_jwt(sub: str, *, lifetime: float = 3600) -> str:
 
 def _instant(iso: str) -> datetime:
     return datetime.fromisoformat(iso)
+
+
+def duplicate_key(url: str) -> str:
+    """The fake's normalized URL for duplicates: host lowercased without ``www.``, no fragment, no ``utm_*``."""
+    parsed = httpx.URL(url)
+    params = [(k, v) for k, v in parsed.params.multi_items() if not k.lower().startswith("utm_")]
+    host = parsed.host.lower().removeprefix("www.")
+    return str(parsed.copy_with(host=host, fragment=None, params=httpx.QueryParams(params)))
 
 
 def error(status: int, code: str, message: str = "", headers: dict[str, str] | None = None) -> httpx.Response:
@@ -137,6 +145,8 @@ class FakeServer:
             return self._delta(user_id, request.url.params)
         if path == "/v1/exports":
             return self._export(user_id, request.url.params.get("format", ""))
+        if path.startswith("/v1/duplicates"):
+            return self._duplicates_request(user_id, method, path.removeprefix("/v1/duplicates"), body, request)
         if path == "/v1/trash" or path.startswith("/v1/trash/"):
             return self._trash_request(user_id, method, path.removeprefix("/v1/trash").strip("/"), body, request)
         if path.startswith("/v1/collections/"):
@@ -300,7 +310,7 @@ class FakeServer:
                     "bookmark": self._public(r),
                     "deletedAt": r["_deletedAt"],
                     "purgeAt": r["_deletedAt"].replace("2030-01-01", "2030-01-31"),
-                    "mergedInto": None,
+                    "mergedInto": r.get("_mergedInto"),
                 }
                 for r in page
             ]
@@ -325,10 +335,61 @@ class FakeServer:
         return error(405, "method-not-allowed")
 
     def _restore(self, user_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        record.pop("_mergedInto", None)
         record.pop("_deleted", None)
         record.pop("_deletedAt", None)
         self._touch(user_id, record)
         return record
+
+    # -- duplicates (docs/api-guide.md section 14) --------------------------------------------------
+
+    def duplicate_groups(self, user_id: str) -> list[dict[str, Any]]:
+        """Live bookmarks sharing a key, each group oldest save first, the group with the newest member first."""
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for record in self.bookmarks.get(user_id, {}).values():
+            if not record.get("_deleted") and record.get("url"):
+                groups.setdefault(duplicate_key(record["url"]), []).append(record)
+
+        def saved(r: dict[str, Any]) -> str:
+            return str(r.get("clientSavedAt") or r["createdAt"])
+
+        found = [
+            {"key": key, "bookmarks": sorted(members, key=saved)} for key, members in groups.items() if len(members) > 1
+        ]
+        return sorted(found, key=lambda g: max(saved(r) for r in g["bookmarks"]), reverse=True)
+
+    def _duplicates_request(
+        self, user_id: str, method: str, rest: str, body: Any, request: httpx.Request
+    ) -> httpx.Response:
+        if method == "GET" and rest == "":
+            groups = self.duplicate_groups(user_id)
+            limit = int(request.url.params.get("limit", "20"))
+            start = int(request.url.params.get("cursor", "g0")[1:])
+            page = [
+                {"key": g["key"], "bookmarks": [self._public(r) for r in g["bookmarks"]]}
+                for g in groups[start : start + limit]
+            ]
+            more = f"g{start + limit}" if start + limit < len(groups) else None
+            return httpx.Response(200, json={"data": {"groups": page, "nextCursor": more}})
+        if method == "POST" and rest == "/merge":
+            records = self.bookmarks.get(user_id, {})
+            keep, merge = body["keep"], body["merge"]
+            live = {bid: r for bid, r in records.items() if not r.get("_deleted") and r.get("url")}
+            if keep not in live or keep in merge or any(m not in live for m in merge):
+                return error(400, "invalid-request", "Not live bookmarks of yours, or keep is among merge.")
+            kept = live[keep]
+            if any(duplicate_key(live[m]["url"]) != duplicate_key(kept["url"]) for m in merge):
+                return error(400, "invalid-request", "Not a duplicate of keep.")
+            tags = list(kept.get("userTags") or [])
+            for m in merge:
+                tags += [t for t in live[m].get("userTags") or [] if t.lower() not in {x.lower() for x in tags}]
+            kept["userTags"] = tags
+            self._touch(user_id, kept)
+            for m in merge:
+                self._delete(user_id, m)
+                records[m]["_mergedInto"] = keep
+            return httpx.Response(200, json={"data": self._public(kept)})
+        return error(405, "method-not-allowed")
 
     # -- collections -----------------------------------------------------------------------------
 
