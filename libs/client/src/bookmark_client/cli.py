@@ -35,7 +35,15 @@ import httpx
 from bookmark_client import views
 from bookmark_client.client import MAX_RESTORED_PER_CALL, BookmarkClient
 from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
-from bookmark_client.models import Bookmark, Collection, ImportRecord, PageProgress, RejectedOp, TrashItem
+from bookmark_client.models import (
+    Bookmark,
+    Collection,
+    DuplicateGroup,
+    ImportRecord,
+    PageProgress,
+    RejectedOp,
+    TrashItem,
+)
 from bookmark_client.tree import collection_names, walk
 from bookmark_client.ui import Bar, Ui, clean
 
@@ -180,6 +188,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     search.add_argument("--json", action="store_true", help="print the results as JSON")
 
     _trash_parsers(command)
+    _duplicates_parsers(command)
 
     command("sync", "send queued changes, then pull the server's changes")
     command("watch", "stay connected and sync on every change notification (Ctrl-C to stop)")
@@ -229,6 +238,18 @@ def _trash_parsers(command: Any) -> None:
         help="restore everything deleted since TIME: an ISO timestamp (local time unless it names its zone) "
         "or a time ago: 30m, 2h, 3d, 1w",
     )
+
+
+def _duplicates_parsers(command: Any) -> None:
+    duplicates = command("duplicates", "show groups of bookmarks that are one link saved more than once (times in UTC)")
+    duplicates.add_argument("--json", action="store_true", help="print the groups as JSON records")
+    merge = command(
+        "merge",
+        "merge duplicates into the bookmark KEEP (it receives their tags, collections and notes); the others go "
+        "to the trash, then sync",
+    )
+    merge.add_argument("keep", metavar="KEEP", help="the bookmark to keep")
+    merge.add_argument("merge", nargs="+", metavar="ID", help="the duplicates of KEEP to merge into it")
 
 
 _AGO = re.compile(r"(\d+)\s*([smhdw])")
@@ -903,6 +924,61 @@ async def _trash(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _all_duplicates(client: BookmarkClient) -> list[DuplicateGroup]:
+    groups: list[DuplicateGroup] = []
+    cursor: str | None = None
+    with _ui().status("Looking for duplicates…"):
+        while True:
+            page = await client.list_duplicates(limit=100, cursor=cursor)
+            groups += page.groups
+            cursor = page.next_cursor
+            if cursor is None:
+                return groups
+
+
+async def _duplicates(client: BookmarkClient, args: argparse.Namespace) -> int:
+    await _send_queue_first(client)
+    groups = await _all_duplicates(client)
+    if args.json:
+        _ui().json([group.to_wire() for group in groups])
+        return EXIT_OK
+    if not groups:
+        _out("no duplicates")
+        return EXIT_OK
+    views.show_duplicates(_ui(), groups)
+    return EXIT_OK
+
+
+async def _merge(client: BookmarkClient, args: argparse.Namespace) -> int:
+    await _send_queue_first(client)
+    merged = list(dict.fromkeys(args.merge))
+    try:
+        kept = await client.merge_duplicates(args.keep, merged)
+    except ApiError as exc:
+        if exc.status == 400 and exc.code == "invalid-request":
+            raise _Fail(f"nothing merged: {exc.message} (run `bookmarks duplicates` to see the groups)") from exc
+        raise
+    _out(f"kept {kept.client_bookmark_id}: {clean(kept.title or kept.url).strip()}")
+    others = " ".join(merged)
+    _out(
+        f"merged {len(merged)} duplicate{'' if len(merged) == 1 else 's'} into it; "
+        f"they are in the trash: restore them with `bookmarks restore ID` ({others})"
+    )
+    return await _sync_after(client)
+
+
+async def _sync_after(client: BookmarkClient) -> int:
+    """A sync after a change made on the server, so this profile has it at once."""
+    try:
+        with _ui().status("Syncing…"):
+            result = await client.sync()
+    except Offline:
+        _out("sync postponed: the server cannot be reached (run `bookmarks sync`)")
+        return EXIT_OK
+    _out(f"synced: {len(await client.list_bookmarks())} bookmark(s) ({result.upserts} upsert(s) received)")
+    return EXIT_OK
+
+
 def _confirm(question: str) -> None:
     """Asks on the terminal; refuses without one (a script says --yes)."""
     if not sys.stdin.isatty():
@@ -935,14 +1011,7 @@ async def _restore(client: BookmarkClient, args: argparse.Namespace) -> int:
                     break
         when = since.strftime("%Y-%m-%d %H:%M:%S UTC")
         _out(f"restored {total} bookmark{'' if total == 1 else 's'} deleted since {when}")
-    try:
-        with _ui().status("Syncing…"):
-            result = await client.sync()
-    except Offline:
-        _out("sync postponed: the server cannot be reached (run `bookmarks sync`)")
-        return EXIT_OK
-    _out(f"synced: {len(await client.list_bookmarks())} bookmark(s) ({result.upserts} upsert(s) received)")
-    return EXIT_OK
+    return await _sync_after(client)
 
 
 async def _settings(client: BookmarkClient, args: argparse.Namespace) -> int:
@@ -1019,4 +1088,6 @@ _HANDLERS = {
     "capture": _capture,
     "trash": _trash,
     "restore": _restore,
+    "duplicates": _duplicates,
+    "merge": _merge,
 }

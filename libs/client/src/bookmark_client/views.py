@@ -9,16 +9,19 @@ from datetime import UTC, datetime
 from rich import filesize
 from rich.text import Text
 
-from bookmark_client.models import Bookmark, Collection, SearchResult, TrashItem
+from bookmark_client.models import Bookmark, Collection, DuplicateGroup, SearchResult, TrashItem
 from bookmark_client.tree import collection_names
 from bookmark_client.ui import Column, Ui, clean, text
 
 __all__ = [
     "BOOKMARK_COLUMNS",
+    "DUPLICATE_COLUMNS",
     "TRASH_COLUMNS",
     "bookmark_rows",
+    "duplicate_rows",
     "render_snippet",
     "show_bookmarks",
+    "show_duplicates",
     "show_search_result",
     "show_trash",
     "trash_rows",
@@ -106,6 +109,38 @@ def show_trash(ui: Ui, items: list[TrashItem]) -> None:
     """The trash as a table, most recently deleted first: id, title (or URL), domain, when deleted, and
     the day it is purged for good (UTC)."""
     ui.table(TRASH_COLUMNS, trash_rows(items))
+
+
+DUPLICATE_COLUMNS = (
+    Column("KEY", priority=3, max_width=40),
+    Column("ID", priority=1),
+    Column("TITLE", priority=0, min_width=24, flexible=True),
+    Column("SAVED", priority=2),
+)
+
+
+def duplicate_rows(groups: list[DuplicateGroup]) -> list[list[Text]]:
+    """One row per member; a group's key on its first member's row only."""
+    rows: list[list[Text]] = []
+    for group in groups:
+        for n, b in enumerate(group.bookmarks):
+            rows.append(
+                [
+                    text((clean(group.key) if n == 0 else "", "muted")),
+                    text((b.client_bookmark_id, "id")),
+                    text(clean(b.title or b.url).strip()),
+                    text(utc_time(b.client_saved_at or b.created_at or "", with_time=False)),
+                ]
+            )
+    return rows
+
+
+def show_duplicates(ui: Ui, groups: list[DuplicateGroup]) -> None:
+    """The duplicate groups as one table: the key the group shares, then each member's id, title (or URL)
+    and save date (UTC), oldest first; ``bookmarks merge KEEP ID...`` merges them."""
+    ui.table(DUPLICATE_COLUMNS, duplicate_rows(groups))
+    count = len(groups)
+    ui.note((f"{count} group{'' if count == 1 else 's'}: `bookmarks merge KEEP ID...` keeps one of a group", "muted"))
 
 
 _MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
