@@ -44,6 +44,7 @@ TOPICS = {
     "user.deleted",
     "user.merged",
     "collection.changed",
+    "link.checked",
 }
 
 

@@ -99,6 +99,9 @@ class Bookmark(_Wire):
     created_at: str | None = None
     updated_at: str | None = None
     enriched_at: str | None = None
+    link_status: str | None = None
+    link_checked_at: str | None = None
+    link_moved_to: str | None = None
     # END generated
     deleted: bool = False
     deleted_at: str | None = None

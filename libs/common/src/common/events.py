@@ -22,6 +22,7 @@ TOPIC_USER_UPDATED = "user.updated"
 TOPIC_USER_DELETED = "user.deleted"
 TOPIC_USER_MERGED = "user.merged"
 TOPIC_COLLECTION_CHANGED = "collection.changed"
+TOPIC_LINK_CHECKED = "link.checked"
 
 TOPICS: tuple[str, ...] = (
     TOPIC_BOOKMARK_SAVED,
@@ -32,14 +33,15 @@ TOPICS: tuple[str, ...] = (
     TOPIC_USER_DELETED,
     TOPIC_USER_MERGED,
     TOPIC_COLLECTION_CHANGED,
+    TOPIC_LINK_CHECKED,
 )
 
 # The topics whose events each service writes to its outbox (keyed by the relay's service name).
 PUBLISHED_TOPICS: dict[str, tuple[str, ...]] = {
     "auth": (TOPIC_USER_UPDATED, TOPIC_USER_DELETED, TOPIC_USER_MERGED),
     "bookmarks": (TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED),
-    "enrichment": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED),
-    "enrichment-worker": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED),
+    "enrichment": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED, TOPIC_LINK_CHECKED),
+    "enrichment-worker": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED, TOPIC_LINK_CHECKED),
 }
 
 
@@ -167,6 +169,19 @@ class EnrichmentFailed(Event):
     errorCode: str
 
 
+class LinkChecked(Event):
+    """A link check settled the health of a normalized URL; one event per live bookmark of the user that
+    has it (docs/api-guide.md, section 15). ``checkedAt`` orders the reports of one bookmark."""
+
+    type: Literal["link.checked"] = "link.checked"
+    clientBookmarkId: str
+    normalizedUrl: str
+    linkStatus: Literal["ok", "moved", "gone", "blocked", "unreachable"]
+    checkedAt: datetime
+    # Where a permanent redirect leads, with linkStatus "moved"; None otherwise.
+    movedTo: str | None = None
+
+
 class UserUpdated(Event):
     """Profile, plan or consent of a user changed (also emitted when a user is created)."""
 
@@ -202,7 +217,8 @@ AnyEvent = Annotated[
     | UserUpdated
     | UserDeleted
     | UserMerged
-    | CollectionChanged,
+    | CollectionChanged
+    | LinkChecked,
     Field(discriminator="type"),
 ]
 

@@ -17,6 +17,7 @@ from common.events import (
     EnrichmentCompleted,
     EnrichmentFailed,
     EnrichmentResult,
+    LinkChecked,
     UserDeleted,
     UserMerged,
     UserUpdated,
@@ -48,6 +49,14 @@ SAMPLES = [
     UserDeleted(userId=U),
     UserMerged(userId=U, sourceUserId=uuid.uuid4()),
     CollectionChanged(userId=U, collectionId="c", deleted=True, updatedAt=NOW),
+    LinkChecked(
+        userId=U,
+        clientBookmarkId="b",
+        normalizedUrl="https://example.com/",
+        linkStatus="moved",
+        checkedAt=NOW,
+        movedTo="https://example.org/",
+    ),
 ]
 
 

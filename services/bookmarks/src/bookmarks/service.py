@@ -29,6 +29,7 @@ from common.events import (
     EnrichmentCompleted,
     EnrichmentFailed,
     Event,
+    LinkChecked,
 )
 from common.outbox import add_events
 from common.urls import normalize_url
@@ -358,6 +359,23 @@ async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed
     record = rules.apply_enrichment_failure(existing, event.status, event.errorCode, position)
     if record is None:
         return  # a late failure report must not undo a result
+    await repository.put_bookmark(session, record)
+    await add_events(session, [_saved_event(record)])
+
+
+async def apply_link_checked(session: AsyncSession, event: LinkChecked) -> None:
+    """Write a link check's result onto the bookmark (docs/api-guide.md, section 15); an older report than
+    the one applied, or one about a URL the bookmark no longer has, changes nothing."""
+    owner = event.userId
+    if await repository.is_user_deleted(session, owner):
+        return
+    position, _ = await repository.allocate_positions(session, owner)
+    existing = await repository.get_for_update(session, owner, event.clientBookmarkId)
+    if existing is None or not rules.link_check_applies(existing, event.normalizedUrl, event.checkedAt):
+        return
+    record = rules.apply_link_check(
+        existing, rules.LinkStatus(event.linkStatus), event.checkedAt, event.movedTo, position
+    )
     await repository.put_bookmark(session, record)
     await add_events(session, [_saved_event(record)])
 

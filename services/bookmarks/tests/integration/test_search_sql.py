@@ -56,6 +56,7 @@ probe = sa.Table(
     sa.Column("is_archived", sa.Boolean, nullable=False),
     sa.Column("last_opened_at", sa.DateTime(timezone=True)),
     sa.Column("enrichment_status", sa.Text, nullable=False),
+    sa.Column("link_status", sa.Text),
     sa.Column("client_saved_at", sa.DateTime(timezone=True)),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("deleted_at", sa.DateTime(timezone=True)),

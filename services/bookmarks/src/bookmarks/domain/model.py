@@ -8,6 +8,7 @@ follow from it, so adding a field is one attribute here plus generated files (do
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import uuid
 from collections.abc import Iterable, Mapping
@@ -40,6 +41,16 @@ def _text(max_length: int) -> Any:
     return Annotated[Text, PydanticField(max_length=max_length)] | None
 
 
+class LinkStatus(enum.StrEnum):
+    """What the last settled link check found (docs/api-guide.md, section 15); null: never checked."""
+
+    OK = "ok"
+    MOVED = "moved"
+    GONE = "gone"
+    BLOCKED = "blocked"
+    UNREACHABLE = "unreachable"
+
+
 # Cleared when a write changes the normalized URL: they described the old page (docs/api-guide.md, section 3).
 ENRICHMENT_RESET: Mapping[str, Any] = {
     "summary": None,
@@ -52,6 +63,9 @@ ENRICHMENT_RESET: Mapping[str, Any] = {
     "title": None,
     "description": None,
     "thumbnail_url": None,
+    "link_status": None,
+    "link_checked_at": None,
+    "link_moved_to": None,
 }
 
 
@@ -100,6 +114,9 @@ class Bookmark:
     created_at: datetime = field(kw_only=True)
     updated_at: datetime = field(kw_only=True)
     enriched_at: datetime | None = None
+    link_status: LinkStatus | None = None
+    link_checked_at: datetime | None = None
+    link_moved_to: str | None = None
     deleted_at: datetime | None = _spec(None, on_wire=False)  # a tombstone is its own wire shape
 
     @property
@@ -279,6 +296,27 @@ def apply_enrichment_failure(
         enrichment_status=status,
         last_error_code=error_code,
         snapshot_status=snapshot,
+        updated_at=position,
+    )
+
+
+def link_check_applies(existing: Bookmark | None, normalized_url: str, checked_at: datetime) -> bool:
+    """A link check applies to a live bookmark still pointing at the checked page, unless a later check
+    was applied already (reports of one bookmark may arrive out of order)."""
+    return enrichment_applies(existing, normalized_url) and (
+        existing is not None and (existing.link_checked_at is None or existing.link_checked_at < checked_at)
+    )
+
+
+def apply_link_check(
+    existing: Bookmark, status: LinkStatus, checked_at: datetime, moved_to: str | None, position: datetime
+) -> Bookmark:
+    """Write the server's link health fields; ``link_moved_to`` is kept only with ``moved``."""
+    return replace(
+        existing,
+        link_status=status,
+        link_checked_at=checked_at,
+        link_moved_to=moved_to if status is LinkStatus.MOVED else None,
         updated_at=position,
     )
 

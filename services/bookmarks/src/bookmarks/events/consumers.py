@@ -11,11 +11,13 @@ from common.consumer import Handler
 from common.events import (
     TOPIC_ENRICHMENT_COMPLETED,
     TOPIC_ENRICHMENT_FAILED,
+    TOPIC_LINK_CHECKED,
     TOPIC_USER_DELETED,
     TOPIC_USER_MERGED,
     TOPIC_USER_UPDATED,
     EnrichmentCompleted,
     EnrichmentFailed,
+    LinkChecked,
     UserDeleted,
     UserMerged,
     UserUpdated,
@@ -28,6 +30,10 @@ async def on_enrichment_completed(session: AsyncSession, event: EnrichmentComple
 
 async def on_enrichment_failed(session: AsyncSession, event: EnrichmentFailed) -> None:
     await service.apply_enrichment_failed(session, event)
+
+
+async def on_link_checked(session: AsyncSession, event: LinkChecked) -> None:
+    await service.apply_link_checked(session, event)
 
 
 async def on_user_updated(session: AsyncSession, event: UserUpdated) -> None:
@@ -45,6 +51,7 @@ async def on_user_merged(session: AsyncSession, event: UserMerged) -> None:
 HANDLERS: Mapping[str, Handler] = {
     TOPIC_ENRICHMENT_COMPLETED: on_enrichment_completed,
     TOPIC_ENRICHMENT_FAILED: on_enrichment_failed,
+    TOPIC_LINK_CHECKED: on_link_checked,
     TOPIC_USER_UPDATED: on_user_updated,
     TOPIC_USER_DELETED: on_user_deleted,
     TOPIC_USER_MERGED: on_user_merged,

@@ -3,7 +3,7 @@
 Grammar (whitespace separates terms; quotes are ``"`` or the typographic ``“ ” „``, any of them closes)::
 
     term    := ["-"] (filter | phrase | word)
-    filter  := name ":" (phrase | bare)        name = tag|domain|collection|is|after|before, any case
+    filter  := name ":" (phrase | bare)        name = tag|domain|collection|is|link|after|before, any case
     phrase  := quote ... quote
     word    := any run of non-space, non-quote characters
 
@@ -50,6 +50,17 @@ class Flag(StrEnum):
     ENRICHED = "enriched"
     PENDING = "pending"
     FAILED = "failed"
+    BROKEN = "broken"  # the link is gone or unreachable (docs/api-guide.md, section 15)
+
+
+class LinkHealth(StrEnum):
+    """The values of ``link:`` (a bookmark's ``linkStatus``)."""
+
+    OK = "ok"
+    MOVED = "moved"
+    GONE = "gone"
+    BLOCKED = "blocked"
+    UNREACHABLE = "unreachable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +84,17 @@ class FlagFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkFilter:
+    status: LinkHealth
+
+
+@dataclass(frozen=True, slots=True)
 class DateFilter:
     bound: Literal["after", "before"]  # after: day inclusive; before: day exclusive (UTC days)
     day: date
 
 
-Filter = TagFilter | DomainFilter | CollectionFilter | FlagFilter | DateFilter
+Filter = TagFilter | DomainFilter | CollectionFilter | FlagFilter | LinkFilter | DateFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +135,8 @@ def _render_condition(condition: Condition) -> str:
             return f'{sign}collection:"{collection_id}"'
         case FlagFilter(flag):
             return f"{sign}is:{flag.value}"
+        case LinkFilter(status):
+            return f"{sign}link:{status.value}"
         case DateFilter(bound, day):
             return f"{sign}{bound}:{day.isoformat()}"
 
@@ -227,6 +245,8 @@ def _parse_filter(token: _Token) -> Filter:
             return CollectionFilter(value)
         case "is":
             return FlagFilter(_parse_flag(value, token))
+        case "link":
+            return LinkFilter(_parse_link(value, token))
         case "after" | "before":
             return DateFilter(token.name, _parse_day(value, token))
     raise InvalidQuery(f"unknown filter {token.name}", token.text)
@@ -238,6 +258,14 @@ def _parse_flag(value: str, token: _Token) -> Flag:
     except ValueError:
         known = ", ".join(f"is:{flag.value}" for flag in Flag)
         raise InvalidQuery(f"unknown is: value (known: {known})", token.text) from None
+
+
+def _parse_link(value: str, token: _Token) -> LinkHealth:
+    try:
+        return LinkHealth(value.lower())
+    except ValueError:
+        known = ", ".join(f"link:{status.value}" for status in LinkHealth)
+        raise InvalidQuery(f"unknown link: value (known: {known})", token.text) from None
 
 
 def _parse_day(value: str, token: _Token) -> date:

@@ -41,6 +41,7 @@ from bookmarks.search.query import (
     DomainFilter,
     Flag,
     FlagFilter,
+    LinkFilter,
     Query,
     TagFilter,
 )
@@ -63,6 +64,7 @@ GAP_WORD: Final = "90210902109021090210"
 _GAP: Final = " " + " ".join([GAP_WORD] * 8) + " "
 MAX_PAGE_TEXT_CHARS: Final = 32_000  # tsvector positions stop at 16,383
 PENDING_STATUSES: Final = ("pending", "processing", "retrying")
+BROKEN_LINK_STATUSES: Final = ("gone", "unreachable")
 STEM_TAG_SEPARATOR: Final = ":"
 _JOIN: Final = "\x01"
 _NO_MATCH: Final = "search:no-match"  # a lexeme no row holds (no configuration is called "search")
@@ -93,6 +95,7 @@ class SearchColumns:
     is_archived: ColumnElement[bool]
     last_opened_at: ColumnElement[datetime]
     enrichment_status: ColumnElement[str]
+    link_status: ColumnElement[str]
     sort_time: ColumnElement[datetime]
 
     @classmethod
@@ -114,6 +117,7 @@ class SearchColumns:
             is_archived=c.is_archived,
             last_opened_at=c.last_opened_at,
             enrichment_status=c.enrichment_status,
+            link_status=c.link_status,
             sort_time=sort_time(table),
         )
 
@@ -404,6 +408,8 @@ def _filter(condition: Condition, columns: SearchColumns) -> ColumnElement[bool]
             return _contains(columns.collection_ids, collection_id)
         case FlagFilter(flag):
             return _flag(flag, columns)
+        case LinkFilter(status):
+            return columns.link_status == status.value
         case DateFilter(bound, day):
             # after: that UTC day inclusive; before: exclusive.
             return columns.sort_time >= _midnight(day) if bound == "after" else columns.sort_time < _midnight(day)
@@ -423,6 +429,8 @@ def _flag(flag: Flag, columns: SearchColumns) -> ColumnElement[bool]:
             return columns.enrichment_status.in_(PENDING_STATUSES)
         case Flag.FAILED:
             return columns.enrichment_status == "failed"
+        case Flag.BROKEN:
+            return columns.link_status.in_(BROKEN_LINK_STATUSES)
 
 
 # --- one page --------------------------------------------------------------------------------------

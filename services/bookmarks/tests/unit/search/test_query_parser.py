@@ -17,6 +17,8 @@ from bookmarks.search.query import (
     Flag,
     FlagFilter,
     InvalidQuery,
+    LinkFilter,
+    LinkHealth,
     Query,
     TagFilter,
     parse_query,
@@ -64,7 +66,13 @@ def test_phrase_inner_whitespace_is_collapsed() -> None:
         ("is:enriched", FlagFilter(Flag.ENRICHED)),
         ("is:pending", FlagFilter(Flag.PENDING)),
         ("is:failed", FlagFilter(Flag.FAILED)),
+        ("is:broken", FlagFilter(Flag.BROKEN)),
         ("IS:Favorite", FlagFilter(Flag.FAVORITE)),
+        ("link:ok", LinkFilter(LinkHealth.OK)),
+        ("link:moved", LinkFilter(LinkHealth.MOVED)),
+        ("link:gone", LinkFilter(LinkHealth.GONE)),
+        ("link:blocked", LinkFilter(LinkHealth.BLOCKED)),
+        ("Link:UNREACHABLE", LinkFilter(LinkHealth.UNREACHABLE)),
         ("after:2024-02-29", DateFilter("after", date(2024, 2, 29))),
         ("Before:2025-01-01", DateFilter("before", date(2025, 1, 1))),
     ],
@@ -99,6 +107,8 @@ def test_missing_empty_or_blank_q_is_rejected(q: str | None) -> None:
         ("-Lang:fr", "-Lang:fr"),
         ("is:starred", "is:starred"),
         ("is:", "is:"),
+        ("link:dead", "link:dead"),
+        ("link:", "link:"),
         ("tag:", "tag:"),
         ('tag:""', 'tag:""'),
         ("after:2024-13-01", "after:2024-13-01"),
@@ -189,3 +199,13 @@ def test_canonical_form_ignores_case_accents_spacing_and_quote_style() -> None:
 def test_query_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         parse_query("x").words = ()  # type: ignore[misc]
+
+
+def test_unknown_link_value_lists_the_known_ones() -> None:
+    with pytest.raises(InvalidQuery) as caught:
+        parse_query("link:broken")
+    assert "link:gone" in caught.value.message and "link:unreachable" in caught.value.message
+
+
+def test_link_filters_have_a_canonical_form() -> None:
+    assert parse_query("-LINK:Gone is:Broken").canonical() == "-link:gone is:broken"
