@@ -199,7 +199,8 @@ def apply(source: str, edit: FieldEdit) -> str:
     source = source.replace(ANCHOR, edit.attribute + ANCHOR, 1)
     if edit.module_code:
         source = source.replace(RECORD, edit.module_code + RECORD, 1)
-        source = source.replace("import dataclasses\n", "import dataclasses\nimport enum\n", 1)
+        if not re.search(r"^import enum$", source, flags=re.M):  # the record may have an enum already
+            source = source.replace("import dataclasses\n", "import dataclasses\nimport enum\n", 1)
     for name in edit.datetime_names:
         source = re.sub(
             r"^from datetime import (.*)$", rf"from datetime import {name}, \1", source, count=1, flags=re.M

@@ -26,6 +26,18 @@ def test_every_edit_lands_in_the_declaration_and_nothing_else_changes() -> None:
     compile(edited, str(MODEL), "exec")
 
 
+@pytest.mark.parametrize("has_enum", [True, False])
+def test_the_enum_import_is_there_once_whether_or_not_the_record_had_one(has_enum: bool) -> None:
+    source = MODEL.read_text(encoding="utf-8")
+    if not has_enum:
+        source = source.replace("import enum\n", "", 1)
+    assert ("\nimport enum\n" in source) is has_enum
+    edited = source
+    for edit in field_check.EDITS:
+        edited = field_check.apply(edited, edit)
+    assert edited.splitlines().count("import enum") == 1
+
+
 def test_an_edit_without_its_anchor_is_refused() -> None:
     with pytest.raises(ValueError, match="no line starting"):
         field_check.apply("class Bookmark:\n    pass\n", field_check.EDITS[0])
