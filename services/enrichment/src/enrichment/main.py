@@ -28,6 +28,7 @@ from enrichment.domain.model import Clock, SystemClock
 from enrichment.entitlements import EntitlementsClient
 from enrichment.events.consumers import BATCH_HANDLERS, EVENT_FILTERS, HANDLERS
 from enrichment.fetch import SafeFetcher
+from enrichment.links.routes import router as links_router
 from enrichment.previews.fetch import Previewer
 from enrichment.previews.routes import router as previews_router
 from enrichment.settings import Settings
@@ -126,6 +127,6 @@ def create_app(
         service=SERVICE,
         title="Enrichment service",
         lifespan=lifespan,
-        routers=[router, previews_router],
+        routers=[router, previews_router, links_router],
         settings=settings,
     )

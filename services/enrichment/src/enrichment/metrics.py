@@ -6,6 +6,7 @@ from typing import get_args
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from enrichment.domain.links import LINK_STATUSES
 from enrichment.domain.model import JOB_STATUSES, QuotaKind
 from enrichment.fetch.errors import FetchErrorCode
 
@@ -37,6 +38,20 @@ PREVIEW_DURATION = Histogram(
     ["result"],
     buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0),
 )
+LINK_CHECKS = Counter(
+    "enrichment_link_checks_total",
+    "Link checks by what the check found (ok, moved, gone, blocked, unreachable; gone and unreachable count "
+    "before they are confirmed), or lost (the lease ran out first).",
+    ["result"],
+)
+LINK_CHECKS_DUE = Gauge("enrichment_link_checks_due", "Link checks due now and not yet started (the queue).")
+LINK_CHECKS_OLDEST_DUE = Gauge(
+    "enrichment_link_check_oldest_due_seconds", "How long the longest-waiting due link check has been due."
+)
+LINK_CHECK_INTERVAL = Gauge(
+    "enrichment_link_check_interval_seconds",
+    "LINK_CHECK_INTERVAL_DAYS in seconds, set by a worker whose link checker runs (0: not running here).",
+)
 
 ATTEMPT_OUTCOMES: tuple[str, ...] = ("completed", "retrying", "failed", "lost", "released", "unrecorded")
 CACHE_RESULTS: tuple[str, ...] = ("hit", "miss")
@@ -59,6 +74,8 @@ def _initialise() -> None:
         PREVIEW_REQUESTS.labels(result)
     for result in ("miss", "failed"):
         PREVIEW_DURATION.labels(result)
+    for result in (*LINK_STATUSES, "lost"):
+        LINK_CHECKS.labels(result)
 
 
 _initialise()

@@ -51,6 +51,7 @@ from enrichment.domain.model import (
     retry_delay,
 )
 from enrichment.entitlements import EntitlementsClient
+from enrichment.links import store as links_store
 from enrichment.metrics import CACHE_LOOKUPS, JOB_TRANSITIONS, QUOTA_REJECTIONS
 from enrichment.previews import store as previews_store
 from enrichment.previews.images import EncodedImage
@@ -712,6 +713,7 @@ async def purge_user(session: AsyncSession, user_id: uuid.UUID) -> None:
     job_ids = await repository.lock_jobs_of_user(session, user_id)
     await repository.purge_user(session, user_id, job_ids)
     await previews_store.forget_user(session, user_id)
+    await links_store.forget_user(session, user_id)
 
 
 async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.UUID) -> None:

@@ -9,6 +9,7 @@ from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import NoDecode
 
 from common.settings import CommonSettings, default_database_url
+from enrichment.domain.links import LinkPolicy
 from enrichment.previews.model import PreviewLimits, PreviewPolicy
 
 
@@ -73,6 +74,11 @@ class Settings(CommonSettings):
     preview_max_image_pixels: int = Field(
         16_777_216, ge=65_536, le=100_000_000, validation_alias="PREVIEW_MAX_IMAGE_PIXELS"
     )
+    # Link health (enrichment.worker.links, docs/api-guide.md section 14), run by the worker.
+    link_check_enabled: bool = Field(True, validation_alias="LINK_CHECK_ENABLED")
+    link_check_interval_days: float = Field(30.0, gt=0, validation_alias="LINK_CHECK_INTERVAL_DAYS")
+    link_check_retry_hours: float = Field(24.0, gt=0, validation_alias="LINK_CHECK_RETRY_HOURS")
+    link_check_rate_per_second: float = Field(2.0, gt=0, le=100, validation_alias="LINK_CHECK_RATE_PER_SECOND")
     user_agent: str = Field("Mozilla/5.0 (compatible; BookmarkEnricher/1.0)", validation_alias="ENRICHMENT_USER_AGENT")
 
     @field_validator("retry_delays_seconds")
@@ -103,6 +109,12 @@ class Settings(CommonSettings):
             timeout_seconds=self.preview_timeout_seconds,
             image_bytes=self.preview_max_image_bytes,
             image_pixels=self.preview_max_image_pixels,
+        )
+
+    @property
+    def link_policy(self) -> LinkPolicy:
+        return LinkPolicy(
+            interval=timedelta(days=self.link_check_interval_days), retry=timedelta(hours=self.link_check_retry_hours)
         )
 
     @property

@@ -84,6 +84,8 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/bookmarks/bulk/undo", BOOKMARKS, _R),  # like search: GET here, any other method a bookmark
     RouteSpec("/v1/bookmarks/{clientBookmarkId}", BOOKMARKS, _R),
     RouteSpec("/v1/bookmarks/{clientBookmarkId}/collections", BOOKMARKS, _R),
+    # The link check queue is enrichment's (docs/decisions/0139-link-health.md).
+    RouteSpec("/v1/bookmarks/{clientBookmarkId}/check-link", ENRICHMENT, _R),
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{collectionId}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{rest:path}", BOOKMARKS, _R),

@@ -35,6 +35,12 @@ from gateway.routing import AuthMode, Effect, has_dot_segments, route_for_path
             "bookmarks",
             AuthMode.REQUIRED,
         ),
+        (
+            "/v1/bookmarks/abc/check-link",
+            "/v1/bookmarks/{clientBookmarkId}/check-link",
+            "enrichment",
+            AuthMode.REQUIRED,
+        ),
         ("/v1/bookmarks/a/b/c", "/v1/bookmarks/{rest:path}", "bookmarks", AuthMode.REQUIRED),
         ("/v1/collections/c-1", "/v1/collections/{collectionId}", "bookmarks", AuthMode.REQUIRED),
         ("/v1/collections/c/x", "/v1/collections/{rest:path}", "bookmarks", AuthMode.REQUIRED),

@@ -33,6 +33,10 @@ class CaptureRequest(BaseModel):
     title: Annotated[StrictText | None, Field(max_length=1000)] = None
 
 
+class LinkCheckAccepted(BaseModel):
+    accepted: bool = True
+
+
 class EnqueueAccepted(BaseModel):
     accepted: bool = True
     status: str

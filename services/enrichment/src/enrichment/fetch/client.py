@@ -23,7 +23,7 @@ import re
 import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType, TracebackType
 from typing import Final, Self
 
@@ -33,6 +33,7 @@ import httpx
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
+from enrichment.domain.links import Hop, ProbeFailure
 from enrichment.fetch.addresses import IPAddress, is_blocked_address, parse_host_literal
 from enrichment.fetch.decoding import ACCEPT_ENCODING, DEFAULT_STEP_BYTES, BoundedDecoder
 from enrichment.fetch.errors import (
@@ -52,6 +53,7 @@ __all__ = [
     "AddressPolicy",
     "FetchedImage",
     "FetchedPage",
+    "Probe",
     "Resolver",
     "SafeFetcher",
     "check_url_allowed",
@@ -72,6 +74,12 @@ _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _ACCEPT: Final = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1"
+# A probe's ranged GET asks for the first KiB and reads at most this much of whatever comes.
+PROBE_RANGE: Final = "bytes=0-1023"
+PROBE_MAX_BODY_BYTES: Final = 4096
+_PROBE_FAILURES: Final[Mapping[str, ProbeFailure]] = MappingProxyType(
+    {DNS_FAILURE: "dns", FETCH_TIMEOUT: "timeout", BLOCKED_HOST: "blocked-address", INVALID_URL: "invalid-url"}
+)
 # SVG is XML that can carry script; a thumbnail is only ever a raster image.
 _SCRIPTABLE_IMAGE_TYPES: Final = frozenset({"image/svg+xml"})
 
@@ -105,6 +113,19 @@ class FetchedImage:
     content_type: str
     """Media type without parameters, lowercased, e.g. ``image/png``."""
     body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What :meth:`SafeFetcher.probe` saw: every answer in order (redirects with their absolute location),
+    and ``failure`` when the chain ended without a final answer. ``headers`` and ``body_start`` are the
+    final answer's (``body_start``: at most PROBE_MAX_BODY_BYTES, empty after a HEAD)."""
+
+    hops: tuple[Hop, ...]
+    failure: ProbeFailure | None = None
+    detail: str = ""
+    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    body_start: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +298,61 @@ class SafeFetcher:
             ) from None
         return FetchedImage(final_url=raw.final_url, content_type=raw.media_type, body=raw.body)
 
+    async def probe(self, url: str, *, timeout_seconds: float, max_redirects: int | None = None) -> Probe:
+        """Ask whether ``url`` answers, without reading it: ``HEAD``, and when that answers 4xx or 5xx
+        (except 429) one ``GET`` of ``Range: bytes=0-1023`` of which at most PROBE_MAX_BODY_BYTES are read.
+
+        Redirects are not followed blindly: each hop is reported (so a 301 is told from a 302), and each
+        gets the address checks of :meth:`fetch`. A redirect back into the chain ends it as a loop; more
+        than ``max_redirects`` as too many. Never raises FetchError: failures are in the result.
+        """
+        limit = self._max_redirects if max_redirects is None else max_redirects
+        hops: list[Hop] = []
+        seen = {url}
+        current = url
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                for hop in range(limit + 1):
+                    target = await _resolve_target(
+                        current, resolver=self._resolver, address_policy=self._address_policy
+                    )
+                    status, location, headers, body = await self._probe_hop(target)
+                    if location is None:
+                        hops.append(Hop(str(target.url), status))
+                        return Probe(tuple(hops), headers=headers, body_start=body)
+                    following = _join_location(target.url, location)
+                    hops.append(Hop(str(target.url), status, following))
+                    if following in seen:
+                        return Probe(tuple(hops), "redirect-loop", f"{following} redirects back into the chain.")
+                    if hop == limit:
+                        break
+                    seen.add(following)
+                    current = following
+        except TimeoutError:
+            return Probe(tuple(hops), "timeout", f"No answer within {timeout_seconds:g} seconds.")
+        except FetchError as exc:
+            return Probe(tuple(hops), _PROBE_FAILURES.get(exc.code, "connection"), exc.message)
+        return Probe(tuple(hops), "too-many-redirects", f"More than {limit} redirects.")
+
+    async def _probe_hop(self, target: _Target) -> tuple[int, str | None, Mapping[str, str], bytes]:
+        """One hop of a probe: (status, redirect location, headers, start of the body)."""
+        with _tracer.start_as_current_span("HEAD", kind=SpanKind.CLIENT) as span:
+            span.set_attribute("http.request.method", "HEAD")
+            span.set_attribute("server.address", target.host)
+            async with self._open(target, "HEAD") as response:
+                span.set_attribute("http.response.status_code", response.status_code)
+                status, location, headers = response.status_code, _redirect_location(response), response.headers
+        if status < 400 or status == 429:
+            return status, location, headers, b""
+        # Refused (405, 501) or failing: many servers answer HEAD worse than GET, so a small GET decides.
+        with _tracer.start_as_current_span("GET", kind=SpanKind.CLIENT) as span:
+            span.set_attribute("http.request.method", "GET")
+            span.set_attribute("server.address", target.host)
+            async with self._open(target, "GET", {"Range": PROBE_RANGE, "Accept-Encoding": "identity"}) as response:
+                span.set_attribute("http.response.status_code", response.status_code)
+                body = await _read_at_most(response, PROBE_MAX_BODY_BYTES)
+                return response.status_code, _redirect_location(response), response.headers, body
+
     async def _fetch(self, url: str, wanted: _Wanted) -> _RawPage:
         redirect_chain: list[str] = []
         current = url
@@ -298,8 +374,10 @@ class SafeFetcher:
         raise AssertionError("unreachable: the loop returns or raises")
 
     @contextlib.asynccontextmanager
-    async def _open(self, target: _Target) -> AsyncIterator[httpx.Response]:
-        request = self._client.build_request("GET", target.url)
+    async def _open(
+        self, target: _Target, method: str = "GET", headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        request = self._client.build_request(method, target.url, headers=headers)
         token = _pinned_addresses.set({target.host: target.addresses})
         try:
             with _translate_transport_errors():
@@ -364,6 +442,17 @@ async def _read_body(response: httpx.Response, decoder: BoundedDecoder) -> bytes
         chunks.append(piece)
         await asyncio.sleep(0)
     return b"".join(chunks)
+
+
+async def _read_at_most(response: httpx.Response, max_bytes: int) -> bytes:
+    """The first ``max_bytes`` raw bytes of the body; the rest is never read (the connection is dropped)."""
+    body = bytearray()
+    with _translate_transport_errors():
+        async for raw in response.aiter_raw():
+            body += raw
+            if len(body) >= max_bytes:
+                break
+    return bytes(body[:max_bytes])
 
 
 _HEAD_END: Final = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)

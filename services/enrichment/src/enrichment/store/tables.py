@@ -10,6 +10,8 @@ Hot queries and the index that serves each:
 - duplicate check: a user's bookmarks with a normalized URL → ``ix_bookmark_enrichments_user_url``,
   ``ix_bookmark_urls_user_url``
 - rolling minute quota: a user's recent charges → ``ix_quota_charges_user_time``
+- link checks: due checks by ``due_at`` → ``ix_link_checks_due``; the live bookmarks of a checked URL
+  (fan-out, and URLs still to schedule) → ``ix_bookmark_urls_url``
 - cleanup: expired cache rows, finished jobs, unreferenced captures → ``ix_results_cache_expires``,
   ``ix_jobs_finished``, ``ix_bookmark_enrichments_url``
 """
@@ -251,6 +253,7 @@ class BookmarkUrlRow(EnrichmentTable, table=True):
     __tablename__ = "bookmark_urls"
     __table_args__ = (
         Index("ix_bookmark_urls_user_url", "user_id", "normalized_url", postgresql_where=text("NOT deleted")),
+        Index("ix_bookmark_urls_url", "normalized_url", postgresql_where=text("NOT deleted")),
     )
 
     user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
@@ -308,6 +311,71 @@ class PreviewRateRow(EnrichmentTable, table=True):
     """A user's preview requests in the current minute (one row per user, rolled to each new minute)."""
 
     __tablename__ = "preview_rate"
+
+    user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    window_start: datetime = Field(sa_column=_ts(nullable=False))
+    used: int = Field(sa_column=Column(Integer, nullable=False))
+
+
+class LinkCheckRow(EnrichmentTable, table=True):
+    """The health check of one normalized URL, serving every bookmark that has it (docs/api-guide.md,
+    section 14). ``due_at`` is when a checker may take it next: the scheduled time, and while a checker
+    holds it the lease expiry (``lease_until``), so one index finds due checks and abandoned ones.
+    ``status``/``moved_to``/``settled_at``: the last settled result; ``failing_since``/``failure``: the
+    current run of unconfirmed failures (enrichment.domain.links.LinkState)."""
+
+    __tablename__ = "link_checks"
+    __table_args__ = (
+        CheckConstraint(
+            "status IS NULL OR status IN ('ok', 'moved', 'gone', 'blocked', 'unreachable')",
+            name="ck_link_checks_status",
+        ),
+        CheckConstraint("failure IS NULL OR failure IN ('gone', 'unreachable')", name="ck_link_checks_failure"),
+        Index("ix_link_checks_due", "due_at"),
+    )
+
+    normalized_url: str = Field(sa_column=Column(Text, primary_key=True))
+    host: str = Field(sa_column=Column(Text, nullable=False))
+    due_at: datetime = Field(sa_column=_ts(nullable=False))
+    lease_until: datetime | None = Field(default=None, sa_column=_ts())
+    worker_id: str | None = Field(default=None, sa_column=Column(Text))
+    # Counts claims; with worker_id it fences the write that ends a check (a lost lease writes nothing).
+    claims: int = Field(sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    status: str | None = Field(default=None, sa_column=Column(Text))
+    moved_to: str | None = Field(default=None, sa_column=Column(Text))
+    settled_at: datetime | None = Field(default=None, sa_column=_ts())
+    failing_since: datetime | None = Field(default=None, sa_column=_ts())
+    failure: str | None = Field(default=None, sa_column=Column(Text))
+    checked_at: datetime | None = Field(default=None, sa_column=_ts())
+    last_result: str | None = Field(default=None, sa_column=Column(Text))  # http-404, dns, timeout, ...
+    created_at: datetime = Field(sa_column=_ts(nullable=False, default_now=True))
+
+
+class LinkCheckHostRow(EnrichmentTable, table=True):
+    """When a host may be asked again: a check in flight holds it until its lease ends, a finished one
+    until two seconds after its answer (one request at a time per host, spaced)."""
+
+    __tablename__ = "link_check_hosts"
+
+    host: str = Field(sa_column=Column(Text, primary_key=True))
+    free_at: datetime = Field(sa_column=_ts(nullable=False))
+
+
+class LinkCheckRateRow(EnrichmentTable, table=True):
+    """The one row of the global check rate: when the next check may start (LINK_CHECK_RATE_PER_SECOND).
+    Claims lock it, so checkers of every replica share the rate and take turns."""
+
+    __tablename__ = "link_check_rate"
+    __table_args__ = (CheckConstraint("id = 1", name="ck_link_check_rate_single"),)
+
+    id: int = Field(sa_column=Column(Integer, primary_key=True))
+    next_slot_at: datetime = Field(sa_column=_ts(nullable=False))
+
+
+class LinkCheckRequestRow(EnrichmentTable, table=True):
+    """A user's check-now requests in the current minute (one row per user, rolled to each new minute)."""
+
+    __tablename__ = "link_check_requests"
 
     user_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
     window_start: datetime = Field(sa_column=_ts(nullable=False))

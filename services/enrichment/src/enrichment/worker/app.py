@@ -1,4 +1,5 @@
-"""The worker process: job slots, outbox relay, and /healthz /readyz /metrics (no public routes)."""
+"""The worker process: job slots, the link checker, outbox relay, and /healthz /readyz /metrics (no public
+routes)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ from common.app import create_service_app
 from common.db import Deadlines
 from common.runtime import service_backbone
 from common.tracing import setup_tracing
+from enrichment.domain.model import Clock, SystemClock
 from enrichment.fetch import SafeFetcher
+from enrichment.metrics import LINK_CHECK_INTERVAL
 from enrichment.pipeline import BrowserRenderer, build_analyzer
 from enrichment.settings import Settings
 from enrichment.worker.attempt import Enricher
+from enrichment.worker.links import LinkCheckConfig, LinkChecker
 from enrichment.worker.runner import JobWorker
 
 SERVICE = "enrichment-worker"
@@ -29,16 +33,19 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
-def _running(task: asyncio.Task[None]) -> Callable[[], Awaitable[None]]:
+def _running(task: asyncio.Task[None], name: str = "the job worker") -> Callable[[], Awaitable[None]]:
     async def check() -> None:
         # Slots survive database outages on their own; a finished task means a bug stopped them.
         if task.done():
-            raise RuntimeError("the job worker stopped")
+            raise RuntimeError(f"{name} stopped")
 
     return check
 
 
-def create_worker_app(settings: Settings | None = None, *, worker_id: str | None = None) -> FastAPI:
+def create_worker_app(
+    settings: Settings | None = None, *, worker_id: str | None = None, clock: Clock | None = None
+) -> FastAPI:
+    """``clock``: the link checker's time (tests move it across days)."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -55,6 +62,12 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
             timeout_seconds=settings.fetch_timeout_seconds,
             user_agent=settings.user_agent,
             max_body_bytes=settings.max_page_bytes,
+            allow_private_networks=settings.allow_private_networks,
+        )
+        # Link checks have a pool of their own: a slow site being checked never holds an enrichment's connection.
+        link_fetcher = SafeFetcher(
+            timeout_seconds=settings.fetch_timeout_seconds,
+            user_agent=settings.user_agent,
             allow_private_networks=settings.allow_private_networks,
         )
         analyzer = build_analyzer(
@@ -94,8 +107,26 @@ def create_worker_app(settings: Settings | None = None, *, worker_id: str | None
                 # Started on the backbone's tasks: slots hand their attempts back before the pool closes.
                 worker_task = backbone.tasks.start("job-worker", worker.run())
                 app.state.readiness_checks.append(("job-worker", _running(worker_task)))
+                if settings.link_check_enabled:
+                    checker = LinkChecker(
+                        sessions=backbone.sessions,
+                        fetcher=link_fetcher,
+                        clock=clock or SystemClock(),
+                        config=LinkCheckConfig(
+                            policy=settings.link_policy,
+                            rate_per_second=settings.link_check_rate_per_second,
+                            timeout_seconds=settings.fetch_timeout_seconds,
+                            poll_seconds=settings.worker_poll_seconds,
+                        ),
+                        worker_id=app.state.worker.worker_id,
+                    )
+                    app.state.link_checker = checker
+                    LINK_CHECK_INTERVAL.set(settings.link_policy.interval.total_seconds())
+                    checker_task = backbone.tasks.start("link-checker", checker.run())
+                    app.state.readiness_checks.append(("link-checker", _running(checker_task, "the link checker")))
                 yield
         finally:
+            await link_fetcher.aclose()
             await fetcher.aclose()
             await analyzer.aclose()
             if renderer is not None:
