@@ -384,6 +384,42 @@ def build() -> dict[str, Any]:
         w=24,
     )
 
+    # --- Link health ----------------------------------------------------------------------------
+    lay.row("Link health")
+    lay.add(
+        timeseries(
+            "Link checks by result",
+            [(f"sum by (result) (rate(enrichment_link_checks_total[{RATE}]))", "{{result}}")],
+            unit="ops",
+            stack=True,
+            description=(
+                "What each check found; gone and unreachable count before a second check confirms them. "
+                "lost: the lease ran out first. The total stays under LINK_CHECK_RATE_PER_SECOND."
+            ),
+        ),
+        w=8,
+    )
+    lay.add(
+        timeseries(
+            "Due link checks",
+            [("max(enrichment_link_checks_due)", "due")],
+            description="Checks due and not started; max() because every worker counts the same table.",
+        ),
+        w=8,
+    )
+    lay.add(
+        timeseries(
+            "Oldest due link check",
+            [
+                ("max(enrichment_link_check_oldest_due_seconds)", "waited"),
+                ("2 * max(enrichment_link_check_interval_seconds)", "alert threshold"),
+            ],
+            unit="s",
+            description="Alert BookmarksLinkChecksBehind fires above twice the interval, for 1h.",
+        ),
+        w=8,
+    )
+
     # --- Real time ---------------------------------------------------------------------------
     lay.row("Real time (gateway)")
     lay.add(stat("Open WebSockets", "sum(gateway_websocket_connections)"), w=4, h=8)

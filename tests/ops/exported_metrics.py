@@ -106,6 +106,11 @@ METRICS: tuple[Metric, ...] = (
     _m("enrichment_quota_rejections_total", "counter", ("kind",), ENRICHMENT_PROCESSES),
     _m("enrichment_preview_requests_total", "counter", ("result",), ENRICHMENT_PROCESSES),
     _m("enrichment_preview_fetch_duration_seconds", "histogram", ("result",), ENRICHMENT_PROCESSES),
+    # link health: the worker's link checker (LINK_CHECK_ENABLED)
+    _m("enrichment_link_checks_total", "counter", ("result",), "enrichment-worker"),
+    _m("enrichment_link_checks_due", "gauge", (), "enrichment-worker"),
+    _m("enrichment_link_check_oldest_due_seconds", "gauge", (), "enrichment-worker"),
+    _m("enrichment_link_check_interval_seconds", "gauge", (), "enrichment-worker"),
     # anti-entropy of the bookmark-URL projection: the enrichment API (ANTI_ENTROPY_INTERVAL_SECONDS > 0)
     _m("anti_entropy_repaired_records_total", "counter", ("service", "projection"), "enrichment"),
     _m("anti_entropy_checks_total", "counter", ("service", "projection", "outcome"), "enrichment"),

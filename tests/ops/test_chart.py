@@ -206,6 +206,13 @@ def test_config_follows_the_environment_contract(production_docs: list[dict[str,
     assert data["ENRICHMENT_MAX_PAGE_BYTES"] == "5242880"
     anti_entropy = ("ANTI_ENTROPY_INTERVAL_SECONDS", "ANTI_ENTROPY_USERS_PER_PAGE", "ANTI_ENTROPY_SETTLE_SECONDS")
     assert [data[name] for name in anti_entropy] == ["3600", "200", "300"]
+    link_checks = (
+        "LINK_CHECK_ENABLED",
+        "LINK_CHECK_INTERVAL_DAYS",
+        "LINK_CHECK_RETRY_HOURS",
+        "LINK_CHECK_RATE_PER_SECOND",
+    )
+    assert [data[name] for name in link_checks] == ["true", "30", "24", "2"]
     for name in (
         "ACCESS_TOKEN_TTL_SECONDS",
         "REFRESH_TOKEN_TTL_SECONDS",

@@ -199,6 +199,10 @@ Optional settings are omitted when empty: the services treat "unset" as "feature
 {{- $_ := set $d "ANTI_ENTROPY_INTERVAL_SECONDS" (toString $e.antiEntropy.intervalSeconds) -}}
 {{- $_ := set $d "ANTI_ENTROPY_USERS_PER_PAGE" (toString $e.antiEntropy.usersPerPage) -}}
 {{- $_ := set $d "ANTI_ENTROPY_SETTLE_SECONDS" (toString $e.antiEntropy.settleSeconds) -}}
+{{- $_ := set $d "LINK_CHECK_ENABLED" (ternary "true" "false" $e.linkChecks.enabled) -}}
+{{- $_ := set $d "LINK_CHECK_INTERVAL_DAYS" (toString $e.linkChecks.intervalDays) -}}
+{{- $_ := set $d "LINK_CHECK_RETRY_HOURS" (toString $e.linkChecks.retryHours) -}}
+{{- $_ := set $d "LINK_CHECK_RATE_PER_SECOND" (toString $e.linkChecks.ratePerSecond) -}}
 {{- with $e.llm.baseUrl }}{{ $_ := set $d "OPENAI_BASE_URL" . }}{{ end -}}
 {{- with $e.llm.model }}{{ $_ := set $d "ENRICHMENT_LLM_MODEL" . }}{{ end -}}
 {{- with $c.otelExporterOtlpEndpoint }}{{ $_ := set $d "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}

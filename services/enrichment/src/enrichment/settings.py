@@ -74,7 +74,7 @@ class Settings(CommonSettings):
     preview_max_image_pixels: int = Field(
         16_777_216, ge=65_536, le=100_000_000, validation_alias="PREVIEW_MAX_IMAGE_PIXELS"
     )
-    # Link health (enrichment.worker.links, docs/api-guide.md section 14), run by the worker.
+    # Link health (enrichment.worker.links, docs/api-guide.md section 15), run by the worker.
     link_check_enabled: bool = Field(True, validation_alias="LINK_CHECK_ENABLED")
     link_check_interval_days: float = Field(30.0, gt=0, validation_alias="LINK_CHECK_INTERVAL_DAYS")
     link_check_retry_hours: float = Field(24.0, gt=0, validation_alias="LINK_CHECK_RETRY_HOURS")

@@ -1,4 +1,4 @@
-"""Link health checks (docs/api-guide.md, section 14) against real PostgreSQL and a local site whose
+"""Link health checks (docs/api-guide.md, section 15) against real PostgreSQL and a local site whose
 answers change over time.
 
 The checker runs in-process, step by step (``LinkChecker.check_due``), on a clock the tests move: a day

@@ -1,4 +1,4 @@
-"""Link health rules without I/O (docs/api-guide.md, section 14): what a check's answers mean, when a
+"""Link health rules without I/O (docs/api-guide.md, section 15): what a check's answers mean, when a
 link is declared gone or unreachable, when it is checked next, and how checks are spaced out.
 
 A check observes a chain of answers (each redirect hop and the final answer) or a failure before any
@@ -46,7 +46,7 @@ GONE_STATUSES: Final = frozenset({404, 410})
 # 416: the ranged GET asked for bytes an empty resource does not have; the resource is there.
 _ALSO_OK: Final = frozenset({416})
 
-# Politeness (docs/api-guide.md, section 14): one request at a time per host, this far apart.
+# Politeness (docs/api-guide.md, section 15): one request at a time per host, this far apart.
 HOST_SPACING: Final = timedelta(seconds=2)
 # Regular checks are spread over interval × (1 ± JITTER) so that they never come in waves.
 JITTER: Final = 0.1

@@ -1,4 +1,4 @@
-"""The check-now route of link health (docs/api-guide.md, section 14).
+"""The check-now route of link health (docs/api-guide.md, section 15).
 
 It lives in enrichment, which holds the check queue: the bookmark is found in enrichment's projection of
 the user's bookmarks (``bookmark_urls``), so an unknown, deleted or other user's bookmark is a 404 here.

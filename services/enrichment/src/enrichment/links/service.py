@@ -1,4 +1,4 @@
-"""Link health use cases (docs/api-guide.md, section 14), one transaction each: scheduling the URLs of
+"""Link health use cases (docs/api-guide.md, section 15), one transaction each: scheduling the URLs of
 live bookmarks, claiming a due check under the politeness rules, recording a result and sending it to
 every bookmark that has the URL, and a user's request to check one bookmark now."""
 

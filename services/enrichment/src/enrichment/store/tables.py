@@ -319,7 +319,7 @@ class PreviewRateRow(EnrichmentTable, table=True):
 
 class LinkCheckRow(EnrichmentTable, table=True):
     """The health check of one normalized URL, serving every bookmark that has it (docs/api-guide.md,
-    section 14). ``due_at`` is when a checker may take it next: the scheduled time, and while a checker
+    section 15). ``due_at`` is when a checker may take it next: the scheduled time, and while a checker
     holds it the lease expiry (``lease_until``), so one index finds due checks and abandoned ones.
     ``status``/``moved_to``/``settled_at``: the last settled result; ``failing_since``/``failure``: the
     current run of unconfirmed failures (enrichment.domain.links.LinkState)."""

@@ -1,4 +1,4 @@
-"""The link checker loop of the worker (docs/api-guide.md, section 14).
+"""The link checker loop of the worker (docs/api-guide.md, section 15).
 
 Slots claim due checks from PostgreSQL (``link_checks``) under a lease, probe the URL with the SSRF-safe
 fetcher (HEAD, a small ranged GET when HEAD fails), and record the verdict; a scheduler gives the URLs of
