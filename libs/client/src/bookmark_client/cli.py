@@ -199,6 +199,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     enrich.add_argument("--interval", type=_positive, default=1.0, help="seconds between status polls")
     enrich.add_argument("--timeout", type=_positive, default=600.0, help="give up waiting after this many seconds")
 
+    check = command("check", "ask the server to check a bookmark's link now (the result comes with a later sync)")
+    check.add_argument("target", metavar="ID|URL", help="the bookmark's id, or its URL (any spelling)")
+
     imports = command("import", "import an export file (browser, Pocket, Omnivore, Instapaper, Raindrop, JSON)")
     imports.add_argument("file", metavar="FILE")
     imports.add_argument(
@@ -826,6 +829,20 @@ async def _enrich(client: BookmarkClient, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _check(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    target: str = args.target
+    bookmark_id = target
+    if "://" in target:
+        found = await client.lookup(target)
+        if found is None:
+            raise _Fail(f"no bookmark of {target}")
+        bookmark_id = found.client_bookmark_id
+    await client.check_link(bookmark_id)
+    _out(f"{bookmark_id}: link check queued; `bookmarks sync` later brings its result (LINK in `bookmarks list`)")
+    return EXIT_OK
+
+
 async def _import(client: BookmarkClient, args: argparse.Namespace) -> int:
     """Upload, then poll the Import record, with progress bars; exit 1 when the import failed."""
     _require_user(client)
@@ -1080,6 +1097,7 @@ _HANDLERS = {
     "sync": _sync,
     "watch": _watch,
     "enrich": _enrich,
+    "check": _check,
     "search": _search,
     "settings": _settings,
     "export": _export,

@@ -775,6 +775,12 @@ class BookmarkClient:
         response = await self._request("POST", "/v1/enrichment/enqueue", json=body)
         return EnqueueResult.model_validate(_unwrap(response))
 
+    async def check_link(self, bookmark_id: str) -> None:
+        """Ask the server to check the bookmark's link soon (``POST /v1/bookmarks/{id}/check-link``, online
+        only; at most 10 per minute). The result (``link_status``...) arrives with a later sync."""
+        validate_bookmark_id(bookmark_id)
+        await self._request("POST", f"/v1/bookmarks/{quote(bookmark_id, safe='')}/check-link")
+
     async def enrichment_status(self, bookmark_id: str) -> EnrichmentJob:
         validate_bookmark_id(bookmark_id)
         response = await self._request("GET", "/v1/enrichment/status", params={"clientBookmarkId": bookmark_id})

@@ -37,9 +37,11 @@ BOOKMARK_COLUMNS = (
     Column("COLLECTIONS", priority=5, max_width=24),
     Column("STATE", priority=3),
     Column("ENRICHMENT", priority=6),
+    Column("LINK", priority=8),  # linkStatus; blank until the server has checked the link
 )
 
 _STATUS_STYLE = {"completed": "ok", "failed": "bad", "deleted": "bad", "pending": "warn", "processing": "warn"}
+_LINK_STYLE = {"ok": "ok", "moved": "warn", "blocked": "muted", "gone": "bad", "unreachable": "bad"}
 
 
 def _state(b: Bookmark) -> str:
@@ -61,6 +63,7 @@ def bookmark_rows(bookmarks: list[Bookmark], collections: list[Collection]) -> l
                 text(", ".join(collection_names(b.collection_ids, by_id))),
                 text(_state(b)),
                 text((status, _STATUS_STYLE.get(status, ""))),
+                text((b.link_status or "", _LINK_STYLE.get(b.link_status or "", ""))),
             ]
         )
     return rows

@@ -27,7 +27,7 @@ DOMAINS = {"pizza": "pizza.example", "tokyo": "news.example.jp", "party": "party
 
 # Newest first; each title is one line, whatever it holds; columns at the data's own width.
 GOLDEN_LIST = """\
-ID     TITLE                                                                        DOMAIN           TAGS                AI-TAGS  COLLECTIONS  STATE     ENRICHMENT
+ID     TITLE                                                                        DOMAIN           TAGS                AI-TAGS  COLLECTIONS  STATE     ENRICHMENT  LINK
 evil   RED evil tab here                                                            evil.example                                                         pending
 party  🍕 Pizza night 🎉 with friends 👨\u200d👩\u200d👧                                            party.example                                              archived  pending
 tokyo  東京の桜が満開に — 今年の見頃はいつまで？                                    news.example.jp  日本                                      favorite  pending

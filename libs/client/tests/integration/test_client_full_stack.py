@@ -426,6 +426,7 @@ def test_cli_session(stack: Any, tmp_path: Path) -> None:
         "COLLECTIONS",
         "STATE",
         "ENRICHMENT",
+        "LINK",
     ]
 
     created = cli(profile, server, "collections", "add", "cli-col", "From the CLI")

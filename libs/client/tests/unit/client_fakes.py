@@ -70,6 +70,7 @@ class FakeServer:
     # (user, "b" or "c", id) -> stream position: bookmarks and collections share one stream.
     positions: dict[tuple[str, str, str], int] = field(default_factory=dict)
     settings: dict[str, bool] = field(default_factory=dict)
+    link_checks: list[str] = field(default_factory=list)  # bookmark ids of check-link requests
     requests: list[tuple[str, str]] = field(default_factory=list)
     urls: list[httpx.URL] = field(default_factory=list)
     refresh_calls: int = 0
@@ -153,6 +154,18 @@ class FakeServer:
             return self._collection_request(user_id, method, path.removeprefix("/v1/collections/"), body)
         if path.startswith("/v1/bookmarks/"):
             rest = path.removeprefix("/v1/bookmarks/")
+            if rest == "lookup" and method == "GET":
+                wanted = request.url.params.get("url")
+                for record in self.visible(user_id).values():
+                    if wanted in (record.get("url"), record.get("normalizedUrl")):
+                        return httpx.Response(200, json={"data": record})
+                return error(404, "not-found")
+            if rest.endswith("/check-link") and method == "POST":
+                current = self.bookmarks.get(user_id, {}).get(rest.removesuffix("/check-link"))
+                if current is None or current.get("_deleted"):
+                    return error(404, "not-found")
+                self.link_checks.append(rest.removesuffix("/check-link"))
+                return httpx.Response(202, json={"accepted": True})
             if rest.endswith("/collections"):
                 bookmark_id = rest.removesuffix("/collections")
                 current = self.bookmarks.get(user_id, {}).get(bookmark_id)

@@ -212,7 +212,7 @@ def test_collections_tags_and_archive_from_the_command_line(cli: Cli, fake: Fake
 
     code, out, _ = cli("list")
     header, *rows = out.splitlines()
-    assert header.split() == ["ID", "TITLE", "DOMAIN", "TAGS", "AI-TAGS", "COLLECTIONS", "STATE", "ENRICHMENT"]
+    assert header.split() == ["ID", "TITLE", "DOMAIN", "TAGS", "AI-TAGS", "COLLECTIONS", "STATE", "ENRICHMENT", "LINK"]
     (row_x,) = [r for r in rows if r.startswith("x ")]
     assert "python" in row_x and "Deep dives, Reading" in row_x and "archived" in row_x
     assert [r.split()[0] for r in cli("list", "--archived")[1].splitlines()[1:]] == ["x"]
@@ -305,3 +305,30 @@ def test_export_without_a_server_fails_with_one_line(cli: Cli, fake: FakeServer)
     fake.script("GET", "/v1/exports", httpx.RemoteProtocolError)
     code, _, err = cli("export", "--format", "csv")
     assert code == 3 and err.count("\n") == 1 and "cannot reach" in err
+
+
+def test_check_asks_the_server_and_list_shows_the_link_status(cli: Cli, fake: FakeServer) -> None:
+    assert cli("check", "x")[0] == 4  # not signed in
+    cli("login")
+    (user_id,) = fake.users
+    assert cli("add", "https://gone.example/page", "--id", "g")[0] == 0
+    assert cli("add", "https://fine.example/", "--id", "f")[0] == 0
+    code, out, _ = cli("check", "g")
+    assert code == 0 and out.startswith("g: link check queued")
+    code, out, _ = cli("check", "https://fine.example/")
+    assert code == 0 and out.startswith("f: link check queued")
+    assert fake.link_checks == ["g", "f"]
+    code, _, err = cli("check", "https://never.example/")
+    assert code == 1 and "no bookmark of https://never.example/" in err
+    code, _, err = cli("check", "nope")
+    assert code == 1 and "not-found" in err
+
+    fake.server_enrich(user_id, "g", linkStatus="gone", linkCheckedAt="2030-01-02T00:00:00.000000Z")
+    assert cli("sync")[0] == 0
+    rows = {line.split()[0]: line for line in cli("list")[1].splitlines()[1:]}
+    assert rows["g"].split()[-1] == "gone"
+    assert "gone" not in rows["f"]
+    assert {r["clientBookmarkId"]: r["linkStatus"] for r in json.loads(cli("list", "--json")[1])} == {
+        "g": "gone",
+        "f": None,
+    }
