@@ -297,6 +297,20 @@ def build() -> dict[str, Any]:
         w=8,
     )
 
+    lay.add(
+        timeseries(
+            "Trash",
+            [
+                (or_zero(f"sum by (reason) (rate(bookmarks_trash_purged_total[{RATE}]))"), "purged: {{reason}}"),
+                (or_zero(f"sum(rate(bookmarks_trash_restored_total[{RATE}]))"), "restored"),
+            ],
+            unit="ops",
+            description="Deleted bookmarks purged (expired past TRASH_RETENTION_DAYS, or by the user) and restored. "
+            "A burst of restores is someone undoing a mass delete.",
+        ),
+        w=8,
+    )
+
     # --- Enrichment ----------------------------------------------------------------------------
     lay.row("Enrichment")
     lay.add(
@@ -351,6 +365,18 @@ def build() -> dict[str, Any]:
             stack=True,
             description="GET /v1/previews: hit (shared cache), miss (fetched), failed (page not fetched), "
             "rate-limited.",
+        ),
+        w=8,
+    )
+    lay.add(
+        timeseries(
+            "Link preview fetch time",
+            [
+                (quantile(0.5, "enrichment_preview_fetch_duration_seconds", "", ""), "p50"),
+                (quantile(0.99, "enrichment_preview_fetch_duration_seconds", "", ""), "p99"),
+            ],
+            unit="s",
+            description="A preview not in the shared cache: page head, picture and icon fetched, re-encoded, stored.",
         ),
         w=8,
     )
