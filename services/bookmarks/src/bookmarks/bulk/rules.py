@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from bookmarks.domain.model import Bookmark, dedupe, tombstone
 from bookmarks.domain.tags import normalize_user_tags
@@ -28,17 +28,7 @@ Action = Literal[
     "addToCollection",
     "removeFromCollection",
 ]
-ACTIONS: Final[tuple[Action, ...]] = (
-    "archive",
-    "unarchive",
-    "favorite",
-    "unfavorite",
-    "delete",
-    "addTags",
-    "removeTags",
-    "addToCollection",
-    "removeFromCollection",
-)
+ACTIONS: Final[tuple[Action, ...]] = get_args(Action)
 DELETED: Final = "deleted"
 """The pseudo-field of a delete: before False, after True."""
 MAX_COLLECTIONS: Final = 1000

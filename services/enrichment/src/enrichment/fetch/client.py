@@ -233,28 +233,8 @@ class SafeFetcher:
 
     async def fetch(self, url: str) -> FetchedPage:
         """Fetch ``url`` following up to ``max_redirects`` redirects; raise FetchError on any failure."""
-        try:
-            # One deadline for the whole attempt: per-read timeouts alone never fire on a slow drip.
-            async with asyncio.timeout(self._timeout_seconds):
-                raw = await self._fetch(url, _Wanted(ANALYSED_CONTENT_TYPES.__contains__, self._max_body_bytes, True))
-        except TimeoutError:
-            raise FetchError(
-                FETCH_TIMEOUT, f"Fetching the page took longer than {self._timeout_seconds:g} seconds."
-            ) from None
-        # Charset detection on a few MiB is CPU work: keep it off the event loop and outside the deadline.
-        charset, text = await asyncio.to_thread(
-            decode_body, raw.body, declared_charset=raw.declared_charset, html=raw.media_type in _HTML_TYPES
-        )
-        return FetchedPage(
-            final_url=raw.final_url,
-            status=raw.status,
-            content_type=raw.media_type,
-            charset=charset,
-            body=raw.body,
-            text=text,
-            headers=raw.headers,
-            redirect_chain=raw.redirect_chain,
-        )
+        wanted = _Wanted(ANALYSED_CONTENT_TYPES.__contains__, self._max_body_bytes, True)
+        return await self._fetch_page(url, wanted, self._timeout_seconds)
 
     async def fetch_head(self, url: str, *, max_bytes: int, timeout_seconds: float) -> FetchedPage:
         """Fetch the start of an HTML page: at most ``max_bytes`` decoded, up to the end of its ``<head>``.
@@ -263,15 +243,21 @@ class SafeFetcher:
         deadline; a page longer than the cap is cut, not refused.
         """
         wanted = _Wanted(_HTML_TYPES.__contains__, min(max_bytes, self._max_body_bytes), True, head_only=True)
+        return await self._fetch_page(url, wanted, timeout_seconds)
+
+    async def _fetch_page(self, url: str, wanted: _Wanted, timeout_seconds: float) -> FetchedPage:
         try:
+            # One deadline for the whole attempt: per-read timeouts alone never fire on a slow drip.
             async with asyncio.timeout(timeout_seconds):
                 raw = await self._fetch(url, wanted)
         except TimeoutError:
             raise FetchError(
                 FETCH_TIMEOUT, f"Fetching the page took longer than {timeout_seconds:g} seconds."
             ) from None
-        # A body whose declared charset does not fit falls back to detection: CPU work, off the loop.
-        charset, text = await asyncio.to_thread(decode_body, raw.body, declared_charset=raw.declared_charset, html=True)
+        # Charset detection on a few MiB is CPU work: keep it off the event loop and outside the deadline.
+        charset, text = await asyncio.to_thread(
+            decode_body, raw.body, declared_charset=raw.declared_charset, html=raw.media_type in _HTML_TYPES
+        )
         return FetchedPage(
             final_url=raw.final_url,
             status=raw.status,
