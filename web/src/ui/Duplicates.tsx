@@ -2,15 +2,14 @@
 // with its title, domain and save date and a "Keep" choice (the oldest at first); "Merge" keeps the chosen
 // one and sends the others to the trash, and the toast's "Undo" restores them from there. Online only.
 
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { ApiError, Offline } from "../api.ts";
 import type { Device } from "../app.ts";
 import { type DuplicateGroup, appendGroups, keepDefault, memberTitle, mergeRequest, savedIso } from "../duplicates.ts";
 import { shortDate } from "../trash.ts";
 import { plural } from "./common.tsx";
 import { Thumb } from "./List.tsx";
-
-type Status = "loading" | "ready" | "offline" | "error";
+import { useOnlinePages } from "./pages.ts";
 
 const OFFLINE_TEXT = "Duplicates need a connection. They show again when you're back online.";
 
@@ -67,47 +66,18 @@ function Group(props: { group: DuplicateGroup; index: number; busy: boolean; onM
 }
 
 export function DuplicatesView({ device }: { device: Device }) {
-  const [groups, setGroups] = useState<DuplicateGroup[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [status, setStatus] = useState<Status>(navigator.onLine ? "loading" : "offline");
-  const [error, setError] = useState<string | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
+  const pages = useOnlinePages<DuplicateGroup>({
+    fetchPage: async (cursor) => {
+      const page = await device.duplicatesPage(cursor);
+      return { items: page.groups, nextCursor: page.nextCursor };
+    },
+    append: appendGroups,
+    problem,
+    toast: (message) => device.toast(message),
+  });
+  const { items: groups, setItems: setGroups, next, status, error, loadingMore, load, showMore, goneOffline } = pages;
   const [busy, setBusy] = useState<string | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
-
-  const goneOffline = () => {
-    setGroups([]);
-    setNext(null);
-    setStatus("offline");
-  };
-
-  const load = async () => {
-    if (!navigator.onLine) return goneOffline();
-    try {
-      const page = await device.duplicatesPage(null);
-      setGroups(page.groups);
-      setNext(page.nextCursor);
-      setStatus("ready");
-      setError(null);
-    } catch (e) {
-      if (e instanceof Offline) goneOffline();
-      else {
-        setError(problem(e));
-        setStatus("error");
-      }
-    }
-  };
-
-  useEffect(() => {
-    void load();
-    const online = () => void load();
-    window.addEventListener("online", online);
-    window.addEventListener("offline", goneOffline);
-    return () => {
-      window.removeEventListener("online", online);
-      window.removeEventListener("offline", goneOffline);
-    };
-  }, []);
 
   const undo = async (merged: string[]) => {
     try {
@@ -135,21 +105,6 @@ export function DuplicatesView({ device }: { device: Device }) {
       }
     } finally {
       setBusy(null);
-    }
-  };
-
-  const showMore = async () => {
-    if (!next) return;
-    setLoadingMore(true);
-    try {
-      const page = await device.duplicatesPage(next);
-      setGroups((shown) => appendGroups(shown, page.groups));
-      setNext(page.nextCursor);
-    } catch (e) {
-      if (e instanceof Offline) goneOffline();
-      else device.toast(problem(e));
-    } finally {
-      setLoadingMore(false);
     }
   };
 

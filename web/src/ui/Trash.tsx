@@ -2,14 +2,13 @@
 // goes for good; "Restore" brings one back (it returns through delta), "Delete forever" and "Empty trash"
 // purge. Online only: the device keeps no copy of the trash.
 
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { ApiError, Offline } from "../api.ts";
 import type { Device } from "../app.ts";
 import { type TrashItem, appendPage, retentionDays, trashLine, trashTitle } from "../trash.ts";
 import { Dialog } from "./Dialog.tsx";
 import { Thumb } from "./List.tsx";
-
-type Status = "loading" | "ready" | "offline" | "error";
+import { useOnlinePages } from "./pages.ts";
 
 const OFFLINE_TEXT = "The trash needs a connection. It shows again when you're back online.";
 
@@ -36,59 +35,22 @@ function ConfirmEmpty(props: { onConfirm: () => void; onClose: () => void }) {
 }
 
 export function TrashView({ device }: { device: Device }) {
-  const [items, setItems] = useState<TrashItem[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [status, setStatus] = useState<Status>(navigator.onLine ? "loading" : "offline");
-  const [error, setError] = useState<string | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
+  const pages = useOnlinePages<TrashItem>({
+    fetchPage: (cursor) => device.trashPage(cursor),
+    append: appendPage,
+    problem,
+    toast: (message) => device.toast(message),
+  });
+  const { items, setItems, next, status, error, loadingMore, load, showMore } = pages;
   const [busy, setBusy] = useState<ReadonlySet<string>>(new Set());
   const [confirming, setConfirming] = useState(false);
   const heading = useRef<HTMLHeadingElement>(null);
   const list = useRef<HTMLUListElement>(null);
 
   const failed = (e: unknown) => {
-    if (e instanceof Offline) {
-      setItems([]);
-      setNext(null);
-      setStatus("offline");
-    } else device.toast(problem(e));
+    if (e instanceof Offline) pages.goneOffline();
+    else device.toast(problem(e));
   };
-
-  const load = async () => {
-    if (!navigator.onLine) {
-      setStatus("offline");
-      return;
-    }
-    try {
-      const page = await device.trashPage(null);
-      setItems(page.items);
-      setNext(page.nextCursor);
-      setStatus("ready");
-      setError(null);
-    } catch (e) {
-      if (e instanceof Offline) failed(e);
-      else {
-        setError(problem(e));
-        setStatus("error");
-      }
-    }
-  };
-
-  useEffect(() => {
-    void load();
-    const online = () => void load();
-    const offline = () => {
-      setItems([]);
-      setNext(null);
-      setStatus("offline");
-    };
-    window.addEventListener("online", online);
-    window.addEventListener("offline", offline);
-    return () => {
-      window.removeEventListener("online", online);
-      window.removeEventListener("offline", offline);
-    };
-  }, []);
 
   /** Takes ``id`` off the list and moves the focus to the item now in its place (or the heading). */
   const drop = (id: string) => {
@@ -127,26 +89,11 @@ export function TrashView({ device }: { device: Device }) {
 
   const purge = (item: TrashItem) => act(item, () => device.purgeFromTrash(item.bookmark.clientBookmarkId), `Deleted “${trashTitle(item)}” for good.`);
 
-  const showMore = async () => {
-    if (!next) return;
-    setLoadingMore(true);
-    try {
-      const page = await device.trashPage(next);
-      setItems((shown) => appendPage(shown, page.items));
-      setNext(page.nextCursor);
-    } catch (e) {
-      failed(e);
-    } finally {
-      setLoadingMore(false);
-    }
-  };
-
   const empty = async () => {
     setConfirming(false);
     try {
       await device.purgeFromTrash(null);
-      setItems([]);
-      setNext(null);
+      pages.clear();
       device.toast("The trash is empty.");
       requestAnimationFrame(() => heading.current?.focus());
     } catch (e) {
