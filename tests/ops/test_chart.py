@@ -45,6 +45,7 @@ TOPICS = {
     "user.merged",
     "collection.changed",
     "link.checked",
+    "highlight.changed",
 }
 
 

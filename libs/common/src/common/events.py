@@ -23,6 +23,7 @@ TOPIC_USER_DELETED = "user.deleted"
 TOPIC_USER_MERGED = "user.merged"
 TOPIC_COLLECTION_CHANGED = "collection.changed"
 TOPIC_LINK_CHECKED = "link.checked"
+TOPIC_HIGHLIGHT_CHANGED = "highlight.changed"
 
 TOPICS: tuple[str, ...] = (
     TOPIC_BOOKMARK_SAVED,
@@ -34,12 +35,13 @@ TOPICS: tuple[str, ...] = (
     TOPIC_USER_MERGED,
     TOPIC_COLLECTION_CHANGED,
     TOPIC_LINK_CHECKED,
+    TOPIC_HIGHLIGHT_CHANGED,
 )
 
 # The topics whose events each service writes to its outbox (keyed by the relay's service name).
 PUBLISHED_TOPICS: dict[str, tuple[str, ...]] = {
     "auth": (TOPIC_USER_UPDATED, TOPIC_USER_DELETED, TOPIC_USER_MERGED),
-    "bookmarks": (TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED),
+    "bookmarks": (TOPIC_BOOKMARK_SAVED, TOPIC_BOOKMARK_DELETED, TOPIC_COLLECTION_CHANGED, TOPIC_HIGHLIGHT_CHANGED),
     "enrichment": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED, TOPIC_LINK_CHECKED),
     "enrichment-worker": (TOPIC_ENRICHMENT_COMPLETED, TOPIC_ENRICHMENT_FAILED, TOPIC_LINK_CHECKED),
 }
@@ -110,7 +112,21 @@ class CollectionChanged(Event):
     updatedAt: datetime
 
 
-PAGE_TEXT_MAX_BYTES = 32 * 1024
+class HighlightChanged(Event):
+    """A highlight was created, changed or deleted by its user (docs/api-guide.md, section 16): a delta
+    reader would see it. Highlights that follow their bookmark (a delete, a restore, a merge, re-anchoring)
+    travel with that bookmark's event. Carries no text: consumers only need to know the stream moved."""
+
+    type: Literal["highlight.changed"] = "highlight.changed"
+    highlightId: str
+    deleted: bool = False
+    updatedAt: datetime
+
+
+# The readable text an enrichment result carries: what highlights are anchored in (docs/api-guide.md,
+# section 16). Search indexes its first SEARCH_TEXT_MAX_BYTES.
+PAGE_TEXT_MAX_BYTES = 256 * 1024
+SEARCH_TEXT_MAX_BYTES = 32 * 1024
 
 
 def page_text_excerpt(text: str | None, max_bytes: int = PAGE_TEXT_MAX_BYTES) -> str | None:
@@ -143,8 +159,8 @@ class EnrichmentResult(BaseModel):
     language: str | None = None
     # Who wrote summary, saveWhy and tags: "llm" or "offline" (the offline analyser, also the LLM's fallback).
     summarySource: str | None = None
-    # The page's readable text for search (docs/api-guide.md section 12), at most PAGE_TEXT_MAX_BYTES of UTF-8
-    # (see page_text_excerpt): the event stays far below the broker's 1 MiB message limit.
+    # The page's readable text for highlights and search (docs/api-guide.md sections 12 and 16), at most
+    # PAGE_TEXT_MAX_BYTES of UTF-8 (see page_text_excerpt): the event stays below the broker's 1 MiB message limit.
     text: str | None = None
 
 
@@ -218,6 +234,7 @@ AnyEvent = Annotated[
     | UserDeleted
     | UserMerged
     | CollectionChanged
+    | HighlightChanged
     | LinkChecked,
     Field(discriminator="type"),
 ]

@@ -17,6 +17,7 @@ from common.events import (
     EnrichmentCompleted,
     EnrichmentFailed,
     EnrichmentResult,
+    HighlightChanged,
     LinkChecked,
     UserDeleted,
     UserMerged,
@@ -49,6 +50,7 @@ SAMPLES = [
     UserDeleted(userId=U),
     UserMerged(userId=U, sourceUserId=uuid.uuid4()),
     CollectionChanged(userId=U, collectionId="c", deleted=True, updatedAt=NOW),
+    HighlightChanged(userId=U, highlightId="h", deleted=False, updatedAt=NOW),
     LinkChecked(
         userId=U,
         clientBookmarkId="b",

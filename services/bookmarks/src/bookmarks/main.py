@@ -17,6 +17,7 @@ from bookmarks.bulk.routes import router as bulk_router
 from bookmarks.duplicates.routes import router as duplicates_router
 from bookmarks.events.consumers import HANDLERS
 from bookmarks.exports.routes import router as exports_router
+from bookmarks.highlights.routes import router as highlights_router
 from bookmarks.housekeeping import run_housekeeping
 from bookmarks.imports.routes import router as imports_router
 from bookmarks.imports.service import JobConfig, run_import_worker
@@ -84,6 +85,7 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
             bulk_router,
             router,
             collections_router,
+            highlights_router,
             imports_router,
             exports_router,
             trash_router,

@@ -25,6 +25,8 @@ def schema() -> Schema:
         tables.pending_enrichments,
         tables.bulk_operations,
         tables.merges,
+        tables.highlights,
+        tables.page_texts,
     )
     return Schema.of(
         (*own, *import_tables.metadata.tables.values()),

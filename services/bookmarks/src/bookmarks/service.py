@@ -17,12 +17,15 @@ from bookmarks.domain.collections import Collection, CollectionWrite, NestingErr
 from bookmarks.domain.cursor import StreamPosition, decode_cursor, encode_cursor
 from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGone
 from bookmarks.domain.model import Bookmark, BookmarkWrite
+from bookmarks.highlights import service as highlights_service
+from bookmarks.highlights import store as highlights_store
 from bookmarks.search.index import PageText
 from bookmarks.store import delta, digests, lookups, repository
 from bookmarks.store.delta import DeltaDocuments, DeltaSlice
 from common import anti_entropy
 from common.db import DriverConnection, SessionFactory, driver_transaction, transaction
 from common.events import (
+    SEARCH_TEXT_MAX_BYTES,
     BookmarkDeleted,
     BookmarkSaved,
     CollectionChanged,
@@ -30,6 +33,7 @@ from common.events import (
     EnrichmentFailed,
     Event,
     LinkChecked,
+    page_text_excerpt,
 )
 from common.outbox import add_events
 from common.urls import normalize_url
@@ -217,11 +221,14 @@ async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_
         if record is None:
             return
         if await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=existing is None):
+            if existing is not None:  # its highlights go with it
+                await highlights_store.follow_bookmark_on(driver, owner, client_bookmark_id)
             return
         existing = await _read_again(driver, owner, client_bookmark_id)
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is not None:
             await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=False)
+            await highlights_store.follow_bookmark_on(driver, owner, client_bookmark_id)
 
 
 async def replace_collections(
@@ -341,11 +348,13 @@ async def apply_enrichment_completed(session: AsyncSession, event: EnrichmentCom
         return  # deleted, or the URL changed since: this result describes another page
     record = rules.apply_enrichment(existing, event.result, event.enrichedAt, position)
     await repository.put_bookmark(session, record, _page_of(event))  # page text searchable in this commit
+    await highlights_service.store_page_text(session, owner, event.clientBookmarkId, event.result.text)
     await add_events(session, [_saved_event(record)])
 
 
 def _page_of(event: EnrichmentCompleted) -> PageText:
-    return PageText(text=event.result.text, language=event.result.language)
+    """The start of the readable text, which search indexes (its whole is what highlights anchor in)."""
+    return PageText(text=page_text_excerpt(event.result.text, SEARCH_TEXT_MAX_BYTES), language=event.result.language)
 
 
 async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed) -> None:
@@ -395,6 +404,7 @@ async def apply_plan_change(session: AsyncSession, owner: uuid.UUID, is_pro: boo
 
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
     await repository.purge_user(session, owner)
+    await highlights_store.purge_user(session, owner)
 
 
 async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.UUID) -> None:
@@ -406,9 +416,11 @@ async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.
     if not await repository.is_user_deleted(session, target):
         events = await _move_bookmarks(session, source, target)
         events += await _move_collections(session, source, target)
+        moved = [e.clientBookmarkId for e in events if isinstance(e, BookmarkSaved)]
+        events += await highlights_service.move_user(session, source, target, moved)
         await repository.merge_search_configs(session, source, target)
         await add_events(session, events)
-    await repository.purge_user(session, source)
+    await purge_user(session, source)
 
 
 async def _positions(session: AsyncSession, owner: uuid.UUID, count: int) -> Sequence[datetime]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -139,13 +139,15 @@ def sync(http: httpx.AsyncClient) -> Callable[..., Awaitable[SyncResult]]:
 
 @dataclass
 class Library:
-    """What a device holds after applying every page: bookmarks and collections, live and deleted."""
+    """What a device holds after applying every page: bookmarks, collections and highlights, live and deleted."""
 
     bookmarks: dict[str, dict[str, Any]]
     bookmark_tombstones: dict[str, str]
     collections: dict[str, dict[str, Any]]
     collection_tombstones: dict[str, str]
     cursor: str | None = None
+    highlights: dict[str, dict[str, Any]] = field(default_factory=dict)
+    highlight_tombstones: dict[str, str] = field(default_factory=dict)
 
     def apply(self, data: dict[str, Any]) -> None:
         for record in data["upserts"]:
@@ -160,6 +162,12 @@ class Library:
         for tomb in data["collectionTombstones"]:
             self.collections.pop(tomb["id"], None)
             self.collection_tombstones[tomb["id"]] = tomb["deletedAt"]
+        for record in data["highlights"]:
+            self.highlights[record["id"]] = record
+            self.highlight_tombstones.pop(record["id"], None)
+        for tomb in data["highlightTombstones"]:
+            self.highlights.pop(tomb["id"], None)
+            self.highlight_tombstones[tomb["id"]] = tomb["deletedAt"]
 
 
 async def sync_library(
@@ -178,7 +186,8 @@ async def sync_library(
         response = await http.get("/v1/bookmarks/delta", params=params, headers=user.headers)
         assert response.status_code == 200, response.text
         data = response.json()["data"]
-        count = sum(len(data[k]) for k in ("upserts", "tombstones", "collections", "collectionTombstones"))
+        groups = ("upserts", "tombstones", "collections", "collectionTombstones", "highlights", "highlightTombstones")
+        count = sum(len(data[k]) for k in groups)
         assert count <= limit
         library.apply(data)
         if data["nextCursor"] is None:

@@ -17,6 +17,7 @@ from common.events import (
     TOPIC_BOOKMARK_DELETED,
     TOPIC_BOOKMARK_SAVED,
     TOPIC_COLLECTION_CHANGED,
+    TOPIC_HIGHLIGHT_CHANGED,
     TOPIC_USER_DELETED,
     TOPIC_USER_MERGED,
 )
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 TOPIC_BOOKMARK_SAVED: nudge,
                 TOPIC_BOOKMARK_DELETED: nudge,
                 TOPIC_COLLECTION_CHANGED: nudge,
+                TOPIC_HIGHLIGHT_CHANGED: nudge,
             },
             lookback_seconds=dict.fromkeys((TOPIC_USER_DELETED, TOPIC_USER_MERGED), settings.deny_retention_seconds),
             fetch_max_wait_ms=NUDGE_IDLE_FETCH_MAX_WAIT_MS,

@@ -178,6 +178,32 @@ class CollectionTombstone(BaseModel):
     deletedAt: str
 
 
+class Highlight(BaseModel):
+    """A marked passage of a saved page, with the user's note (docs/api-guide.md, section 16)."""
+
+    id: str
+    bookmarkId: str
+    quote: str
+    prefix: str
+    suffix: str
+    start: int | None = Field(description="Offset of the quote in the readable text, in Unicode code points.")
+    end: int | None
+    color: str = Field(description="yellow | green | blue | pink | purple")
+    note: str
+    anchor: str | None = Field(description="exact | fuzzy | orphan; null while the page has no readable text.")
+    createdAt: str
+    updatedAt: str
+
+
+class HighlightEnvelope(BaseModel):
+    data: Highlight
+
+
+class HighlightTombstone(BaseModel):
+    id: str
+    deletedAt: str
+
+
 class DeltaData(BaseModel):
     cursor: str | None
     nextCursor: str | None
@@ -185,6 +211,8 @@ class DeltaData(BaseModel):
     tombstones: list[Tombstone]
     collections: list[Collection]
     collectionTombstones: list[CollectionTombstone]
+    highlights: list[Highlight]
+    highlightTombstones: list[HighlightTombstone]
 
 
 class DeltaEnvelope(BaseModel):

@@ -5,13 +5,13 @@ built from the record's declaration, ``api/schemas.py``); values are formatted h
 kind (bookmarks.domain.fields).
 
 One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
-in Python for a single record (:func:`bookmark`, :func:`collection`), and compiled to SQL for delta
+in Python for a single record (:func:`bookmark`, :func:`collection`, :func:`highlight`), and compiled to SQL for delta
 pages (:data:`DELTA_DOCUMENTS`), so a 1,000-record page builds no Python object per record
 (docs/decisions/0052-stored-delta-documents.md). A bookmark's document is rendered
 once per write, by a trigger whose body is this plan compiled against the new row
 (:func:`document_function_sql`, frozen in a migration; a unit test says when the plan drifts from it),
-and stored without ``saveWhy``, which a page appends under the Pro gate. Collections and tombstones are
-rendered by the page's own statement. An integration test holds SQL and Python equal field by field.
+and stored without ``saveWhy``, which a page appends under the Pro gate. Collections, highlights and
+tombstones are rendered by the page's own statement. An integration test holds SQL and Python equal field by field.
 """
 
 from __future__ import annotations
@@ -34,11 +34,18 @@ from bookmarks.domain.collections import Collection
 from bookmarks.domain.fields import Kind as DeclaredKind
 from bookmarks.domain.fields import declared_fields
 from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
+from bookmarks.highlights.rules import Highlight
 from bookmarks.store.delta import DeltaDocuments, DeltaSlice
 from bookmarks.store.tables import bookmarks
 
-# Wire name -> domain attribute, for the names that are not plain camelCase of the attribute.
-_RENAMED = {"id": "collection_id"}
+# Wire name -> domain attribute, per record, for the names that are not plain camelCase of the attribute.
+_COLLECTION_NAMES = {"id": "collection_id"}
+_HIGHLIGHT_NAMES = {
+    "id": "highlight_id",
+    "bookmarkId": "client_bookmark_id",
+    "start": "quote_start",
+    "end": "quote_end",
+}
 
 
 def iso(ts: datetime | None) -> str | None:
@@ -71,8 +78,8 @@ def _kind(record_type: type[Any], attr: str) -> Kind:
     return _WIRE_KINDS[declared.type.kind]
 
 
-def _fields(model: type[BaseModel], record_type: type[Any]) -> tuple[Field, ...]:
-    attrs = ((name, _RENAMED.get(name, to_snake(name))) for name in model.model_fields)
+def _fields(model: type[BaseModel], record_type: type[Any], renamed: Mapping[str, str]) -> tuple[Field, ...]:
+    attrs = ((name, renamed.get(name, to_snake(name))) for name in model.model_fields)
     return tuple((name, attr, _kind(record_type, attr)) for name, attr in attrs)
 
 
@@ -161,10 +168,12 @@ def _sql_plan(fields: tuple[Field, ...], table: Table) -> ColumnElement[Any]:
     return _sql_object((name, table.c[attr], kind) for name, attr, kind in fields)
 
 
-_BOOKMARK_FIELDS = _fields(schemas.Bookmark, Bookmark)
-_COLLECTION_FIELDS = _fields(schemas.Collection, Collection)
+_BOOKMARK_FIELDS = _fields(schemas.Bookmark, Bookmark, {})
+_COLLECTION_FIELDS = _fields(schemas.Collection, Collection, _COLLECTION_NAMES)
+_HIGHLIGHT_FIELDS = _fields(schemas.Highlight, Highlight, _HIGHLIGHT_NAMES)
 _BOOKMARK = _plan(_BOOKMARK_FIELDS)
 _COLLECTION = _plan(_COLLECTION_FIELDS)
+_HIGHLIGHT = _plan(_HIGHLIGHT_FIELDS)
 # Pro-gated (declared so): never stored, appended by each page for the reader's plan.
 (_GATED,) = (schemas.wire_name(f) for f in BOOKMARK_FIELDS if f.spec.pro_gated)
 _STORED_FIELDS = tuple(field for field in _BOOKMARK_FIELDS if field[0] != _GATED)
@@ -211,6 +220,14 @@ def collection_tombstone(record: Collection) -> dict[str, Any]:
     return {"id": record.collection_id, "deletedAt": iso(record.deleted_at)}
 
 
+def highlight(record: Highlight) -> dict[str, Any]:
+    return _HIGHLIGHT(record)
+
+
+def highlight_tombstone(record: Highlight) -> dict[str, Any]:
+    return {"id": record.highlight_id, "deletedAt": iso(record.deleted_at)}
+
+
 # --- delta pages ---------------------------------------------------------------------------------------
 
 
@@ -236,11 +253,21 @@ def _sql_collection_tombstone(table: Table) -> ColumnElement[Any]:
     return _sql_object([("id", table.c.collection_id, "plain"), ("deletedAt", table.c.deleted_at, "iso")])
 
 
+def _sql_highlight(table: Table) -> ColumnElement[Any]:
+    return _sql_plan(_HIGHLIGHT_FIELDS, table)
+
+
+def _sql_highlight_tombstone(table: Table) -> ColumnElement[Any]:
+    return _sql_object([("id", table.c.highlight_id, "plain"), ("deletedAt", table.c.deleted_at, "iso")])
+
+
 DELTA_DOCUMENTS = DeltaDocuments(
     bookmark=_sql_bookmark,
     bookmark_tombstone=_sql_bookmark_tombstone,
     collection=_sql_collection,
     collection_tombstone=_sql_collection_tombstone,
+    highlight=_sql_highlight,
+    highlight_tombstone=_sql_highlight_tombstone,
 )
 
 
@@ -251,6 +278,8 @@ def delta_body(cursor: str | None, next_cursor: str | None, page: DeltaSlice) ->
         ("tombstones", page.bookmark_tombstones),
         ("collections", page.collections),
         ("collectionTombstones", page.collection_tombstones),
+        ("highlights", page.highlights),
+        ("highlightTombstones", page.highlight_tombstones),
     )
     parts = [b'{"data":{"cursor":', dumps(cursor), b',"nextCursor":', dumps(next_cursor)]
     for key, documents in groups:

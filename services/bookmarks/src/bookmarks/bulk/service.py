@@ -22,6 +22,7 @@ from bookmarks.bulk import store
 from bookmarks.bulk.rules import DELETED, BulkArgs, Change, apply, undo
 from bookmarks.domain.errors import UserGone
 from bookmarks.domain.model import Bookmark
+from bookmarks.highlights import store as highlights_store
 from bookmarks.search.query import parse_query
 from bookmarks.store import repository
 from common.db import SessionFactory, transaction
@@ -88,6 +89,7 @@ async def _write(session: AsyncSession, owner: uuid.UUID, found: list[Bookmark],
     results = [apply(r, args, first + i * repository.ONE_MICROSECOND) for i, r in enumerate(touched)]
     records = [result[0] for result in results if result is not None]
     await repository.update_bookmarks(session, records)
+    await highlights_store.follow_bookmarks(session, owner, [r.client_bookmark_id for r in records])
     await add_events(session, [bookmarks_service.change_event(record) for record in records])
     return [result[1] for result in results if result is not None]
 
@@ -110,6 +112,7 @@ async def undo_bulk(*, sessions: SessionFactory, owner: uuid.UUID, undo_token: s
             ]
             restored = [r for r in records if r is not None]
             await repository.update_bookmarks(session, restored)
+            await highlights_store.follow_bookmarks(session, owner, [r.client_bookmark_id for r in restored])
             events = [
                 bookmarks_service.revived_event(r) if c.field == DELETED else bookmarks_service.change_event(r)
                 for r, c in zip(restored, back, strict=True)

@@ -15,3 +15,7 @@ class UserGone(Unauthorized):
 
 class InvalidCollection(InvalidRequest):
     default_message = "This collection cannot be written."
+
+
+class InvalidHighlight(InvalidRequest):
+    default_message = "This highlight cannot be written."

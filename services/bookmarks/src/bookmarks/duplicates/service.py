@@ -18,6 +18,7 @@ from bookmarks.domain.model import Bookmark, tombstone
 from bookmarks.duplicates import store
 from bookmarks.duplicates.cursor import decode_group_cursor, encode_group_cursor
 from bookmarks.duplicates.rules import merged
+from bookmarks.highlights import store as highlights_store
 from bookmarks.service import BookmarkView
 from bookmarks.store import lookups, repository
 from common.db import SessionFactory, transaction
@@ -82,6 +83,7 @@ async def merge_duplicates(
             for i, other in enumerate(merging)
         ]
         deleted = [record for record in dead if record is not None]
+        await highlights_store.move_to(session, owner, [r.client_bookmark_id for r in deleted], keep)
         await repository.update_bookmarks(session, [result, *deleted])
         await store.record_merges(session, owner, keep, deleted)
         await add_events(session, [bookmarks_service.change_event(r) for r in (result, *deleted)])

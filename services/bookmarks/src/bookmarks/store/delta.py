@@ -1,12 +1,13 @@
-"""Reads of the bookmarks database: the per-user delta stream of bookmarks and collections.
+"""Reads of the bookmarks database: the per-user delta stream of bookmarks, collections and highlights.
 
-Bookmarks and collections share one stream: positions of both come from the same per-user allocator
+The three share one stream: positions of all come from the same per-user allocator
 (``repository.allocate_positions``), so one cursor ``(updated_at, id)`` orders them together. A page is
-one statement (one round trip, one snapshot): the two keyset range scans (``ix_bookmarks_stream`` and
-``ix_collections_stream``, each starting at the cursor: page N costs what page 1 costs) are merged by a
-``UNION ALL``. Each record's wire document is rendered by PostgreSQL with the expressions the wire layer
-compiles from its models (``api/wire.py``), and the page comes back as one row: each group's documents
-joined in stream order, the count, whether more follow, and the last position (for the next cursor).
+one statement (one round trip, one snapshot): the keyset range scans (``ix_bookmarks_stream``,
+``ix_collections_stream`` and ``ix_highlights_stream``, each starting at the cursor: page N costs what
+page 1 costs) are merged by a ``UNION ALL``. Each record's wire document is rendered by PostgreSQL with
+the expressions the wire layer compiles from its models (``api/wire.py``), and the page comes back as
+one row: each group's documents joined in stream order, the count, whether more follow, and the last
+position (for the next cursor).
 A page of 1,000 records thus costs no Python object per record.
 """
 
@@ -39,7 +40,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.cursor import StreamPosition
-from bookmarks.store.tables import bookmarks, collections, user_streams
+from bookmarks.store.tables import bookmarks, collections, highlights, user_streams
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,8 @@ class DeltaDocuments:
     bookmark_tombstone: Callable[[Table], ColumnElement[Any]]
     collection: Callable[[Table], ColumnElement[Any]]
     collection_tombstone: Callable[[Table], ColumnElement[Any]]
+    highlight: Callable[[Table], ColumnElement[Any]]
+    highlight_tombstone: Callable[[Table], ColumnElement[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,8 @@ class DeltaSlice:
     bookmark_tombstones: bytes
     collections: bytes
     collection_tombstones: bytes
+    highlights: bytes
+    highlight_tombstones: bytes
     count: int
     more: bool
     last: StreamPosition | None
@@ -72,8 +77,15 @@ _AFTER_ID = bindparam("after_id", type_=Text())
 _LIMIT = bindparam("limit", type_=Integer())
 
 
+_ID_COLUMNS = {
+    bookmarks.name: bookmarks.c.client_bookmark_id,
+    collections.name: collections.c.collection_id,
+    highlights.name: highlights.c.highlight_id,
+}
+
+
 def _branch(table: Table, resume: bool, live: ColumnElement[Any], tombstone: ColumnElement[Any]) -> Select[Any]:
-    id_column = table.c.client_bookmark_id if table is bookmarks else table.c.collection_id
+    id_column = _ID_COLUMNS[table.name]
     deleted = table.c.deleted_at.is_not(None)
     statement = select(
         literal(table.name, Text()).label("kind"),
@@ -95,6 +107,7 @@ def _delta_statement(documents: DeltaDocuments, resume: bool) -> Select[Any]:
     merged = union_all(
         _branch(bookmarks, resume, documents.bookmark(bookmarks, is_pro), documents.bookmark_tombstone(bookmarks)),
         _branch(collections, resume, documents.collection(collections), documents.collection_tombstone(collections)),
+        _branch(highlights, resume, documents.highlight(highlights), documents.highlight_tombstone(highlights)),
     ).subquery("stream")
     # One record past the page tells whether more follow; it is counted but not rendered.
     stream_order = (merged.c.pos, merged.c.rid)
@@ -116,6 +129,8 @@ def _delta_statement(documents: DeltaDocuments, resume: bool) -> Select[Any]:
         joined(bookmarks, True),
         joined(collections, False),
         joined(collections, True),
+        joined(highlights, False),
+        joined(highlights, True),
         func.count().filter(in_page),
         func.count() > _LIMIT,
         func.max(rows.c.pos).filter(last),
@@ -132,6 +147,8 @@ async def delta_page(
     if after is not None:
         parameters |= {"after_pos": after.updated_at, "after_id": after.record_id}
     row = (await session.execute(_delta_statement(documents, after is not None), parameters)).one()
-    upserts, tombstones, folders, folder_tombstones, count, more, last_pos, last_id = row
+    upserts, tombstones, folders, folder_tombstones, marks, mark_tombstones, count, more, last_pos, last_id = row
     last = StreamPosition(last_pos, last_id) if last_pos is not None else None
-    return DeltaSlice(upserts, tombstones, folders, folder_tombstones, count=count, more=more, last=last)
+    return DeltaSlice(
+        upserts, tombstones, folders, folder_tombstones, marks, mark_tombstones, count=count, more=more, last=last
+    )

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Table, Text, func, text
+from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Integer, Table, Text, func, text
 from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR, UUID
 from sqlmodel import Field, SQLModel
 
@@ -86,6 +86,45 @@ class CollectionRow(SQLModel, table=True):
     deleted_at: datetime | None = Field(default=None, sa_column=_ts())
 
 
+class HighlightRow(SQLModel, table=True):
+    """One highlight of one user (bookmarks.highlights); same stream-position semantics as a bookmark row.
+    ``quote_start``/``quote_end`` are the wire's ``start``/``end``."""
+
+    __tablename__ = "highlights"
+    __table_args__ = (
+        Index("ix_highlights_stream", "owner_uid", "updated_at", "highlight_id", unique=True),
+        # A bookmark's highlights (limits, re-anchoring, delete and restore with the bookmark, merges).
+        Index("ix_highlights_bookmark", "owner_uid", "client_bookmark_id"),
+    )
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    highlight_id: str = Field(sa_column=Column(Text, primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, nullable=False))
+    quote: str = Field(sa_column=Column(Text, nullable=False))
+    prefix: str = Field(sa_column=Column(Text, nullable=False))
+    suffix: str = Field(sa_column=Column(Text, nullable=False))
+    quote_start: int | None = Field(default=None, sa_column=Column(Integer))
+    quote_end: int | None = Field(default=None, sa_column=Column(Integer))
+    color: str = Field(sa_column=Column(Text, nullable=False))
+    note: str = Field(sa_column=Column(Text, nullable=False))
+    anchor: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = Field(sa_column=_ts(nullable=False))
+    updated_at: datetime = Field(sa_column=_ts(nullable=False))
+    deleted_at: datetime | None = Field(default=None, sa_column=_ts())
+    with_bookmark: bool = Field(sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+
+
+class PageTextRow(SQLModel, table=True):
+    """A bookmark's readable text as enrichment extracted it last (up to ``PAGE_TEXT_MAX_BYTES``): what its
+    highlights are anchored in (bookmarks.highlights). Search indexes the start of it (``search_page_text``)."""
+
+    __tablename__ = "page_texts"
+
+    owner_uid: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    client_bookmark_id: str = Field(sa_column=Column(Text, primary_key=True))
+    text: str = Field(sa_column=Column(Text, nullable=False))
+
+
 class UserStreamRow(SQLModel, table=True):
     """Per-user stream head. Locking it serializes one user's writes so positions follow commit order."""
 
@@ -158,6 +197,8 @@ BOOKMARK_COLUMNS = tuple(
     c for c in bookmarks.columns if not c.name.startswith(SEARCH_COLUMN_PREFIX) and c.name != WIRE_DOCUMENT_COLUMN
 )
 collections = CollectionRow.__table__  # type: ignore[attr-defined]
+highlights = HighlightRow.__table__  # type: ignore[attr-defined]
+page_texts = PageTextRow.__table__  # type: ignore[attr-defined]
 bulk_operations = BulkOperationRow.__table__  # type: ignore[attr-defined]
 merges = MergeRow.__table__  # type: ignore[attr-defined]
 user_streams = UserStreamRow.__table__  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from typing import Final
 from bookmarks import service as bookmarks_service
 from bookmarks.domain.errors import BookmarkNotFound, UserGone
 from bookmarks.domain.model import Bookmark
+from bookmarks.highlights import store as highlights_store
 from bookmarks.metrics import TRASH_PURGED, TRASH_RESTORED
 from bookmarks.service import BookmarkView
 from bookmarks.store import lookups, repository
@@ -89,6 +90,7 @@ async def restore_one(
             raise BookmarkNotFound("This bookmark is not in the trash.")
         back = restored(record, slot.position)
         await repository.put_bookmark(session, back)
+        await highlights_store.follow_bookmarks(session, owner, [client_bookmark_id])
         await add_events(session, [bookmarks_service.revived_event(back)])
     TRASH_RESTORED.inc()
     return BookmarkView(back, slot.is_pro)
@@ -108,6 +110,7 @@ async def restore_since(*, sessions: SessionFactory, owner: uuid.UUID, since: da
         first, _ = await repository.allocate_positions(session, owner, len(found))
         back = [restored(r, first + i * repository.ONE_MICROSECOND) for i, r in enumerate(found)]
         await repository.update_bookmarks(session, back)
+        await highlights_store.follow_bookmarks(session, owner, [r.client_bookmark_id for r in back])
         await add_events(session, [bookmarks_service.revived_event(r) for r in back])
     TRASH_RESTORED.inc(len(back))
     return len(back)

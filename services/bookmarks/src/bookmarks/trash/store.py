@@ -11,6 +11,7 @@ from sqlalchemy import ColumnElement, and_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.model import Bookmark
+from bookmarks.highlights import store as highlights_store
 from bookmarks.store.repository import update_bookmarks
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, merges
 from bookmarks.trash.cursor import TrashPosition
@@ -86,8 +87,14 @@ async def held(
 
 
 async def purge(session: AsyncSession, records: Sequence[Bookmark]) -> None:
-    """Keep only the tombstones of ``records`` (their search columns are emptied with the state)."""
+    """Keep only the tombstones of ``records`` (their search columns are emptied with the state), and of
+    their highlights; forget their readable text."""
     await update_bookmarks(session, [purged(record) for record in records])
+    by_owner: dict[uuid.UUID, list[str]] = {}
+    for record in records:
+        by_owner.setdefault(record.owner_uid, []).append(record.client_bookmark_id)
+    for owner, ids in by_owner.items():
+        await highlights_store.forget(session, owner, ids)
 
 
 __all__ = ["deleted_since", "held", "page", "purge"]

@@ -31,7 +31,15 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
 from common.consumer import BACKGROUND_FETCH_MAX_WAIT_MS, FETCHER_SAFETY_WAKE_MS
-from common.events import BookmarkDeleted, BookmarkSaved, CollectionChanged, UserDeleted, UserMerged, parse_event
+from common.events import (
+    BookmarkDeleted,
+    BookmarkSaved,
+    CollectionChanged,
+    HighlightChanged,
+    UserDeleted,
+    UserMerged,
+    parse_event,
+)
 from common.metrics import CONSUMER_LAG, EVENTS_PROCESSED, initialise_consumer_series
 from common.outbox import start_with_retry
 from common.retry import Backoff
@@ -271,7 +279,7 @@ def _event(record: Record) -> object | None:
 def nudge_handler(
     notify: Callable[[uuid.UUID, float], None], *, listening: Callable[[uuid.UUID], bool] = lambda _: True
 ) -> RecordHandler:
-    """``bookmark.saved`` / ``bookmark.deleted`` / ``collection.changed`` → ``notify(user_id, occurred_at_epoch)``.
+    """``bookmark.*`` / ``collection.changed`` / ``highlight.changed`` → ``notify(user_id, occurred_at_epoch)``.
 
     A record whose user holds no socket here (``listening`` says no) is skipped by its key, unparsed:
     the outbox keys every event by its user (``common.events.Event.key``). The tail reads every write
@@ -285,7 +293,7 @@ def nudge_handler(
         if user is not None and not listening(user):
             return SKIPPED
         event = _event(record)
-        if not isinstance(event, BookmarkSaved | BookmarkDeleted | CollectionChanged):
+        if not isinstance(event, BookmarkSaved | BookmarkDeleted | CollectionChanged | HighlightChanged):
             return SKIPPED
         notify(event.userId, event.occurredAt.timestamp())
         return APPLIED

@@ -1,0 +1,191 @@
+"""Reads and writes of the ``highlights`` table (``ix_highlights_stream``, ``ix_highlights_bookmark``)."""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from datetime import timedelta
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import ARRAY, UUID, ColumnElement, Interval, Text, and_, bindparam, func, literal, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Update
+from sqlalchemy.sql.selectable import Subquery
+
+from bookmarks.highlights.rules import Highlight
+from bookmarks.store.tables import bookmarks, highlights, page_texts, user_streams
+from common.db import DriverConnection, Prepared
+
+_c = highlights.c
+_KEY = ("owner_uid", "highlight_id")
+
+
+async def get_for_update(session: AsyncSession, owner: uuid.UUID, highlight_id: str) -> Highlight | None:
+    statement = select(highlights).where(_c.owner_uid == owner, _c.highlight_id == highlight_id).with_for_update()
+    row = (await session.execute(statement)).mappings().first()
+    return Highlight.from_row(row) if row is not None else None
+
+
+async def put(session: AsyncSession, records: Sequence[Highlight]) -> None:
+    """Insert or replace every column of each record: one executemany."""
+    if not records:
+        return
+    statement = insert(highlights)
+    replaced = {c.name: statement.excluded[c.name] for c in highlights.columns if c.name not in _KEY}
+    await session.execute(
+        statement.on_conflict_do_update(index_elements=list(_KEY), set_=replaced), [r.to_row() for r in records]
+    )
+
+
+async def live_counts(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> tuple[int, int]:
+    """(live highlights on the bookmark, live highlights of the user)."""
+    statement = select(
+        func.count().filter(_c.client_bookmark_id == client_bookmark_id),
+        func.count(),
+    ).where(_c.owner_uid == owner, _c.deleted_at.is_(None))
+    on_bookmark, of_user = (await session.execute(statement)).one()
+    return int(on_bookmark), int(of_user)
+
+
+async def _select(session: AsyncSession, *where: ColumnElement[bool]) -> list[Highlight]:
+    statement = select(highlights).where(*where).order_by(_c.client_bookmark_id, _c.highlight_id).with_for_update()
+    return [Highlight.from_row(row) for row in (await session.execute(statement)).mappings()]
+
+
+async def live_on(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> list[Highlight]:
+    """The live highlights of these bookmarks, locked, in a stable order."""
+    if not bookmark_ids:
+        return []
+    return await _select(
+        session, _c.owner_uid == owner, _c.client_bookmark_id.in_(bookmark_ids), _c.deleted_at.is_(None)
+    )
+
+
+_OWNER = bindparam("owner", type_=UUID(as_uuid=True))
+_IDS = bindparam("ids", type_=ARRAY(Text))
+_MICRO = literal(timedelta(microseconds=1), Interval())
+
+
+Values = Callable[[Subquery], dict[str, Any]]
+
+
+def _restreamed(chosen: ColumnElement[bool], values: Values, *extra: ColumnElement[Any]) -> Update:
+    """Update the owner's highlights that ``chosen`` picks (it may name their bookmark's columns) with
+    ``values`` (of the ranked subquery, which carries ``extra``), each at a new stream position after the
+    user's last one, in highlight id order, and move the stream head past them: one statement. The caller
+    holds the stream row's lock (every write of the user takes it first), so no other write hands out
+    these positions meanwhile."""
+    base = select(user_streams.c.last_position).where(user_streams.c.owner_uid == _OWNER).scalar_subquery()
+    b = bookmarks.c
+    source = highlights.join(
+        bookmarks, and_(b.owner_uid == _c.owner_uid, b.client_bookmark_id == _c.client_bookmark_id)
+    )
+    ranked = (
+        select(_c.highlight_id, func.row_number().over(order_by=_c.highlight_id).label("n"), *extra)
+        .select_from(source)
+        .where(_c.owner_uid == _OWNER, chosen)
+        .subquery("ranked")
+    )
+    changed = (
+        update(highlights)
+        .where(_c.owner_uid == _OWNER, _c.highlight_id == ranked.c.highlight_id)
+        .values(updated_at=base + ranked.c.n * _MICRO, **values(ranked))
+        .returning(_c.highlight_id)
+        .cte("changed")
+    )
+    head = base + select(func.count()).select_from(changed).scalar_subquery() * _MICRO
+    return update(user_streams).where(user_streams.c.owner_uid == _OWNER).values(last_position=head)
+
+
+def _following(ranked: Subquery) -> dict[str, Any]:
+    gone = ranked.c.bookmark_deleted_at
+    return {"deleted_at": gone, "with_bookmark": gone.is_not(None)}
+
+
+@functools.cache
+def _follow_statement() -> Update:
+    """The highlights of the bookmarks ``ids`` follow them: a live highlight of a deleted bookmark is
+    deleted with it (at its deletion time, marked ``with_bookmark``), and one deleted with its bookmark
+    lives again once the bookmark does (a restore)."""
+    b = bookmarks.c
+    chosen = and_(
+        _c.client_bookmark_id == func.any(_IDS),
+        or_(
+            and_(_c.deleted_at.is_(None), b.deleted_at.is_not(None)),
+            and_(_c.deleted_at.is_not(None), _c.with_bookmark, b.deleted_at.is_(None)),
+        ),
+    )
+    return _restreamed(chosen, _following, b.deleted_at.label("bookmark_deleted_at"))
+
+
+@functools.cache
+def _follow_prepared() -> Prepared:
+    return Prepared.of(_follow_statement())
+
+
+async def follow_bookmarks(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> None:
+    """:func:`_follow_statement` in a session's transaction (bulk changes, restores)."""
+    if bookmark_ids:
+        await session.execute(_follow_statement(), {"owner": owner, "ids": list(bookmark_ids)})
+
+
+async def follow_bookmark_on(driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str) -> None:
+    """:func:`follow_bookmarks` of one bookmark in a driver transaction (the API's delete)."""
+    await _follow_prepared().rows(driver, {"owner": owner, "ids": [client_bookmark_id]})
+
+
+async def move_to(session: AsyncSession, owner: uuid.UUID, from_ids: Sequence[str], keep: str) -> None:
+    """Give the kept bookmark of a duplicates merge every highlight of the merged ones, at new positions."""
+    if from_ids:
+        chosen = _c.client_bookmark_id.in_(from_ids)
+        statement = _restreamed(chosen, lambda _: {"client_bookmark_id": literal(keep, Text())})
+        await session.execute(statement, {"owner": owner})
+
+
+async def forget(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> None:
+    """Blank what the highlights of purged bookmarks said (their tombstones stay in the stream) and drop
+    the bookmarks' readable text."""
+    if not bookmark_ids:
+        return
+    texts = page_texts.delete().where(
+        page_texts.c.owner_uid == owner, page_texts.c.client_bookmark_id.in_(bookmark_ids)
+    )
+    await session.execute(texts)
+    statement = (
+        update(highlights)
+        .where(
+            _c.owner_uid == owner,
+            _c.client_bookmark_id.in_(bookmark_ids),
+            _c.deleted_at.is_not(None),
+        )
+        .values(quote="", prefix="", suffix="", note="", with_bookmark=False)
+    )
+    await session.execute(statement)
+
+
+async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
+    for table in (highlights, page_texts):
+        await session.execute(table.delete().where(table.c.owner_uid == owner))
+
+
+async def copy_page_texts(
+    session: AsyncSession, source: uuid.UUID, target: uuid.UUID, bookmark_ids: Sequence[str]
+) -> None:
+    if not bookmark_ids:
+        return
+    p = page_texts.c
+    rows = select(literal(target, UUID(as_uuid=True)), p.client_bookmark_id, p.text).where(
+        p.owner_uid == source, p.client_bookmark_id.in_(bookmark_ids)
+    )
+    statement = insert(page_texts).from_select(["owner_uid", "client_bookmark_id", "text"], rows)
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["owner_uid", "client_bookmark_id"], set_={"text": statement.excluded.text}
+        )
+    )
+
+
+async def owned_by(session: AsyncSession, owner: uuid.UUID) -> list[Highlight]:
+    return await _select(session, _c.owner_uid == owner)
