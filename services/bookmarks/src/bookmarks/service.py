@@ -221,14 +221,11 @@ async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_
         if record is None:
             return
         if await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=existing is None):
-            if existing is not None:  # its highlights go with it
-                await highlights_store.follow_bookmark_on(driver, owner, client_bookmark_id)
             return
         existing = await _read_again(driver, owner, client_bookmark_id)
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is not None:
             await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=False)
-            await highlights_store.follow_bookmark_on(driver, owner, client_bookmark_id)
 
 
 async def replace_collections(

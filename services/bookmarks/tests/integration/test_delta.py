@@ -18,6 +18,8 @@ from bookmarks.api import wire
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.fields import Declared
 from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
+from bookmarks.highlights import store as highlights_store
+from bookmarks.highlights.rules import Highlight
 from bookmarks.store import repository
 
 
@@ -36,6 +38,8 @@ async def test_initial_sync_of_empty_stream(http: httpx.AsyncClient, user: Any) 
             "tombstones": [],
             "collections": [],
             "collectionTombstones": [],
+            "highlights": [],
+            "highlightTombstones": [],
         }
     }
 
@@ -304,7 +308,7 @@ async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering
     user = make_user()
     async with bookmarks_app.state.sessions() as session, session.begin():
         await repository.set_pro(session, user.id, is_pro)
-        position, _ = await repository.allocate_positions(session, user.id, 6)
+        position, _ = await repository.allocate_positions(session, user.id, 8)
         full = _every_field_set(user.id, position)
         bare = Bookmark(
             user.id,
@@ -334,6 +338,15 @@ async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering
         )
         for collection in (folder, gone):
             await repository.put_collection(session, collection)
+        mark = Highlight(
+            user.id, "h1", "full", ODD_TEXT, ODD_TEXT[:64], "", 3, 9, "pink", ODD_TEXT, "fuzzy",
+            created_at=position, updated_at=position + timedelta(microseconds=5),
+        )  # fmt: skip
+        unmarked = dataclasses.replace(
+            mark, highlight_id="h2", quote_start=None, quote_end=None, anchor=None,
+            updated_at=position + timedelta(microseconds=6), deleted_at=position + timedelta(microseconds=6),
+        )  # fmt: skip
+        await highlights_store.put(session, [mark, unmarked])
 
     data = (await delta(http, user, limit=10)).json()["data"]
 
@@ -344,3 +357,5 @@ async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering
     assert data["tombstones"] == [wire.bookmark_tombstone(dead)]
     assert data["collections"] == [wire.collection(folder)]
     assert data["collectionTombstones"] == [wire.collection_tombstone(gone)]
+    assert data["highlights"] == [wire.highlight(mark)]
+    assert data["highlightTombstones"] == [wire.highlight_tombstone(unmarked)]

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import functools
 import uuid
-from datetime import timedelta
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import ARRAY, UUID, ColumnElement, Interval, Text, and_, bindparam, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
-from sqlalchemy.sql.selectable import Subquery
+from sqlalchemy.sql.selectable import CTE, Subquery
 
 from bookmarks.highlights.rules import Highlight
 from bookmarks.store.tables import bookmarks, highlights, page_texts, user_streams
-from common.db import DriverConnection, Prepared
 
 _c = highlights.c
 _KEY = ("owner_uid", "highlight_id")
@@ -120,20 +119,49 @@ def _follow_statement() -> Update:
     return _restreamed(chosen, _following, b.deleted_at.label("bookmark_deleted_at"))
 
 
-@functools.cache
-def _follow_prepared() -> Prepared:
-    return Prepared.of(_follow_statement())
+def deleted_with_bookmark_ctes() -> tuple[CTE, CTE]:
+    """CTEs for the statement that writes one bookmark's tombstone (bound as its columns: ``owner_uid``,
+    ``client_bookmark_id``, ``deleted_at``, ``updated_at``): its live highlights are deleted with it, at
+    the positions right after the bookmark's, and the stream head moves past them. Part of that one
+    statement, so a delete stays one round trip after opening the stream (the CTEs see the rows as they
+    were when it began, which for highlights is all they need)."""
+    owner = bindparam("owner_uid", type_=UUID(as_uuid=True))
+    position = bindparam("updated_at", type_=highlights.c.updated_at.type)
+    ranked = (
+        select(_c.highlight_id, func.row_number().over(order_by=_c.highlight_id).label("n"))
+        .where(
+            _c.owner_uid == owner,
+            _c.client_bookmark_id == bindparam("client_bookmark_id", type_=Text()),
+            _c.deleted_at.is_(None),
+        )
+        .subquery("live_marks")
+    )
+    followed = (
+        update(highlights)
+        .where(_c.owner_uid == owner, _c.highlight_id == ranked.c.highlight_id)
+        .values(
+            deleted_at=bindparam("deleted_at", type_=highlights.c.deleted_at.type),
+            with_bookmark=True,
+            updated_at=position + ranked.c.n * _MICRO,
+        )
+        .returning(_c.highlight_id)
+        .cte("followed")
+    )
+    count = select(func.count()).select_from(followed).scalar_subquery()
+    head = (
+        update(user_streams)
+        .where(user_streams.c.owner_uid == owner, count > 0)
+        .values(last_position=func.greatest(user_streams.c.last_position, position + count * _MICRO))
+        .returning(user_streams.c.owner_uid)
+        .cte("followed_head")
+    )
+    return followed, head
 
 
 async def follow_bookmarks(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> None:
     """:func:`_follow_statement` in a session's transaction (bulk changes, restores)."""
     if bookmark_ids:
         await session.execute(_follow_statement(), {"owner": owner, "ids": list(bookmark_ids)})
-
-
-async def follow_bookmark_on(driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str) -> None:
-    """:func:`follow_bookmarks` of one bookmark in a driver transaction (the API's delete)."""
-    await _follow_prepared().rows(driver, {"owner": owner, "ids": [client_bookmark_id]})
 
 
 async def move_to(session: AsyncSession, owner: uuid.UUID, from_ids: Sequence[str], keep: str) -> None:

@@ -38,6 +38,7 @@ from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
+from bookmarks.highlights import store as highlights_store
 from bookmarks.imports.tables import imports
 from bookmarks.search.index import (
     PageText,
@@ -258,7 +259,11 @@ def _event_parameters(event: Event) -> dict[str, Any]:
 
 @functools.cache
 def _put_bookmark_with_event_prepared(tombstone: bool, create: bool) -> Prepared:
-    return Prepared.of(_with_event(put_statement(tombstone, only_if_absent=create), bookmarks))
+    """A tombstone's statement also deletes the bookmark's highlights with it (one statement still)."""
+    statement = _with_event(put_statement(tombstone, only_if_absent=create), bookmarks)
+    if tombstone:
+        statement = statement.add_cte(*highlights_store.deleted_with_bookmark_ctes())
+    return Prepared.of(statement)
 
 
 async def put_bookmark_with_event(

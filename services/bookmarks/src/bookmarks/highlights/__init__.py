@@ -1,0 +1,1 @@
+"""Highlights and notes (docs/api-guide.md, section 16)."""
