@@ -89,6 +89,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("/v1/bookmarks/{rest:path}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{collectionId}", BOOKMARKS, _R),
     RouteSpec("/v1/collections/{rest:path}", BOOKMARKS, _R),
+    RouteSpec("/v1/highlights/{highlightId}", BOOKMARKS, _R),
     RouteSpec("/v1/duplicates", BOOKMARKS, _R),
     RouteSpec("/v1/duplicates/merge", BOOKMARKS, _R),
     RouteSpec("/v1/trash", BOOKMARKS, _R),

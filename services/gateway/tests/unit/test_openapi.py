@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gateway.openapi import combine
+from gateway.routing import route_for_path
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 
@@ -54,6 +55,18 @@ def test_only_public_paths_are_documented(combined: dict[str, Any]) -> None:
     assert paths, "expected the services' public paths"
     assert all(p.startswith("/v1/") for p in paths)
     assert not any("/internal" in p for p in paths)
+
+
+def test_every_public_path_of_a_service_is_routed_to_it() -> None:
+    """The combined document drops what the gateway does not route: a new route of a service must be in
+    the gateway's table (gateway.routing.ROUTES) to be reachable at all."""
+    unrouted = [
+        (upstream, path)
+        for upstream, document in _service_documents().items()
+        for path in document["paths"]
+        if path.startswith("/v1/") and getattr(route_for_path(path), "upstream", None) != upstream
+    ]
+    assert unrouted == []
 
 
 def test_every_error_response_is_the_error_body_and_refs_resolve(combined: dict[str, Any]) -> None:

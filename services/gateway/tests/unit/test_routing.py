@@ -50,6 +50,7 @@ from gateway.routing import AuthMode, Effect, has_dot_segments, route_for_path
         ("/v1/enrichment/capture", "/v1/enrichment/capture", "enrichment", AuthMode.REQUIRED),
         ("/v1/enrichment/jobs/1", "/v1/enrichment/{rest:path}", "enrichment", AuthMode.REQUIRED),
         ("/v1/exports", "/v1/exports", "bookmarks", AuthMode.REQUIRED),
+        ("/v1/highlights/h-1", "/v1/highlights/{highlightId}", "bookmarks", AuthMode.REQUIRED),
     ],
 )
 def test_public_paths_map_to_their_owner(path: str, template: str, upstream: str, auth: AuthMode) -> None:
