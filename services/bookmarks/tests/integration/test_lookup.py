@@ -11,6 +11,8 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bookmarks.store import lookups
+from common.events import EnrichmentCompleted, EnrichmentResult
+from devstack.testing import eventually
 
 
 async def lookup(http: httpx.AsyncClient, user: Any, url: str) -> httpx.Response:
@@ -72,6 +74,28 @@ async def test_of_several_bookmarks_of_one_url_the_latest_changed_is_returned(
     assert (await lookup(http, user, url)).json()["data"]["clientBookmarkId"] == "first"
 
 
+async def test_a_bookmark_whose_page_names_the_url_as_canonical_is_found_after_those_saved_as_it(
+    http: httpx.AsyncClient, user: Any, publish: Any
+) -> None:
+    article = f"https://news.example/{uuid.uuid4().hex}"
+    amp = article.replace("news.example/", "news.example/amp/")
+    await put(http, user, "amp", {"url": amp})
+    result = EnrichmentResult(normalizedUrl=amp, domain="news.example", canonicalUrl=article)
+    await publish(EnrichmentCompleted(userId=user.id, clientBookmarkId="amp", normalizedUrl=amp, result=result))
+
+    async def by_canonical() -> Any:
+        found = await lookup(http, user, "https://www.news.example/" + article.rsplit("/", 1)[1] + "?utm_source=x")
+        return found.json()["data"] if found.status_code == 200 else None
+
+    found = await eventually(by_canonical)
+    assert found["clientBookmarkId"] == "amp" and found["canonicalUrl"] == article
+    assert (await lookup(http, user, amp)).json()["data"]["clientBookmarkId"] == "amp"
+
+    await put(http, user, "direct", {"url": article})
+    await put(http, user, "amp", {"url": amp, "title": "touched later"})
+    assert (await lookup(http, user, article)).json()["data"]["clientBookmarkId"] == "direct"
+
+
 async def test_bad_urls_are_refused(http: httpx.AsyncClient, user: Any) -> None:
     for url in ("not a url", "ftp://example.com/", "https://", "javascript:alert(1)"):
         response = await lookup(http, user, url)
@@ -108,4 +132,5 @@ async def test_the_lookup_reads_the_index(infra: Any) -> None:
     finally:
         await engine.dispose()
     assert "ix_bookmarks_live_url" in plan, plan
+    assert "ix_bookmarks_live_duplicate_key" in plan, plan  # the canonical URL's side
     assert "Seq Scan" not in plan, plan
