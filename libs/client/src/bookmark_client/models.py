@@ -102,6 +102,7 @@ class Bookmark(_Wire):
     link_status: str | None = None
     link_checked_at: str | None = None
     link_moved_to: str | None = None
+    canonical_url: str | None = None
     # END generated
     deleted: bool = False
     deleted_at: str | None = None

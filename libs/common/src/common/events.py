@@ -159,6 +159,9 @@ class EnrichmentResult(BaseModel):
     language: str | None = None
     # Who wrote summary, saveWhy and tags: "llm" or "offline" (the offline analyser, also the LLM's fallback).
     summarySource: str | None = None
+    # The canonical URL the page names, normalized, when it is on the saved URL's registrable domain, else
+    # None (common.canonical.same_site_canonical); bookmarks groups duplicates by it (docs/api-guide.md, section 14).
+    canonicalUrl: str | None = None
     # The page's readable text for highlights and search (docs/api-guide.md sections 12 and 16), at most
     # PAGE_TEXT_MAX_BYTES of UTF-8 (see page_text_excerpt): the event stays below the broker's 1 MiB message limit.
     text: str | None = None

@@ -164,7 +164,8 @@ def client_write(fields: Mapping[str, Any]) -> BookmarkWrite:
 
 
 async def lookup_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, url: str) -> BookmarkView:
-    """The owner's live bookmark of ``url``'s normalized URL (the newest if several); 404 when none."""
+    """The owner's live bookmark saved as ``url``'s normalized URL, else one whose page names it as its
+    canonical URL (the newest if several); 404 when none."""
     normalized = normalize_url(url).url
     async with transaction(sessions) as session:  # one snapshot for the record and the plan
         found = await lookups.live_bookmark_by_url(session, owner, normalized)

@@ -16,6 +16,9 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaProducer
 from asgi_lifespan import LifespanManager
+from sqlalchemy import text
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bookmarks.main import create_app
 from bookmarks.settings import Settings
@@ -201,3 +204,40 @@ def sync_lib(http: httpx.AsyncClient) -> Callable[..., Awaitable[Library]]:
         return await sync_library(http, user, library, **kwargs)
 
     return run
+
+
+@dataclass
+class LargeLibrary:
+    """One owner's library of many live bookmarks (``https://big.example/<n>``), analysed, so the planner
+    chooses as for a real large library rather than for a test user's few rows."""
+
+    owner: uuid.UUID
+    engine: AsyncEngine
+
+    async def plan(self, statement: Any) -> str:
+        """EXPLAIN of ``statement`` (its parameters inlined)."""
+        sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+        async with self.engine.connect() as conn:
+            # This owner is most of a test table, never of a real one: there, the table is read through indexes.
+            await conn.execute(text("SET enable_seqscan = off"))
+            return "\n".join(row[0] for row in await conn.exec_driver_sql("EXPLAIN " + sql))
+
+
+@pytest.fixture(scope="module")
+async def large_library(infra: Any) -> AsyncIterator[LargeLibrary]:
+    owner = uuid.uuid4()
+    engine = create_async_engine(infra.dsn("bookmarks"))
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO bookmarks (owner_uid, client_bookmark_id, url, normalized_url, domain, created_at, updated_at)"
+                " SELECT :owner, 'big-' || n, 'https://big.example/' || n, 'https://big.example/' || n, 'big.example',"
+                " now(), now() + n * interval '1 microsecond' FROM generate_series(1, 5000) AS n"
+            ),
+            {"owner": owner},
+        )
+        await conn.execute(text("ANALYZE bookmarks"))
+    yield LargeLibrary(owner, engine)
+    async with engine.begin() as conn:
+        await conn.execute(text("DELETE FROM bookmarks WHERE owner_uid = :owner"), {"owner": owner})
+    await engine.dispose()

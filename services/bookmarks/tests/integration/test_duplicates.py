@@ -3,10 +3,15 @@ with the field rules; the merged ones go to the trash with ``mergedInto``, and r
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
+
+from bookmarks.duplicates import store
+from common.events import EnrichmentCompleted, EnrichmentResult
+from devstack.testing import eventually
 
 
 async def put(http: httpx.AsyncClient, user: Any, bid: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -117,3 +122,105 @@ async def test_another_users_bookmarks_are_neither_grouped_nor_merged(
     response = await merge(http, user, "mine", ["theirs"])
     assert response.status_code == 400
     assert (await groups(http, other))["groups"] == []
+
+
+# --- canonical URLs: the key is the page's canonical URL, else the normalized URL ---------------------------
+
+ARTICLE = "https://news.example/article"
+
+
+async def enrich(publish: Any, sync: Any, user: Any, bid: str, url: str, canonical: str | None) -> dict[str, Any]:
+    """Apply an enrichment result naming ``canonical`` through bookmarks' consumer; the record as a device
+    receives it through delta."""
+    result = EnrichmentResult(normalizedUrl=url, domain=url.split("/")[2], title=f"Title {bid}", canonicalUrl=canonical)
+    await publish(EnrichmentCompleted(userId=user.id, clientBookmarkId=bid, normalizedUrl=url, result=result))
+
+    async def applied() -> Any:
+        live, _, _ = await sync(user)
+        record = live.get(bid)
+        return record if record and record["enrichmentStatus"] == "completed" else None
+
+    return dict(await eventually(applied))
+
+
+async def test_amp_mobile_and_tracking_copies_group_with_the_article_by_its_canonical_url_and_merge(
+    http: httpx.AsyncClient, user: Any, publish: Any, sync: Any
+) -> None:
+    await put(http, user, "article", {"url": ARTICLE, "userTags": ["news"], "clientSavedAt": "2024-01-01T00:00:00Z"})
+    await put(http, user, "amp", {"url": "https://news.example/amp/article", "clientSavedAt": "2024-01-02T00:00:00Z"})
+    await put(http, user, "mobile", {"url": "https://m.news.example/article?fbclid=1", "userTags": ["phone"],
+                                     "clientSavedAt": "2024-01-03T00:00:00Z"})  # fmt: skip
+    await put(http, user, "other", {"url": "https://news.example/other"})
+    assert (await groups(http, user))["groups"] == []
+
+    # The pages name the article (the mobile one with a tracking variant, normalized by enrichment).
+    amp = await enrich(publish, sync, user, "amp", "https://news.example/amp/article", ARTICLE)
+    mobile = await enrich(publish, sync, user, "mobile", "https://m.news.example/article", ARTICLE)
+    other = await enrich(publish, sync, user, "other", "https://news.example/other", None)
+    assert amp["canonicalUrl"] == mobile["canonicalUrl"] == ARTICLE  # devices see it through delta
+    assert other["canonicalUrl"] is None
+    assert amp["url"] == "https://news.example/amp/article" and mobile["userTags"] == ["phone"]  # user fields kept
+
+    found = await groups(http, user)
+    assert [(g["key"], [b["clientBookmarkId"] for b in g["bookmarks"]]) for g in found["groups"]] == [
+        (ARTICLE, ["article", "amp", "mobile"])
+    ]
+    assert (await merge(http, user, "article", ["amp", "other"])).status_code == 400  # other is no duplicate
+
+    response = await merge(http, user, "article", ["amp", "mobile"])
+    assert response.status_code == 200, response.text
+    kept = response.json()["data"]
+    assert kept["userTags"] == ["news", "phone"] and kept["url"] == ARTICLE
+    assert (await groups(http, user))["groups"] == []
+    assert (await http.post("/v1/trash/mobile/restore", headers=user.headers)).status_code == 200
+    assert [[b["clientBookmarkId"] for b in g["bookmarks"]] for g in (await groups(http, user))["groups"]] == [
+        ["article", "mobile"]
+    ]
+
+
+async def test_two_copies_naming_one_canonical_url_group_without_the_article_and_a_new_url_leaves(
+    http: httpx.AsyncClient, user: Any, publish: Any, sync: Any
+) -> None:
+    await put(http, user, "amp", {"url": "https://news.example/amp/article"})
+    await put(http, user, "mobile", {"url": "https://m.news.example/article"})
+    await enrich(publish, sync, user, "amp", "https://news.example/amp/article", ARTICLE)
+    await enrich(publish, sync, user, "mobile", "https://m.news.example/article", ARTICLE)
+    assert [g["key"] for g in (await groups(http, user))["groups"]] == [ARTICLE]
+
+    # Another URL: what enrichment said about the old page, its canonical URL too, no longer holds.
+    moved = await put(http, user, "mobile", {"url": "https://m.news.example/elsewhere"})
+    assert moved["canonicalUrl"] is None
+    assert (await groups(http, user))["groups"] == []
+
+
+async def test_a_page_on_another_site_naming_the_article_is_never_its_duplicate(
+    http: httpx.AsyncClient, user: Any, publish: Any, sync: Any
+) -> None:
+    await put(http, user, "evil", {"url": "https://evil.example/copy"})
+    # A result claiming the article (enrichment refuses such a canonical URL; bookmarks drops it as well).
+    evil = await enrich(publish, sync, user, "evil", "https://evil.example/copy", ARTICLE)
+    assert evil["canonicalUrl"] is None
+    lookup = await http.get("/v1/bookmarks/lookup", params={"url": ARTICLE}, headers=user.headers)
+    assert lookup.status_code == 404
+
+    await put(http, user, "real", {"url": ARTICLE})
+    assert (await groups(http, user))["groups"] == []
+    assert (await merge(http, user, "real", ["evil"])).status_code == 400
+    lookup = await http.get("/v1/bookmarks/lookup", params={"url": ARTICLE}, headers=user.headers)
+    assert lookup.json()["data"]["clientBookmarkId"] == "real"
+
+
+async def test_the_listing_reads_the_owners_rows_and_its_members_the_duplicate_key_index(
+    large_library: Any,
+) -> None:
+    owner = large_library.owner
+    after = store.GroupKey("https://big.example/9", datetime(2026, 1, 1, tzinfo=UTC))
+    for statement in (
+        store.group_keys_statement(owner, after=None, limit=21),
+        store.group_keys_statement(owner, after=after, limit=21),
+    ):
+        plan = await large_library.plan(statement)
+        assert "Seq Scan" not in plan, plan  # one owner's live rows, whichever of its indexes
+    plan = await large_library.plan(store.members_statement(owner, ["https://big.example/1", "https://big.example/2"]))
+    assert "ix_bookmarks_live_duplicate_key" in plan, plan
+    assert "Seq Scan" not in plan, plan

@@ -156,6 +156,30 @@ def test_enrichment_overwrites_with_non_empty_values() -> None:
     assert (out.title, out.description, out.thumbnail_url) == ("Page", "D", "https://e.com/i.png")
 
 
+@pytest.mark.parametrize(
+    ("declared", "kept"),
+    [
+        ("https://www.e.com/a?utm_source=x", "https://e.com/a"),
+        ("https://amp.e.com/a", "https://amp.e.com/a"),
+        ("https://evil.example/a", None),  # another site: dropped, whoever produced the result
+        ("javascript:alert(1)", None),
+        (None, None),
+    ],
+)
+def test_enrichment_keeps_a_same_site_canonical_url_only(declared: str | None, kept: str | None) -> None:
+    b = replace(created(user_tags=["u"], notes="N"), canonical_url="https://e.com/old")
+    result = EnrichmentResult(normalizedUrl="https://e.com/a", domain="e.com", canonicalUrl=declared)
+    out = rules.apply_enrichment(b, result, T1, T1)
+    assert out.canonical_url == kept
+    assert out.user_tags == ("u",) and out.notes == "N" and out.url == b.url
+
+
+def test_a_changed_url_clears_the_canonical_url() -> None:
+    b = replace(enriched(), canonical_url="https://e.com/a")
+    moved = rules.merge_write(b, write(url="https://f.com/", normalized_url="https://f.com/", domain="f.com"), T2)
+    assert moved is not None and moved.canonical_url is None
+
+
 def test_enrichment_applies_only_to_a_live_bookmark_of_that_page() -> None:
     b = created()
     assert rules.enrichment_applies(b, "https://e.com/a")

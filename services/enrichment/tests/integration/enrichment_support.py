@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import html
 import io
 import uuid
 import zlib
@@ -202,6 +203,13 @@ def build_site(site: Site) -> Starlette:
         variant, key = request.path_params["variant"], request.path_params["key"]
         return _hostile_preview(site, variant, key)
 
+    async def canonical(request: Request) -> Response:
+        # The article, naming ?to= as its canonical URL.
+        count(request)
+        named = html.escape(request.query_params["to"], quote=True)
+        page = article_html(request.path_params["key"])
+        return HTMLResponse(page.replace("</head>", f"<link rel='canonical' href='{named}'></head>", 1))
+
     async def plain(request: Request) -> Response:
         count(request)
         return PlainTextResponse(f"Release notes {request.path_params['key']}\n\n{ARTICLE_TEXT}")
@@ -216,6 +224,7 @@ def build_site(site: Site) -> Starlette:
             Route("/held/{key}", held),
             Route("/render-hang/{key}", render_hang),
             Route("/plain/{key}", plain),
+            Route("/canonical/{key}", canonical),
             Route("/asset/{rest:path}", asset),
             Route("/img/{name}", image_png),
             Route("/with-image/{variant}/{key}", with_image),

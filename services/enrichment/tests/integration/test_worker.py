@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import psutil
@@ -169,6 +170,29 @@ async def test_worker_enriches_a_page_for_every_waiting_bookmark(infra: Any, db:
         'enrichment_cache_lookups_total{result="miss"}',
     ):
         assert name in metrics, name
+
+
+@pytest.mark.parametrize(
+    ("named", "kept"),
+    [
+        ("{site}/article/{key}?utm_source=amp#top", "{site}/article/{key}"),  # this site: kept, normalized
+        ("https://news.example/article", None),  # another site: a hostile claim, refused
+        ("javascript:alert(1)", None),
+    ],
+)
+async def test_the_result_carries_the_canonical_url_the_page_names_on_its_own_site_only(
+    infra: Any, db: Db, site: Site, named: str, kept: str | None
+) -> None:
+    key = uuid.uuid4().hex[:8]
+    url = site.url(f"/canonical/{key}?" + urlencode({"to": named.format(site=site.base_url, key=key)}))
+    user, bookmark = await enqueue(db, url)
+
+    async with serve_app(worker_app(infra, db)):
+        job = await eventually(lambda: job_ended(db))
+
+    assert job["status"] == "completed"
+    (event,) = await db.events("enrichment.completed", userId=str(user), clientBookmarkId=bookmark)
+    assert event["result"]["canonicalUrl"] == (kept.format(site=site.base_url, key=key) if kept else None)
 
 
 async def test_plain_text_is_enriched_without_snapshots(infra: Any, db: Db, site: Site) -> None:

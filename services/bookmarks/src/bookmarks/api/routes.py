@@ -91,7 +91,8 @@ async def lookup_bookmark(
     sessions: Sessions,
     url: Annotated[str, Query(max_length=2048, description="Any spelling of the URL; it is normalized.")],
 ) -> Response:
-    """The caller's live bookmark whose normalized URL equals ``url``'s (404 when there is none)."""
+    """The caller's live bookmark whose normalized URL, else whose page's canonical URL, equals ``url``'s
+    normalized form (404 when there is none)."""
     try:
         view = await service.lookup_bookmark(sessions=sessions, owner=user.user_id, url=url)
     except InvalidUrlError as exc:

@@ -21,6 +21,7 @@ from pydantic import Field as PydanticField
 
 from bookmarks.domain.fields import SPEC, FieldSpec, Writable, declared_fields
 from bookmarks.domain.tags import normalize_user_tags
+from common.canonical import same_site_canonical
 from common.events import EnrichmentResult
 from common.validation import CLIENT_ID_RE, Text
 
@@ -66,6 +67,7 @@ ENRICHMENT_RESET: Mapping[str, Any] = {
     "link_status": None,
     "link_checked_at": None,
     "link_moved_to": None,
+    "canonical_url": None,
 }
 
 
@@ -117,6 +119,9 @@ class Bookmark:
     link_status: LinkStatus | None = None
     link_checked_at: datetime | None = None
     link_moved_to: str | None = None
+    # The page's own canonical URL, normalized, on the saved URL's site only (common.canonical): with the
+    # normalized URL it makes the duplicates key (docs/api-guide.md, section 14).
+    canonical_url: str | None = None
     deleted_at: datetime | None = _spec(None, on_wire=False)  # a tombstone is its own wire shape
 
     @property
@@ -261,9 +266,11 @@ def apply_enrichment(
     existing: Bookmark, result: EnrichmentResult, enriched_at: datetime, position: datetime
 ) -> Bookmark:
     """Write the server's enrichment fields. Title, description and thumbnail are server-authoritative,
-    but an empty value never erases what the user typed; the user's own fields are never touched."""
+    but an empty value never erases what the user typed; the user's own fields are never touched. A
+    canonical URL off the bookmark's site is dropped here too, whoever produced the result."""
     updated = replace(
         existing,
+        canonical_url=same_site_canonical(existing.normalized_url, result.canonicalUrl),
         summary=result.summary,
         save_why=result.saveWhy,
         tags=tuple(result.tags),

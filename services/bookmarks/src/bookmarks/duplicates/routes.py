@@ -20,7 +20,9 @@ BookmarkId = Annotated[str, Field(pattern=CLIENT_ID_PATTERN)]
 
 
 class DuplicateGroup(BaseModel):
-    key: str = Field(description="What the group's bookmarks share: their normalized URL.")
+    key: str = Field(
+        description="What the group's bookmarks share: the canonical URL their pages name, else their normalized URL."
+    )
     bookmarks: list[Bookmark]
 
 

@@ -17,7 +17,7 @@ from bookmarks.domain.errors import UserGone
 from bookmarks.domain.model import Bookmark, tombstone
 from bookmarks.duplicates import store
 from bookmarks.duplicates.cursor import decode_group_cursor, encode_group_cursor
-from bookmarks.duplicates.rules import merged
+from bookmarks.duplicates.rules import merged, sort_time
 from bookmarks.highlights import store as highlights_store
 from bookmarks.service import BookmarkView
 from bookmarks.store import lookups, repository
@@ -51,8 +51,8 @@ async def list_duplicates(
         members = await store.members(session, owner, [k.key for k in shown])
         is_pro = await lookups.is_pro(session, owner)
     by_key: dict[str, list[Bookmark]] = defaultdict(list)
-    for record in members:
-        by_key[record.normalized_url].append(record)
+    for member in sorted(members, key=lambda m: (sort_time(m.record), m.record.client_bookmark_id)):
+        by_key[member.key].append(member.record)  # oldest save first
     groups = [DuplicateGroup(k.key, by_key[k.key]) for k in shown if len(by_key[k.key]) > 1]
     next_cursor = encode_group_cursor(shown[-1], owner=owner, secret=secret) if len(keys) > limit else None
     return DuplicatesPage(groups, next_cursor, is_pro)
@@ -67,12 +67,12 @@ async def merge_duplicates(
         if await repository.open_stream(session, owner) is None:
             raise UserGone()
         found = await store.live_for_update(session, owner, [keep, *merge])
-        kept, others = found.get(keep), [found.get(bid) for bid in dict.fromkeys(merge)]
-        if kept is None or any(other is None for other in others):
+        kept_keyed, others = found.get(keep), [found.get(bid) for bid in dict.fromkeys(merge)]
+        if kept_keyed is None or any(other is None for other in others):
             raise InvalidRequest("Every id must be a live bookmark of yours.")
-        merging = [other for other in others if other is not None]
-        if any(other.normalized_url != kept.normalized_url for other in merging):
+        if any(other is not None and other.key != kept_keyed.key for other in others):
             raise InvalidRequest("Only duplicates of the kept bookmark can be merged into it.")
+        kept, merging = kept_keyed.record, [other.record for other in others if other is not None]
         first, is_pro = await repository.allocate_positions(session, owner, len(merging) + 1)
         try:
             result = merged(kept, merging, first)

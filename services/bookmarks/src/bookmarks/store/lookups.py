@@ -1,14 +1,15 @@
-"""Point reads of the bookmarks database: whether a user is pro, and a live bookmark by its URL."""
+"""Point reads of the bookmarks database: whether a user is pro, and a live bookmark by its URL or canonical URL."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from sqlalchemy import UUID, Text, bindparam, select
+from sqlalchemy import UUID, ColumnElement, Select, Text, bindparam, literal_column, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.model import Bookmark
-from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, user_streams
+from bookmarks.store.tables import BOOKMARK_COLUMNS, DUPLICATE_KEY, bookmarks, user_streams
 
 _OWNER = bindparam("owner", type_=UUID(as_uuid=True))
 
@@ -18,20 +19,30 @@ async def is_pro(session: AsyncSession, owner: uuid.UUID) -> bool:
     return bool(row.is_pro) if row is not None else False
 
 
-# ix_bookmarks_live_url serves it: the live rows of one owner and URL, newest position first.
-_BY_URL = (
-    select(*BOOKMARK_COLUMNS)
-    .where(
-        bookmarks.c.owner_uid == _OWNER,
-        bookmarks.c.normalized_url == bindparam("normalized_url", type_=Text()),
-        bookmarks.c.deleted_at.is_(None),
+_URL = bindparam("normalized_url", type_=Text())
+
+
+def _newest_live(condition: ColumnElement[bool], rank: int) -> Select[Any]:
+    return (
+        select(*BOOKMARK_COLUMNS, literal_column(str(rank)).label("lookup_rank"))
+        .where(bookmarks.c.owner_uid == _OWNER, condition, bookmarks.c.deleted_at.is_(None))
+        .order_by(bookmarks.c.updated_at.desc())
+        .limit(1)
     )
-    .order_by(bookmarks.c.updated_at.desc())
+
+
+# The newest live row of one owner saved as the URL (ix_bookmarks_live_url), else the newest whose key is
+# the URL (ix_bookmarks_live_duplicate_key): past the first, that is a row whose page names the URL as its
+# canonical URL. Two index reads of at most one row each.
+_BY_URL = (
+    union_all(_newest_live(bookmarks.c.normalized_url == _URL, 0), _newest_live(DUPLICATE_KEY == _URL, 1))
+    .order_by(literal_column("lookup_rank"))
     .limit(1)
 )
 
 
 async def live_bookmark_by_url(session: AsyncSession, owner: uuid.UUID, normalized_url: str) -> Bookmark | None:
-    """The owner's most recently changed live bookmark of ``normalized_url``, or None."""
+    """The owner's live bookmark of ``normalized_url``: the most recently changed of those saved as it, else
+    of those whose page names it as its canonical URL; None when there is none."""
     row = (await session.execute(_BY_URL, {"owner": owner, "normalized_url": normalized_url})).mappings().first()
     return Bookmark.from_row(row) if row is not None else None

@@ -70,6 +70,19 @@ bookmarks = Table(
     ),
 )
 
+# The duplicates key (docs/api-guide.md, section 14), written here only: the page's canonical URL, else the
+# normalized URL. Bookmarks with one key are duplicates; as a canonical URL is itself normalized, a copy
+# naming X as its canonical meets the bookmark saved as X. Listing, merge and lookup read it through
+# ix_bookmarks_live_duplicate_key (migration 0015): an owner's live rows of one key, newest first.
+DUPLICATE_KEY = func.coalesce(bookmarks.c.canonical_url, bookmarks.c.normalized_url)
+Index(
+    "ix_bookmarks_live_duplicate_key",
+    bookmarks.c.owner_uid,
+    DUPLICATE_KEY,
+    bookmarks.c.updated_at.desc(),
+    postgresql_where=bookmarks.c.deleted_at.is_(None),
+)
+
 
 class CollectionRow(SQLModel, table=True):
     """One collection (folder) of one user; same stream-position semantics as a bookmark row."""

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from opentelemetry import trace
 
+from common.canonical import same_site_canonical
 from common.events import EnrichmentResult, page_text_excerpt
 from common.urls import normalize_url
 from enrichment.domain.model import normalize_tags, snapshot_status
@@ -136,6 +137,7 @@ class Enricher:
             language=content.language,
             summarySource=analysis.source,
             text=page_text_excerpt(content.text),
+            canonicalUrl=same_site_canonical(job.normalized_url, content.canonical_url),
         )
         return Enrichment(result=result, snapshots=snapshots, images=(thumbnail,) if thumbnail is not None else ())
 

@@ -1,16 +1,16 @@
 """Highlights and notes (docs/api-guide.md, section 16): a record of their own in the delta stream, and
 each bookmark's readable text they are anchored in.
 
-Revision ID: 0013
-Revises: 0012
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-11-28
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013"
-down_revision = "0012"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
