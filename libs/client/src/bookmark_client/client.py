@@ -40,9 +40,11 @@ from bookmark_client.merge import (
     collection_ids,
     normalize_collection_fields,
     normalize_fields,
+    normalize_highlight_fields,
     now_iso,
     validate_bookmark_id,
     validate_collection_id,
+    validate_highlight_id,
 )
 from bookmark_client.models import (
     Bookmark,
@@ -51,6 +53,7 @@ from bookmark_client.models import (
     EnqueueResult,
     EnrichmentJob,
     FlushResult,
+    Highlight,
     ImportRecord,
     LinkPreview,
     PageProgress,
@@ -377,6 +380,36 @@ class BookmarkClient:
         validate_collection_id(collection_id)
         await self._store.queue_collection_delete(collection_id)
 
+    # -- highlights ------------------------------------------------------------------------------
+
+    async def get_highlight(self, highlight_id: str) -> Highlight | None:
+        record = await self._store.get_highlight(highlight_id)
+        return Highlight.model_validate(record) if record is not None else None
+
+    async def list_highlights(
+        self, bookmark_id: str | None = None, *, include_deleted: bool = False
+    ) -> list[Highlight]:
+        """The local highlights, newest first: all of them, or those of one bookmark. A highlight of a bookmark
+        deleted here counts as deleted (the server deletes them together, and a trash restore brings both back)."""
+        records = await self._store.list_highlights(bookmark_id=bookmark_id, include_deleted=include_deleted)
+        return [Highlight.model_validate(r) for r in records]
+
+    async def put_highlight(self, highlight_id: str, fields: Mapping[str, Any]) -> Highlight:
+        """Create a highlight, or change its ``color`` or ``note``, locally, and queue the PUT (wire or
+        snake_case names). A new one needs ``bookmarkId`` (a live bookmark here: one saved offline is sent
+        first) and ``quote``; ``prefix``, ``suffix``, ``start`` and ``end`` help the server find it on the
+        page. Those never change after creation (a different value raises ``ValueError``)."""
+        validate_highlight_id(highlight_id)
+        await self._store.queue_highlight_put(highlight_id, normalize_highlight_fields(fields))
+        highlight = await self.get_highlight(highlight_id)
+        assert highlight is not None
+        return highlight
+
+    async def delete_highlight(self, highlight_id: str) -> None:
+        """Delete locally at once and queue the DELETE (idempotent: unknown ids are fine)."""
+        validate_highlight_id(highlight_id)
+        await self._store.queue_highlight_delete(highlight_id)
+
     async def pending_operations(self) -> list[QueuedOp]:
         return await self._store.pending_ops()
 
@@ -456,11 +489,13 @@ class BookmarkClient:
         path = f"/v1/bookmarks/{op.bookmark_id}"
         if op.kind in ("collection-put", "collection-delete"):
             path = f"/v1/collections/{op.bookmark_id}"
-        if op.kind in ("put", "collection-put"):
+        if op.kind in ("highlight-put", "highlight-delete"):
+            path = f"/v1/highlights/{op.bookmark_id}"
+        if op.kind in ("put", "collection-put", "highlight-put"):
             response = await self._request("PUT", path, json=op.payload["fields"])
             data = response.json().get("data")
             return data if isinstance(data, dict) else None
-        if op.kind in ("delete", "collection-delete"):
+        if op.kind in ("delete", "collection-delete", "highlight-delete"):
             await self._request("DELETE", path)
             return None
         await self._request("PUT", f"{path}/collections", json={"collectionIds": op.payload["collectionIds"]})
@@ -505,27 +540,36 @@ class BookmarkClient:
         tombstones = list(page.get("tombstones") or [])
         collections = list(page.get("collections") or [])
         collection_tombstones = list(page.get("collectionTombstones") or [])
+        highlights = list(page.get("highlights") or [])
+        highlight_tombstones = list(page.get("highlightTombstones") or [])
         changes = await self._store.apply_delta_page(
             upserts,
             tombstones,
             cursor=cursor,
             collections=collections,
             collection_tombstones=collection_tombstones,
+            highlights=highlights,
+            highlight_tombstones=highlight_tombstones,
         )
         result.pages += 1
         result.upserts += len(upserts)
         result.tombstones += len(tombstones)
         result.collections += len(collections)
         result.collection_tombstones += len(collection_tombstones)
+        result.highlights += len(highlights)
+        result.highlight_tombstones += len(highlight_tombstones)
         _extend_unique(result.changed_ids, changes.bookmarks)
         _extend_unique(result.changed_collection_ids, changes.collections)
+        _extend_unique(result.changed_highlight_ids, changes.highlights)
         return PageProgress(
             result.pages,
             len(upserts),
             len(tombstones),
-            len(changes.bookmarks) + len(changes.collections),
+            len(changes.bookmarks) + len(changes.collections) + len(changes.highlights),
             collections=len(collections),
             collection_tombstones=len(collection_tombstones),
+            highlights=len(highlights),
+            highlight_tombstones=len(highlight_tombstones),
         )
 
     async def _delta_page(self, cursor: str | None) -> dict[str, Any]:

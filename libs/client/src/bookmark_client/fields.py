@@ -4,7 +4,8 @@ never enters the offline queue.
 Each check takes the field's wire name and a value and returns the value in wire form (or raises
 ``ValueError``). :class:`Writable` attaches a check to a field of :class:`~bookmark_client.models.Bookmark`
 or :class:`~bookmark_client.models.Collection`: that annotation is the one place that makes a field
-client-writable (``merge.CLIENT_FIELDS`` and ``merge.COLLECTION_FIELDS`` are derived from it).
+client-writable (``merge.CLIENT_FIELDS``, ``merge.COLLECTION_FIELDS`` and ``merge.HIGHLIGHT_FIELDS`` are
+derived from it).
 """
 
 from __future__ import annotations
@@ -19,20 +20,31 @@ from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
+    "HIGHLIGHT_COLORS",
     "ID_PATTERN",
     "MAX_COLLECTION_NAME",
+    "MAX_HIGHLIGHT_CONTEXT",
+    "MAX_HIGHLIGHT_NOTE",
+    "MAX_HIGHLIGHT_QUOTE",
+    "MAX_OFFSET",
     "MAX_URL_LENGTH",
     "MAX_USER_TAG_LENGTH",
     "MAX_USER_TAGS",
     "Check",
     "Writable",
+    "bookmark_ref",
     "boolean",
     "collection_id",
     "collection_ids",
     "collection_name",
     "date",
+    "highlight_color",
+    "highlight_context",
+    "highlight_note",
+    "highlight_quote",
     "integer",
     "nullable_text",
+    "offset",
     "one_of",
     "parent_id",
     "record_id",
@@ -56,6 +68,12 @@ MAX_COLLECTION_IDS = 1000  # per bookmark
 MAX_TEXT = 10_000
 MAX_LIST_ITEMS = 1000
 _INT_RANGE = range(-(2**63), 2**63)
+# Highlights: the server's limits.
+MAX_HIGHLIGHT_QUOTE = 5_000  # after trimming
+MAX_HIGHLIGHT_CONTEXT = 64  # prefix, suffix
+MAX_HIGHLIGHT_NOTE = 10_000
+MAX_OFFSET = 10_000_000  # start, end: code points in the page's readable text
+HIGHLIGHT_COLORS = ("yellow", "green", "blue", "pink", "purple")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -223,3 +241,49 @@ def collection_name(name: str, value: Any) -> str:
 
 def parent_id(name: str, value: Any) -> str | None:
     return None if value is None else record_id("parent collection", value)
+
+
+def bookmark_ref(name: str, value: Any) -> str:
+    """The ``clientBookmarkId`` a record belongs to."""
+    return record_id(name, value)
+
+
+def highlight_quote(name: str, value: Any) -> str:
+    """The marked text, trimmed as the server stores it: 1-5,000 characters."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string")
+    text = value.strip()
+    if not 1 <= len(text) <= MAX_HIGHLIGHT_QUOTE:
+        raise ValueError(f"{name} must be 1-{MAX_HIGHLIGHT_QUOTE} characters after trimming")
+    return _no_nul(name, text)
+
+
+def highlight_context(name: str, value: Any) -> str:
+    """Text right before or after a quote, as given (None: none), at most 64 characters."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_HIGHLIGHT_CONTEXT:
+        raise ValueError(f"{name} must be a string of at most {MAX_HIGHLIGHT_CONTEXT} characters")
+    return _no_nul(name, value)
+
+
+def highlight_note(name: str, value: Any) -> str:
+    """The user's note on a highlight (None: none), at most 10,000 characters."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_HIGHLIGHT_NOTE:
+        raise ValueError(f"{name} must be a string of at most {MAX_HIGHLIGHT_NOTE} characters")
+    return _no_nul(name, value)
+
+
+def highlight_color(name: str, value: Any) -> str:
+    if value not in HIGHLIGHT_COLORS:
+        raise ValueError(f"{name} must be one of {', '.join(HIGHLIGHT_COLORS)}")
+    return str(value)
+
+
+def offset(name: str, value: Any) -> int | None:
+    """A character offset in a page's readable text, or None."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_OFFSET):
+        raise ValueError(f"{name} must be an integer within 0..{MAX_OFFSET} or None")
+    return value

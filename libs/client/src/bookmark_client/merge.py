@@ -1,4 +1,4 @@
-"""How the local view of a bookmark or a collection is computed: pure functions, no I/O.
+"""How the local view of a bookmark, a collection or a highlight is computed: pure functions, no I/O.
 
 Each bookmark keeps two things locally: the *base*, the last copy the server sent (delta upsert,
 tombstone or the answer to one of our writes), and the queued operations not yet accepted by the
@@ -23,6 +23,13 @@ copy until the server has it. The server-side effects of deleting a collection (
 id removed from bookmarks) arrive through delta; until then :mod:`bookmark_client.tree` resolves them
 for display.
 
+Highlights follow the same rule too (``highlight-put``, ``highlight-delete``), with the server's own
+merge: after creation a PUT changes only ``color`` and ``note``, so a queued PUT shows only those over a
+newer server copy (whose offsets and ``anchor`` the server keeps correcting), and a PUT over a tombstone
+creates the highlight again from the PUT alone. What the server does to the highlights of a bookmark
+(deleted, restored or merged with it) arrives through delta; until then a highlight of a bookmark deleted
+here reads as deleted (:mod:`bookmark_client.store`).
+
 Which fields are client-written is declared once, on the models (``fields.Writable``); the lists
 here are derived from them.
 
@@ -39,23 +46,28 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from bookmark_client import fields as f
-from bookmark_client.models import COLLECTION_KINDS, Bookmark, Collection, QueuedOp
+from bookmark_client.models import COLLECTION_KINDS, HIGHLIGHT_KINDS, Bookmark, Collection, Highlight, QueuedOp
 
 __all__ = [
     "CLIENT_FIELDS",
     "COLLECTION_FIELDS",
+    "HIGHLIGHT_FIELDS",
+    "HIGHLIGHT_IDENTITY",
     "apply_op",
     "base_after_sent",
     "base_from_collection_tombstone",
+    "base_from_highlight_tombstone",
     "base_from_tombstone",
     "base_from_upsert",
     "collection_ids",
     "materialize",
     "normalize_collection_fields",
     "normalize_fields",
+    "normalize_highlight_fields",
     "now_iso",
     "validate_bookmark_id",
     "validate_collection_id",
+    "validate_highlight_id",
 ]
 
 MAX_URL_LENGTH = f.MAX_URL_LENGTH
@@ -73,12 +85,20 @@ def _writable(model: type[BaseModel]) -> dict[str, tuple[str, f.Check]]:
 
 _BOOKMARK_WRITABLE = _writable(Bookmark)
 _COLLECTION_WRITABLE = _writable(Collection)
+_HIGHLIGHT_WRITABLE = _writable(Highlight)
 
 # Fields a client may write with PUT /v1/bookmarks/{id} (the PUT body), in their wire spelling:
 # derived from the Bookmark model, so adding a field there is the only edit the client needs.
 CLIENT_FIELDS: tuple[str, ...] = tuple(_BOOKMARK_WRITABLE)
 # Fields of the PUT /v1/collections/{id} body (docs/api-guide.md, section 11).
 COLLECTION_FIELDS: tuple[str, ...] = tuple(_COLLECTION_WRITABLE)
+# Fields of the PUT /v1/highlights/{id} body.
+HIGHLIGHT_FIELDS: tuple[str, ...] = tuple(_HIGHLIGHT_WRITABLE)
+# Set when a highlight is created and never changed by a PUT (the server refuses a different value); every
+# PUT carries them, since the server needs bookmarkId and quote each time.
+HIGHLIGHT_IDENTITY: tuple[str, ...] = ("bookmarkId", "quote", "prefix", "suffix")
+# What a PUT changes on a highlight that exists.
+_HIGHLIGHT_MUTABLE = ("color", "note")
 # Local bookkeeping, never sent by the server.
 _LOCAL_ONLY = {"pending"}
 
@@ -93,6 +113,10 @@ def validate_bookmark_id(bookmark_id: str) -> str:
 
 def validate_collection_id(collection_id: str) -> str:
     return f.record_id("collection", collection_id)
+
+
+def validate_highlight_id(highlight_id: str) -> str:
+    return f.record_id("highlight", highlight_id)
 
 
 def _normalize(writable: dict[str, tuple[str, f.Check]], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,6 +141,18 @@ def normalize_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
 def normalize_collection_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     """Validate a collection write (``name``, ``parentId``; snake_case accepted) into wire form."""
     return _normalize(_COLLECTION_WRITABLE, fields)
+
+
+def normalize_highlight_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a highlight write (snake_case accepted) into wire form: the quote trimmed, ``start`` and
+    ``end`` together or not at all, ``start`` before ``end``."""
+    out = _normalize(_HIGHLIGHT_WRITABLE, fields)
+    start, end = out.get("start"), out.get("end")
+    if (start is None) != (end is None):
+        raise ValueError("start and end come together (or neither)")
+    if start is not None and end is not None and not start < end:
+        raise ValueError("start must be before end")
+    return out
 
 
 def collection_ids(value: Any) -> list[str]:
@@ -147,6 +183,10 @@ def collection_skeleton(collection_id: str, *, at: str) -> dict[str, Any]:
     return _defaults(Collection(id=collection_id, created_at=at, updated_at=at))
 
 
+def highlight_skeleton(highlight_id: str, *, at: str) -> dict[str, Any]:
+    return _defaults(Highlight(id=highlight_id, created_at=at, updated_at=at))
+
+
 def _deleted(record: Mapping[str, Any], at: str | None) -> dict[str, Any]:
     return {**record, "deleted": True, "deletedAt": record.get("deletedAt") or at}
 
@@ -163,10 +203,24 @@ def _apply_collection_op(record: Mapping[str, Any] | None, op: QueuedOp) -> dict
     return None if record is None else _deleted(record, op.created_at)
 
 
+def _apply_highlight_op(record: Mapping[str, Any] | None, op: QueuedOp) -> dict[str, Any] | None:
+    if op.kind == "highlight-put":
+        fields: dict[str, Any] = op.payload["fields"]
+        if record is None or record.get("deleted"):
+            # Created, or created again over a tombstone: the PUT alone says what it is (absent fields take
+            # their defaults, as on the server), keeping the first creation time.
+            created = (record or {}).get("createdAt") or op.created_at
+            return {**highlight_skeleton(op.bookmark_id, at=op.created_at), **fields, "createdAt": created}
+        return {**record, **{name: fields[name] for name in _HIGHLIGHT_MUTABLE if name in fields}}
+    return None if record is None else _deleted(record, op.created_at)
+
+
 def apply_op(record: Mapping[str, Any] | None, op: QueuedOp, *, owner: str | None) -> dict[str, Any] | None:
     """The record after ``op``, the way the server will apply it (docs/api-guide.md, sections 3 and 11)."""
     if op.kind in COLLECTION_KINDS:
         return _apply_collection_op(record, op)
+    if op.kind in HIGHLIGHT_KINDS:
+        return _apply_highlight_op(record, op)
     if op.kind == "put":
         fields: dict[str, Any] = op.payload["fields"]
         out = {**skeleton(op.bookmark_id, owner=owner, at=op.created_at), **(record or {})}
@@ -220,19 +274,29 @@ def base_from_collection_tombstone(previous: Mapping[str, Any] | None, tombstone
     }
 
 
+def base_from_highlight_tombstone(previous: Mapping[str, Any] | None, tombstone: Mapping[str, Any]) -> dict[str, Any]:
+    # The last known fields stay: a restore of its bookmark brings the highlight back as an upsert anyway.
+    highlight_id = str(tombstone["id"])
+    return {
+        **(previous or highlight_skeleton(highlight_id, at=str(tombstone.get("deletedAt")))),
+        "deleted": True,
+        "deletedAt": tombstone.get("deletedAt"),
+    }
+
+
 def base_after_sent(
     base: Mapping[str, Any] | None, op: QueuedOp, response: Mapping[str, Any] | None
 ) -> dict[str, Any] | None:
     """The server's copy right after it accepted ``op`` (``response``: the PUT answer's ``data``)."""
-    if op.kind in ("put", "collection-put"):
+    if op.kind in ("put", "collection-put", "highlight-put"):
         if response is not None:
             return base_from_upsert(response)
         # No body to learn from (should not happen): the server applied exactly our fields.
         return apply_op(base, op, owner=None)
     if op.kind == "delete":
         return _deleted(base or {"clientBookmarkId": op.bookmark_id}, now_iso())
-    if op.kind == "collection-delete":
-        # Deleting a collection the server never sent us leaves nothing to show.
+    if op.kind in ("collection-delete", "highlight-delete"):
+        # Deleting a collection or a highlight the server never sent us leaves nothing to show.
         return None if base is None else _deleted(base, now_iso())
     if op.kind == "collections":
         if base is None:

@@ -25,6 +25,7 @@ __all__ = [
     "LinkPreview",
     "EnrichmentResult",
     "FlushResult",
+    "Highlight",
     "OpKind",
     "PageProgress",
     "PairingCode",
@@ -116,6 +117,34 @@ class Collection(_Wire):
     id: str
     name: Annotated[str, f.Writable(f.collection_name)] = ""
     parent_id: Annotated[str | None, f.Writable(f.parent_id)] = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    deleted: bool = False
+    deleted_at: str | None = None
+    pending: bool = False
+
+
+class Highlight(_Wire):
+    """The local view of a highlight: a marked passage of a bookmark's page with an optional note, like
+    :class:`Collection` the server's copy with this device's queued writes on top.
+
+    ``bookmark_id``, ``quote``, ``prefix`` and ``suffix`` are set at creation and never change (a duplicates
+    merge on the server may move a highlight to the kept bookmark); ``color`` and ``note`` change after.
+    ``anchor`` is the server's: ``exact`` or ``fuzzy`` (found in the page's current text, ``start``/``end``
+    where), ``orphan`` (not found on the page any more) or None (the page's text is not known yet).
+    ``deleted`` is also true while the highlight's bookmark is deleted here (the server deletes them together).
+    """
+
+    id: str
+    bookmark_id: Annotated[str, f.Writable(f.bookmark_ref)] = ""
+    quote: Annotated[str, f.Writable(f.highlight_quote)] = ""
+    prefix: Annotated[str, f.Writable(f.highlight_context)] = ""
+    suffix: Annotated[str, f.Writable(f.highlight_context)] = ""
+    start: Annotated[int | None, f.Writable(f.offset)] = None
+    end: Annotated[int | None, f.Writable(f.offset)] = None
+    color: Annotated[str, f.Writable(f.highlight_color)] = "yellow"
+    note: Annotated[str, f.Writable(f.highlight_note)] = ""
+    anchor: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
     deleted: bool = False
@@ -252,16 +281,21 @@ class EnqueueResult(_Wire):
     accepted: bool = False
 
 
-# ``collection-put``/``collection-delete`` write a collection; the others a bookmark.
-OpKind = Literal["put", "delete", "collections", "collection-put", "collection-delete"]
+# ``collection-put``/``collection-delete`` write a collection, ``highlight-put``/``highlight-delete`` a
+# highlight; the others a bookmark.
+OpKind = Literal[
+    "put", "delete", "collections", "collection-put", "collection-delete", "highlight-put", "highlight-delete"
+]
 COLLECTION_KINDS: frozenset[OpKind] = frozenset({"collection-put", "collection-delete"})
+HIGHLIGHT_KINDS: frozenset[OpKind] = frozenset({"highlight-put", "highlight-delete"})
 
 
 @dataclass(frozen=True)
 class QueuedOp:
     """One write waiting in the offline queue; ``seq`` is the replay order.
 
-    ``bookmark_id`` is the id of the record written: a collection's id for the ``collection-*`` kinds.
+    ``bookmark_id`` is the id of the record written: a collection's id for the ``collection-*`` kinds, a
+    highlight's for the ``highlight-*`` kinds.
     """
 
     seq: int
@@ -277,7 +311,8 @@ class QueuedOp:
 class RejectedOp:
     """A queued write the server refused with a 4xx; it was dropped from the queue and kept here.
 
-    ``bookmark_id`` is the id of the record written: a collection's id for the ``collection-*`` kinds.
+    ``bookmark_id`` is the id of the record written: a collection's id for the ``collection-*`` kinds, a
+    highlight's for the ``highlight-*`` kinds.
     """
 
     seq: int
@@ -298,6 +333,8 @@ class PageProgress:
     changed: int
     collections: int = 0
     collection_tombstones: int = 0
+    highlights: int = 0
+    highlight_tombstones: int = 0
 
 
 @dataclass
@@ -309,6 +346,9 @@ class SyncResult:
     collections: int = 0
     collection_tombstones: int = 0
     changed_collection_ids: list[str] = field(default_factory=list)
+    highlights: int = 0
+    highlight_tombstones: int = 0
+    changed_highlight_ids: list[str] = field(default_factory=list)
     elapsed: float = 0.0
     full_resync: bool = False
 

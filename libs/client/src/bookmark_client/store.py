@@ -1,5 +1,5 @@
-"""The on-disk profile: session, sync cursor, local bookmarks and collections, and the offline write
-queue (SQLite).
+"""The on-disk profile: session, sync cursor, local bookmarks, collections and highlights, and the offline
+write queue (SQLite).
 
 Every change that must stay consistent is one SQLite transaction: a local write and its queue entry;
 a delta page and the cursor after it; an accepted operation and the server copy it produced. A crash
@@ -27,22 +27,32 @@ from typing import Any, cast
 import aiosqlite
 
 from bookmark_client.merge import (
+    HIGHLIGHT_IDENTITY,
     apply_op,
     base_after_sent,
     base_from_collection_tombstone,
+    base_from_highlight_tombstone,
     base_from_tombstone,
     base_from_upsert,
     materialize,
     now_iso,
 )
-from bookmark_client.models import COLLECTION_KINDS, Collection, OpKind, QueuedOp, RejectedOp, Session
+from bookmark_client.models import (
+    COLLECTION_KINDS,
+    HIGHLIGHT_KINDS,
+    Collection,
+    OpKind,
+    QueuedOp,
+    RejectedOp,
+    Session,
+)
 from bookmark_client.tree import check_parent
 
 __all__ = ["DeltaChanges", "LocalStore", "SessionGuard"]
 
-# 2: collections, userTags and isArchived. A profile of version 1 synced without them, so its cursor is
-# dropped on upgrade: the next sync fetches everything again (queued writes are kept).
-SCHEMA_VERSION = 2
+# 2: collections, userTags and isArchived; 3: highlights. A profile of an older version synced without
+# them, so its cursor is dropped on upgrade: the next sync fetches everything again (queued writes are kept).
+SCHEMA_VERSION = 3
 # Long enough to wait out another process holding the write lock across a token refresh request.
 BUSY_TIMEOUT_MS = 30_000
 
@@ -73,6 +83,12 @@ CREATE TABLE IF NOT EXISTS collections (
     record TEXT NOT NULL,
     deleted INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS highlights (
+    id TEXT PRIMARY KEY,
+    base TEXT,                          -- as for bookmarks
+    record TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS rejected (
     seq INTEGER PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -95,10 +111,10 @@ _OP_COLUMNS = "seq, kind, bookmark_id, payload, created_at, attempts, last_error
 
 @dataclass(frozen=True)
 class _Records:
-    """The statements of one record table (bookmarks or collections) and the op kinds that write it.
+    """The statements of one record table (bookmarks, collections or highlights) and the op kinds that write it.
 
-    ``ops.bookmark_id`` holds the written record's id for every kind, so a bookmark and a collection
-    may share an id: every lookup of queued ops filters by kind.
+    ``ops.bookmark_id`` holds the written record's id for every kind, so a bookmark, a collection and a
+    highlight may share an id: every lookup of queued ops filters by kind.
     """
 
     table: str
@@ -138,10 +154,14 @@ class _Records:
 
 _BOOKMARKS = _Records("bookmarks", ("put", "delete", "collections"))
 _COLLECTIONS = _Records("collections", tuple(sorted(COLLECTION_KINDS)))
+_HIGHLIGHTS = _Records("highlights", tuple(sorted(HIGHLIGHT_KINDS)))
+_RECORD_TABLES = ("bookmarks", "collections", "highlights")
 
 
 def _records_of(kind: OpKind) -> _Records:
-    return _COLLECTIONS if kind in COLLECTION_KINDS else _BOOKMARKS
+    if kind in COLLECTION_KINDS:
+        return _COLLECTIONS
+    return _HIGHLIGHTS if kind in HIGHLIGHT_KINDS else _BOOKMARKS
 
 
 @dataclass
@@ -150,6 +170,7 @@ class DeltaChanges:
 
     bookmarks: list[str] = field(default_factory=list)
     collections: list[str] = field(default_factory=list)
+    highlights: list[str] = field(default_factory=list)
 
 
 def _op(row: Iterable[Any]) -> QueuedOp:
@@ -237,8 +258,8 @@ class LocalStore:
             version = await _get_meta(db, _META_VERSION)
             if version is not None and int(version) > SCHEMA_VERSION:
                 raise RuntimeError(f"profile {path} was written by a newer client (schema {version})")
-            if version is not None and int(version) < 2:
-                await _set_meta(db, _META_CURSOR, None)  # resync: the old cursor skipped collections
+            if version is not None and int(version) < 3:
+                await _set_meta(db, _META_CURSOR, None)  # resync: the old cursor skipped collections or highlights
             if version is None or int(version) < SCHEMA_VERSION:
                 await _set_meta(db, _META_VERSION, str(SCHEMA_VERSION))
         except BaseException:
@@ -300,9 +321,9 @@ class LocalStore:
             await _set_meta(db, _META_SESSION, None)
 
     async def clear_all(self) -> None:
-        """Forget everything: session, owner, cursor, bookmarks, collections, queue and rejections (logout)."""
+        """Forget everything: session, owner, cursor, records, queue and rejections (logout)."""
         async with self._write() as db:
-            for table in ("meta", "bookmarks", "collections", "ops", "rejected"):
+            for table in ("meta", *_RECORD_TABLES, "ops", "rejected"):
                 await db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
             await _set_meta(db, _META_VERSION, str(SCHEMA_VERSION))
 
@@ -389,6 +410,39 @@ class LocalStore:
         async with self._write() as db:
             base, record = await self._row(db, _COLLECTIONS, collection_id)
             return await self._queue(db, "collection-delete", collection_id, {}, base, record)
+
+    async def queue_highlight_put(self, highlight_id: str, fields: Mapping[str, Any]) -> QueuedOp:
+        """Queue ``PUT /v1/highlights/{id}`` (create, or change ``color``/``note``; ``fields`` in wire form).
+
+        A new highlight (or one known as deleted) needs ``bookmarkId`` and ``quote``; a known one resends
+        them with ``prefix``, ``suffix`` and its offsets, which must not differ. The bookmark must be live
+        here: the server refuses a highlight of any other, and the queue sends the bookmark's own queued
+        PUT first.
+        """
+        async with self._write() as db:
+            base, record = await self._row(db, _HIGHLIGHTS, highlight_id)
+            payload_fields = dict(fields)
+            if record is not None and not record.get("deleted"):
+                for name in HIGHLIGHT_IDENTITY:
+                    if name in payload_fields and payload_fields[name] != record.get(name):
+                        raise ValueError(f"{name} of highlight {highlight_id!r} cannot change after it is created")
+                    payload_fields[name] = record.get(name) or ""
+                if record.get("start") is not None and "start" not in payload_fields:
+                    payload_fields |= {"start": record["start"], "end": record["end"]}
+            elif "bookmarkId" not in payload_fields or "quote" not in payload_fields:
+                raise ValueError(f"highlight {highlight_id!r} is unknown here: bookmarkId and quote are required")
+            elif record is not None and record.get("bookmarkId") not in (None, "", payload_fields["bookmarkId"]):
+                raise ValueError(f"bookmarkId of highlight {highlight_id!r} cannot change after it is created")
+            bookmark_id = str(payload_fields["bookmarkId"])
+            _, bookmark = await self._row(db, _BOOKMARKS, bookmark_id)
+            if bookmark is None or bookmark.get("deleted"):
+                raise LookupError(f"bookmark {bookmark_id!r} does not exist here")
+            return await self._queue(db, "highlight-put", highlight_id, {"fields": payload_fields}, base, record)
+
+    async def queue_highlight_delete(self, highlight_id: str) -> QueuedOp:
+        async with self._write() as db:
+            base, record = await self._row(db, _HIGHLIGHTS, highlight_id)
+            return await self._queue(db, "highlight-delete", highlight_id, {}, base, record)
 
     async def _queue(
         self,
@@ -495,14 +549,18 @@ class LocalStore:
         cursor: str | None,
         collections: Sequence[Mapping[str, Any]] = (),
         collection_tombstones: Sequence[Mapping[str, Any]] = (),
+        highlights: Sequence[Mapping[str, Any]] = (),
+        highlight_tombstones: Sequence[Mapping[str, Any]] = (),
     ) -> DeltaChanges:
         """Apply one delta page and store ``cursor`` in the same transaction; returns ids whose view changed."""
         changes = DeltaChanges()
         async with self._write() as db:
-            # Collections first: a bookmark of this page may be filed into one of them.
+            # Collections first: a bookmark of this page may be filed into one of them; highlights last:
+            # they belong to bookmarks.
             kinds = (
                 (_COLLECTIONS, "id", collections, collection_tombstones, changes.collections),
                 (_BOOKMARKS, "clientBookmarkId", upserts, tombstones, changes.bookmarks),
+                (_HIGHLIGHTS, "id", highlights, highlight_tombstones, changes.highlights),
             )
             for table, id_key, upserted, deleted, changed in kinds:
                 for server in upserted:
@@ -524,6 +582,8 @@ class LocalStore:
             return False  # never seen here: nothing to delete, nothing to show
         if records is _COLLECTIONS:
             return await self._rematerialize(db, records, record_id, base_from_collection_tombstone(base, tombstone))
+        if records is _HIGHLIGHTS:
+            return await self._rematerialize(db, records, record_id, base_from_highlight_tombstone(base, tombstone))
         return await self._rematerialize(db, records, record_id, base_from_tombstone(base, tombstone))
 
     # -- reads -----------------------------------------------------------------------------------
@@ -547,6 +607,43 @@ class LocalStore:
             records = await self._list(db, _COLLECTIONS, include_deleted=include_deleted)
         records.sort(key=lambda r: (str(r.get("name") or "").casefold(), r["id"]))
         return records
+
+    async def get_highlight(self, highlight_id: str) -> dict[str, Any] | None:
+        async with self._read() as db:
+            found = await self._highlights(db, highlight_id=highlight_id)
+        return found[0] if found else None
+
+    async def list_highlights(
+        self, *, bookmark_id: str | None = None, include_deleted: bool = False
+    ) -> list[dict[str, Any]]:
+        """Newest first; a highlight of a bookmark deleted here reads as deleted with it."""
+        async with self._read() as db:
+            records = await self._highlights(db)
+        records = [
+            r
+            for r in records
+            if (include_deleted or not r.get("deleted")) and (bookmark_id is None or r.get("bookmarkId") == bookmark_id)
+        ]
+        records.sort(key=lambda r: (r.get("createdAt") or "", r["id"]), reverse=True)
+        return records
+
+    async def _highlights(self, db: aiosqlite.Connection, *, highlight_id: str | None = None) -> list[dict[str, Any]]:
+        if highlight_id is None:
+            records = await self._list(db, _HIGHLIGHTS, include_deleted=True)
+        else:
+            _, record = await self._row(db, _HIGHLIGHTS, highlight_id)
+            if record is None:
+                return []
+            records = [{**record, "pending": highlight_id in await self._pending_ids(db, _HIGHLIGHTS)}]
+        # The server deletes a bookmark's highlights with it: show that at once for a delete made here.
+        async with db.execute("SELECT id, json_extract(record, '$.deletedAt') FROM bookmarks WHERE deleted = 1") as cur:
+            gone = {str(bid): deleted_at for bid, deleted_at in await cur.fetchall()}
+        return [
+            {**r, "deleted": True, "deletedAt": gone[r["bookmarkId"]]}
+            if not r.get("deleted") and r.get("bookmarkId") in gone
+            else r
+            for r in records
+        ]
 
     async def _get(self, records: _Records, record_id: str) -> dict[str, Any] | None:
         async with self._read() as db:
@@ -618,8 +715,8 @@ class LocalStore:
         )
 
     async def _reset_data(self, db: aiosqlite.Connection, *, keep_queue: bool, owner: str) -> None:
-        await db.execute("DELETE FROM bookmarks")
-        await db.execute("DELETE FROM collections")
+        for table in _RECORD_TABLES:
+            await db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
         await _set_meta(db, _META_CURSOR, None)
         if not keep_queue:
             await db.execute("DELETE FROM ops")

@@ -1,8 +1,8 @@
 """An in-memory stand-in for the service, served to the client through ``httpx.MockTransport``.
 
 It implements just what the client relies on (docs/api-guide.md): sessions with rotating,
-reuse-detecting refresh tokens; bookmark PUT/DELETE/collections and collection PUT/DELETE (docs/api-guide.md, section 11: children move up, ids leave bookmarks) with server-side positions in one stream; cursor delta pages
-with collections and collection tombstones; the trash; duplicates and their merge; enrichment and settings stubs. ``script()`` injects failures for matching requests.
+reuse-detecting refresh tokens; bookmark PUT/DELETE/collections, collection PUT/DELETE (docs/api-guide.md, section 11: children move up, ids leave bookmarks) and highlight PUT/DELETE (following their bookmark into the trash and back) with server-side positions in one stream; cursor delta pages
+with collections, highlights and their tombstones; the trash; duplicates and their merge; enrichment and settings stubs. ``script()`` injects failures for matching requests.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class FakeServer:
     revoked_families: set[str] = field(default_factory=set)
     bookmarks: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # user -> id -> record
     collections: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # user -> id -> record
-    # (user, "b" or "c", id) -> stream position: bookmarks and collections share one stream.
+    highlights: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # user -> id -> record
+    # (user, "b", "c" or "h", id) -> stream position: bookmarks, collections and highlights share one stream.
     positions: dict[tuple[str, str, str], int] = field(default_factory=dict)
     settings: dict[str, bool] = field(default_factory=dict)
     link_checks: list[str] = field(default_factory=list)  # bookmark ids of check-link requests
@@ -152,6 +153,8 @@ class FakeServer:
             return self._trash_request(user_id, method, path.removeprefix("/v1/trash").strip("/"), body, request)
         if path.startswith("/v1/collections/"):
             return self._collection_request(user_id, method, path.removeprefix("/v1/collections/"), body)
+        if path.startswith("/v1/highlights/"):
+            return self._highlight_request(user_id, method, path.removeprefix("/v1/highlights/"), body)
         if path.startswith("/v1/bookmarks/"):
             rest = path.removeprefix("/v1/bookmarks/")
             if rest == "lookup" and method == "GET":
@@ -256,6 +259,8 @@ class FakeServer:
         record["updatedAt"] = f"2030-01-01T00:00:00.{tick:06d}Z"
         if "clientBookmarkId" in record:
             self.positions[(user_id, "b", record["clientBookmarkId"])] = tick
+        elif "bookmarkId" in record:
+            self.positions[(user_id, "h", record["id"])] = tick
         else:
             self.positions[(user_id, "c", record["id"])] = tick
 
@@ -290,6 +295,10 @@ class FakeServer:
         record.pop("_purged", None)
         self._touch(user_id, record)
         record["_deletedAt"] = record["updatedAt"]
+        for highlight in self.highlights.get(user_id, {}).values():  # its highlights go with it
+            if highlight["bookmarkId"] == bookmark_id and not highlight.get("_deleted"):
+                highlight["_deleted"] = highlight["_withBookmark"] = True
+                self._touch(user_id, highlight)
 
     @staticmethod
     def _public(record: dict[str, Any]) -> dict[str, Any]:
@@ -352,6 +361,10 @@ class FakeServer:
         record.pop("_deleted", None)
         record.pop("_deletedAt", None)
         self._touch(user_id, record)
+        for highlight in self.highlights.get(user_id, {}).values():  # and come back with it
+            if highlight["bookmarkId"] == record["clientBookmarkId"] and highlight.pop("_withBookmark", False):
+                highlight.pop("_deleted", None)
+                self._touch(user_id, highlight)
         return record
 
     # -- duplicates (docs/api-guide.md section 14) --------------------------------------------------
@@ -445,6 +458,55 @@ class FakeServer:
                 bookmark["collectionIds"] = [c for c in bookmark["collectionIds"] if c != collection_id]
                 self._touch(user_id, bookmark)
 
+    # -- highlights ------------------------------------------------------------------------------
+
+    def visible_highlights(self, user_id: str) -> dict[str, dict[str, Any]]:
+        return {hid: self._public(r) for hid, r in self.highlights.get(user_id, {}).items() if not r.get("_deleted")}
+
+    def _highlight_request(self, user_id: str, method: str, highlight_id: str, body: Any) -> httpx.Response:
+        records = self.highlights.setdefault(user_id, {})
+        record = records.get(highlight_id)
+        if method == "DELETE":
+            if record is not None and not record.get("_deleted"):
+                record["_deleted"] = True
+                self._touch(user_id, record)
+            elif record is not None:
+                record.pop("_withBookmark", None)
+            return httpx.Response(204)
+        if method != "PUT":
+            return error(405, "method-not-allowed")
+        bookmark = self.bookmarks.get(user_id, {}).get(body["bookmarkId"])
+        if bookmark is None or bookmark.get("_deleted"):
+            return error(400, "invalid-request", "bookmarkId must name a live bookmark of yours")
+        if record is not None and not record.get("_deleted"):
+            for name in ("bookmarkId", "quote", "prefix", "suffix"):
+                if body.get(name) is not None and body[name] != record[name]:
+                    return error(400, "invalid-request", f"{name} cannot change after a highlight is created.")
+            changed = {name: body[name] for name in ("color", "note") if body.get(name) is not None}
+            if any(record[name] != value for name, value in changed.items()):
+                record.update(changed)
+                self._touch(user_id, record)
+            return httpx.Response(200, json={"data": self._public(record)})
+        if record is not None and record["bookmarkId"] != body["bookmarkId"]:
+            return error(400, "invalid-request", "bookmarkId cannot change after a highlight is created.")
+        created = record["createdAt"] if record is not None else f"2030-01-01T00:00:00.{len(self.positions):06d}Z"
+        record = {
+            "id": highlight_id,
+            "bookmarkId": body["bookmarkId"],
+            "quote": body["quote"].strip(),
+            "prefix": body.get("prefix") or "",
+            "suffix": body.get("suffix") or "",
+            "start": body.get("start"),
+            "end": body.get("end"),
+            "color": body.get("color") or "yellow",
+            "note": body.get("note") or "",
+            "anchor": None,
+            "createdAt": created,
+        }
+        records[highlight_id] = record
+        self._touch(user_id, record)
+        return httpx.Response(200, json={"data": self._public(record)})
+
     # -- delta -----------------------------------------------------------------------------------
 
     def _delta(self, user_id: str, params: httpx.QueryParams) -> httpx.Response:
@@ -473,5 +535,10 @@ class FakeServer:
             {"id": i, "deletedAt": folders[i]["updatedAt"]}
             for _, k, i in page
             if k == "c" and folders[i].get("_deleted")
+        ]
+        marks = self.highlights.get(user_id, {})
+        data["highlights"] = [self._public(marks[i]) for _, k, i in page if k == "h" and not marks[i].get("_deleted")]
+        data["highlightTombstones"] = [
+            {"id": i, "deletedAt": marks[i]["updatedAt"]} for _, k, i in page if k == "h" and marks[i].get("_deleted")
         ]
         return httpx.Response(200, json={"data": data})

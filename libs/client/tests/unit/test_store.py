@@ -398,7 +398,8 @@ async def test_switching_users_resets_collections_and_a_merge_keeps_queued_ones(
     assert await store.list_collections(include_deleted=True) == [] and await store.pending_count() == 0
 
 
-async def test_a_profile_from_before_collections_resyncs_from_scratch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("old_version", ["1", "2"])  # before collections; before highlights
+async def test_a_profile_of_an_older_schema_resyncs_from_scratch(tmp_path: Path, old_version: str) -> None:
     import aiosqlite
 
     path = tmp_path / "old.sqlite"
@@ -406,13 +407,13 @@ async def test_a_profile_from_before_collections_resyncs_from_scratch(tmp_path: 
     await store.apply_delta_page([server_copy("a")], [], cursor="c9")
     await store.queue_put("b", {"url": "https://b.example/"})
     await store.close()
-    async with aiosqlite.connect(path) as db:  # what version 1 of the client left behind
-        await db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    async with aiosqlite.connect(path) as db:  # what an older client left behind
+        await db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (old_version,))
         await db.commit()
 
     upgraded = await LocalStore.open(path)
     try:
-        # Its cursor is past collections and userTags it never stored: the next sync starts over.
+        # Its cursor is past records it never stored (collections, highlights): the next sync starts over.
         assert await upgraded.cursor() is None
         assert await upgraded.pending_count() == 1 and await upgraded.get_bookmark("a") is not None
         await upgraded.set_cursor("c10")
