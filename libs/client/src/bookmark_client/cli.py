@@ -35,6 +35,7 @@ import httpx
 from bookmark_client import views
 from bookmark_client.client import MAX_RESTORED_PER_CALL, BookmarkClient
 from bookmark_client.errors import ApiError, NotSignedIn, Offline, PendingChanges, SessionExpired
+from bookmark_client.fields import HIGHLIGHT_COLORS
 from bookmark_client.models import (
     Bookmark,
     Collection,
@@ -189,6 +190,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
     _trash_parsers(command)
     _duplicates_parsers(command)
+    _highlight_parsers(command)
 
     command("sync", "send queued changes, then pull the server's changes")
     command("watch", "stay connected and sync on every change notification (Ctrl-C to stop)")
@@ -253,6 +255,26 @@ def _duplicates_parsers(command: Any) -> None:
     )
     merge.add_argument("keep", metavar="KEEP", help="the bookmark to keep")
     merge.add_argument("merge", nargs="+", metavar="ID", help="the duplicates of KEEP to merge into it")
+
+
+def _highlight_parsers(command: Any) -> None:
+    highlights = command("highlights", "show the highlights, newest first: all of them or one bookmark's")
+    highlights.add_argument("bookmark_id", nargs="?", metavar="BOOKMARK", help="only this bookmark's (its id)")
+    highlights.add_argument("--json", action="store_true", help="print JSON records instead")
+    highlights.add_argument("--all", action="store_true", help="include deleted highlights")
+    highlight = command(
+        "highlight", "highlight a passage of a bookmark (offline-safe), or change or delete a highlight"
+    )
+    highlight.add_argument("bookmark_id", nargs="?", metavar="BOOKMARK", help="the bookmark's id")
+    highlight.add_argument("quote", nargs="?", metavar="QUOTE", help="the passage, as it reads on the page")
+    highlight.add_argument("--note", metavar="N", help="your note on the passage")
+    highlight.add_argument("--color", choices=HIGHLIGHT_COLORS, help="its colour (default: yellow)")
+    highlight.add_argument(
+        "--id", dest="highlight_id", metavar="ID", help="the new highlight's id (default: a new UUID)"
+    )
+    which = highlight.add_mutually_exclusive_group()
+    which.add_argument("--edit", metavar="ID", help="change the note or colour of highlight ID")
+    which.add_argument("--delete", metavar="ID", help="delete highlight ID")
 
 
 _AGO = re.compile(r"(\d+)\s*([smhdw])")
@@ -718,6 +740,57 @@ async def _collection_rm(client: BookmarkClient, args: argparse.Namespace) -> in
     return await _flush_write(client, collection_id, f"deleted collection {collection_id}") or EXIT_OK
 
 
+async def _highlights(client: BookmarkClient, args: argparse.Namespace) -> int:
+    bookmarks = {b.client_bookmark_id: b for b in await client.list_bookmarks(include_deleted=True)}
+    if args.bookmark_id is not None and args.bookmark_id not in bookmarks:
+        raise _Fail(f"no bookmark {args.bookmark_id!r} here")
+    highlights = await client.list_highlights(args.bookmark_id, include_deleted=args.all)
+    if args.json:
+        _ui().json([h.to_wire() for h in highlights])
+        return EXIT_OK
+    if not highlights:
+        _out("no highlights")
+        return EXIT_OK
+    views.show_highlights(_ui(), highlights, bookmarks)
+    return EXIT_OK
+
+
+async def _highlight(client: BookmarkClient, args: argparse.Namespace) -> int:
+    _require_user(client)
+    changes: dict[str, Any] = {}
+    if args.note is not None:
+        changes["note"] = args.note
+    if args.color is not None:
+        changes["color"] = args.color
+    target: str | None = args.delete or args.edit
+    if target is not None:
+        if args.bookmark_id is not None or args.highlight_id is not None:
+            raise _Fail(f"--{'delete' if args.delete else 'edit'} takes a highlight id alone")
+        known = await client.get_highlight(target)
+        if known is None or known.deleted:
+            raise _Fail(f"no highlight {target!r} here (run `bookmarks highlights` to see them)")
+        if args.delete is not None:
+            if changes:
+                raise _Fail("--delete takes no --note or --color")
+            await client.delete_highlight(target)
+            return await _flush_write(client, target, f"deleted highlight {target}") or EXIT_OK
+        if not changes:
+            raise _Fail("--edit needs --note or --color")
+        changed = await client.put_highlight(target, changes)
+        return await _flush_write(client, target, f"changed highlight {target} ({changed.color})") or EXIT_OK
+    if args.bookmark_id is None or args.quote is None:
+        raise _Fail("give BOOKMARK and QUOTE, or --edit ID, or --delete ID")
+    bookmark = await client.get_bookmark(args.bookmark_id)
+    if bookmark is None or bookmark.deleted:
+        raise _Fail(f"no bookmark {args.bookmark_id!r} here")
+    highlight_id = args.highlight_id or str(uuid.uuid4())
+    created = await client.put_highlight(highlight_id, {"bookmarkId": args.bookmark_id, "quote": args.quote, **changes})
+    title = clean(bookmark.title or bookmark.url).strip()
+    return (
+        await _flush_write(client, highlight_id, f"highlighted {highlight_id} in {title} ({created.color})") or EXIT_OK
+    )
+
+
 def _print_flush(sent: int, rejected: list[RejectedOp]) -> None:
     if sent:
         _out(f"sent {sent} queued change(s)")
@@ -738,13 +811,16 @@ async def _sync(client: BookmarkClient, args: argparse.Namespace) -> int:
         def on_page(page: PageProgress) -> None:
             nonlocal received
             received += page.upserts + page.tombstones + page.collections + page.collection_tombstones
+            received += page.highlights + page.highlight_tombstones
             pulling.update(received)
 
         result = await client.sync(on_page=on_page)
         pulling.finish(received)
     _print_flush(flushed.sent, flushed.rejected)
     counts = _counts(result.upserts, result.tombstones, result.collections, result.collection_tombstones)
-    changed = len(result.changed_ids) + len(result.changed_collection_ids)
+    if result.highlights or result.highlight_tombstones:
+        counts += f", {result.highlights} highlight(s), {result.highlight_tombstones} highlight tombstone(s)"
+    changed = len(result.changed_ids) + len(result.changed_collection_ids) + len(result.changed_highlight_ids)
     _out(
         f"synced {result.pages} page(s): {counts}, {changed} changed in {result.elapsed:.2f}s"
         + (" (full resync)" if result.full_resync else "")
@@ -1108,4 +1184,6 @@ _HANDLERS = {
     "restore": _restore,
     "duplicates": _duplicates,
     "merge": _merge,
+    "highlights": _highlights,
+    "highlight": _highlight,
 }

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from rich import filesize
 from rich.text import Text
 
-from bookmark_client.models import Bookmark, Collection, DuplicateGroup, SearchResult, TrashItem
+from bookmark_client.models import Bookmark, Collection, DuplicateGroup, Highlight, SearchResult, TrashItem
 from bookmark_client.tree import collection_names
 from bookmark_client.ui import Column, Ui, clean, text
 
@@ -17,11 +17,13 @@ __all__ = [
     "BOOKMARK_COLUMNS",
     "DUPLICATE_COLUMNS",
     "TRASH_COLUMNS",
+    "anchor_status",
     "bookmark_rows",
     "duplicate_rows",
     "render_snippet",
     "show_bookmarks",
     "show_duplicates",
+    "show_highlights",
     "show_search_result",
     "show_trash",
     "trash_rows",
@@ -193,10 +195,10 @@ def show_search_result(ui: Ui, number: int, result: SearchResult) -> None:
         ui.rich_line(Text(" " * INDENT) + line)
 
 
-def _wrapped(ui: Ui, snippet: Text, width: int) -> list[Text]:
+def _wrapped(ui: Ui, snippet: Text, width: int, *, most: int = SNIPPET_LINES) -> list[Text]:
     lines = list(snippet.wrap(ui.out, max(10, width)))
-    if len(lines) > SNIPPET_LINES:
-        lines = lines[:SNIPPET_LINES]
+    if len(lines) > most:
+        lines = lines[:most]
         last = lines[-1]
         last.rstrip()
         last.append("…")
@@ -204,6 +206,73 @@ def _wrapped(ui: Ui, snippet: Text, width: int) -> list[Text]:
     for line in lines:
         line.rstrip()
     return lines
+
+
+# A highlight's colour on a terminal (256-colour names; plain with NO_COLOR or on a pipe).
+_HIGHLIGHT_STYLE = {"yellow": "yellow", "green": "green", "blue": "blue", "pink": "hot_pink", "purple": "medium_purple"}
+# What the server's ``anchor`` says, in words.
+_ANCHOR = {
+    "exact": ("on the page", "ok"),
+    "fuzzy": ("on the page, its text changed", "warn"),
+    "orphan": ("not found on the page any more", "bad"),
+}
+QUOTE_LINES = 4
+NOTE_LINES = 3
+_BAR = "▌ "
+
+
+def anchor_status(highlight: Highlight) -> tuple[str, str]:
+    """Where the highlight stands on its page, in words, with its style."""
+    if highlight.deleted:
+        return "deleted", "bad"
+    return _ANCHOR.get(highlight.anchor or "", ("not looked for on the page yet", "muted"))
+
+
+def show_highlights(ui: Ui, highlights: list[Highlight], bookmarks: dict[str, Bookmark]) -> None:
+    """Each highlight as a block, a blank line between: the quote (a bar of its colour on a terminal, ``>`` on a
+    pipe), its note, then its bookmark's title and id, colour, where it stands on the page, and its id.
+
+    On a terminal the quote and the note are wrapped (at most a few lines, ``…`` where cut) and the title is
+    shortened to fit; on a pipe each is one full line."""
+    for n, highlight in enumerate(highlights):
+        if n:
+            ui.line("")
+        style = _HIGHLIGHT_STYLE.get(highlight.color, "")
+        quote = Text(clean(highlight.quote).strip())
+        note = clean(highlight.note).strip()
+        if ui.out_tty:
+            for line in _wrapped(ui, quote, ui.width - len(_BAR), most=QUOTE_LINES):
+                ui.rich_line(text((_BAR, style)) + line)
+            if note:
+                for number, line in enumerate(_wrapped(ui, Text(note), ui.width - 8, most=NOTE_LINES)):
+                    ui.rich_line(text(("  note: " if number == 0 else " " * 8, "muted")) + line)
+        else:
+            ui.rich_line(text("> ") + quote)
+            if note:
+                ui.line("  note: ", note)
+        ui.rich_line(_highlight_meta(ui, highlight, bookmarks.get(highlight.bookmark_id), style))
+    if any(h.pending for h in highlights):
+        ui.line("")
+        ui.line(("* not yet synced", "muted"))
+
+
+def _highlight_meta(ui: Ui, highlight: Highlight, bookmark: Bookmark | None, style: str) -> Text:
+    status, status_style = anchor_status(highlight)
+    title = Text(clean(bookmark.title or bookmark.url).strip() if bookmark is not None else "", style="head")
+    rest = text(
+        "  [",
+        (highlight.bookmark_id, "id"),
+        "] · ",
+        (highlight.color, style),
+        " · ",
+        (status, status_style),
+        " · ",
+        (highlight.id, "id"),
+        ("*" if highlight.pending else "", "warn"),
+    )
+    if ui.out_tty:
+        title.truncate(max(8, ui.width - 2 - rest.cell_len), overflow="ellipsis")
+    return Text("  ") + title + rest
 
 
 def size(count: int) -> str:
