@@ -856,6 +856,14 @@ async def _watch(client: BookmarkClient, args: argparse.Namespace) -> int:
             else:
                 _out(f"changed collection {collection_id}: {collection.name}")
 
+    async def highlights_changed(ids: list[str]) -> None:
+        for highlight_id in ids:
+            highlight = await client.get_highlight(highlight_id)
+            if highlight is None or highlight.deleted:
+                _out(f"deleted highlight {highlight_id}")
+            else:
+                _out(f"changed highlight {highlight_id}: {clean(highlight.quote).strip()}")
+
     def error(exc: BaseException) -> None:
         reason = exc.message if isinstance(exc, ApiError | Offline) else (str(exc) or type(exc).__name__)
         _out(f"connection problem: {reason} (retrying)")
@@ -866,6 +874,7 @@ async def _watch(client: BookmarkClient, args: argparse.Namespace) -> int:
         on_connect=lambda: _out("connected"),
         on_error=error,
         on_collection_change=collections_changed,
+        on_highlight_change=highlights_changed,
     )
     return EXIT_OK
 

@@ -592,12 +592,14 @@ class BookmarkClient:
         on_connect: EventCallback | None = None,
         on_error: ErrorCallback | None = None,
         on_collection_change: ChangeCallback | None = None,
+        on_highlight_change: ChangeCallback | None = None,
     ) -> None:
         """Listen for ``bookmarks_changed`` nudges and sync on each, until cancelled.
 
         On every (re)connect, queued writes are flushed and a sync runs (nudges sent while offline are
         lost). Syncs are coalesced: nudges during a sync schedule exactly one more. ``on_change`` gets
-        the ids of bookmarks whose local view changed, ``on_collection_change`` those of collections.
+        the ids of bookmarks whose local view changed, ``on_collection_change`` those of collections,
+        ``on_highlight_change`` those of highlights.
         Connection failures are retried forever with exponential backoff and jitter (reported to
         ``on_error``); close code 4401 refreshes the token and
         reconnects. Returns only by cancellation; raises :class:`SessionExpired` when the session is
@@ -620,6 +622,8 @@ class BookmarkClient:
                     await _call(on_collection_change, result.changed_collection_ids)
                 if result.changed_ids:
                     await _call(on_change, result.changed_ids)
+                if result.changed_highlight_ids:
+                    await _call(on_highlight_change, result.changed_highlight_ids)
             except (Offline, ApiError) as exc:
                 if not isinstance(exc, SessionExpired):
                     await _call(on_error, exc)

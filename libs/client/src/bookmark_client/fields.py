@@ -68,7 +68,7 @@ MAX_COLLECTION_IDS = 1000  # per bookmark
 MAX_TEXT = 10_000
 MAX_LIST_ITEMS = 1000
 _INT_RANGE = range(-(2**63), 2**63)
-# Highlights: the server's limits.
+# Highlights: the server's limits (docs/api-guide.md, section 16).
 MAX_HIGHLIGHT_QUOTE = 5_000  # after trimming
 MAX_HIGHLIGHT_CONTEXT = 64  # prefix, suffix
 MAX_HIGHLIGHT_NOTE = 10_000

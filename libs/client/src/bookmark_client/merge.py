@@ -92,7 +92,7 @@ _HIGHLIGHT_WRITABLE = _writable(Highlight)
 CLIENT_FIELDS: tuple[str, ...] = tuple(_BOOKMARK_WRITABLE)
 # Fields of the PUT /v1/collections/{id} body (docs/api-guide.md, section 11).
 COLLECTION_FIELDS: tuple[str, ...] = tuple(_COLLECTION_WRITABLE)
-# Fields of the PUT /v1/highlights/{id} body.
+# Fields of the PUT /v1/highlights/{id} body (docs/api-guide.md, section 16).
 HIGHLIGHT_FIELDS: tuple[str, ...] = tuple(_HIGHLIGHT_WRITABLE)
 # Set when a highlight is created and never changed by a PUT (the server refuses a different value); every
 # PUT carries them, since the server needs bookmarkId and quote each time.

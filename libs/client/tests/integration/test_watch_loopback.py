@@ -53,12 +53,14 @@ async def test_watch_syncs_on_nudges_and_survives_token_expiry(tmp_path: Path) -
 
             changes: asyncio.Queue[list[str]] = asyncio.Queue()
             collection_changes: asyncio.Queue[list[str]] = asyncio.Queue()
+            highlight_changes: asyncio.Queue[list[str]] = asyncio.Queue()
             nudges: asyncio.Queue[None] = asyncio.Queue()
             task = asyncio.create_task(
                 client.watch(
                     changes.put_nowait,
                     on_nudge=lambda: nudges.put_nowait(None),
                     on_collection_change=collection_changes.put_nowait,
+                    on_highlight_change=highlight_changes.put_nowait,
                 )
             )
             try:
@@ -80,6 +82,14 @@ async def test_watch_syncs_on_nudges_and_survives_token_expiry(tmp_path: Path) -
                 collection = await client.get_collection("col")
                 assert collection is not None and collection.name == "Elsewhere"
                 assert changes.empty()
+
+                # And a highlight made elsewhere.
+                fake.server_highlight(user_id, "mark", bookmarkId="nudged", quote="a passage", note="from elsewhere")
+                await first.send(NUDGE)
+                assert await asyncio.wait_for(highlight_changes.get(), 30) == ["mark"]
+                highlight = await client.get_highlight("mark")
+                assert highlight is not None and highlight.note == "from elsewhere"
+                assert changes.empty() and collection_changes.empty()
 
                 # The token expires: the server closes with 4401, the client refreshes and reconnects.
                 fake.expire_all_access_tokens()

@@ -111,6 +111,17 @@ class FakeServer:
     def server_delete_collection(self, user_id: str, collection_id: str) -> None:
         self._delete_collection(user_id, collection_id)
 
+    def server_highlight(self, user_id: str, highlight_id: str, **fields: Any) -> dict[str, Any]:
+        """A highlight write by "another device" (``anchor``: the server's re-anchoring, set as given)."""
+        anchor = fields.pop("anchor", None)
+        response = self._highlight_request(user_id, "PUT", highlight_id, fields)
+        assert response.status_code == 200, response.text
+        record = self.highlights[user_id][highlight_id]
+        if anchor is not None:
+            record["anchor"] = anchor
+            self._touch(user_id, record)
+        return record
+
     def server_enrich(self, user_id: str, bookmark_id: str, **fields: Any) -> None:
         record = self.bookmarks[user_id][bookmark_id]
         record.update(fields)

@@ -65,8 +65,8 @@ def test_highlight_add_edit_list_and_delete(cli: Cli, fake: FakeServer) -> None:
     assert code == 0 and out == "highlighted h1 in Field guide to ferns (yellow)\n"
     assert fake.visible_highlights(user_id)["h1"]["quote"] == "Ferns reproduce by spores."
     assert cli("highlight", "ferns", "Not where they grow", "--color", "blue", "--id", "h2")[0] == 0
-    fake.highlights[user_id]["h1"]["anchor"] = "orphan"  # the server no longer finds it on the page
-    fake._touch(user_id, fake.highlights[user_id]["h1"])
+    # The server no longer finds it on the page.
+    fake.server_highlight(user_id, "h1", bookmarkId="ferns", quote="Ferns reproduce by spores.", anchor="orphan")
     assert cli("sync")[0] == 0
 
     code, out, _ = cli("highlights")
