@@ -415,7 +415,7 @@ class LocalStore:
         """Queue ``PUT /v1/highlights/{id}`` (create, or change ``color``/``note``; ``fields`` in wire form).
 
         A new highlight (or one known as deleted) needs ``bookmarkId`` and ``quote``; a known one resends
-        them with ``prefix``, ``suffix`` and its offsets, which must not differ. The bookmark must be live
+        them, ``prefix`` and ``suffix`` (none of which may differ) and its offsets. The bookmark must be live
         here: the server refuses a highlight of any other, and the queue sends the bookmark's own queued
         PUT first.
         """
