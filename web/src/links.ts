@@ -2,7 +2,7 @@
 // status, the Wayback Machine address of its saved date, and which links count as broken. The call
 // ("Check now", online only) is Device's, in app.ts; its result reaches this device through delta.
 
-import type { Bookmark, LinkStatus } from "./model.ts";
+import type { Bookmark, BookmarkFields, LinkStatus } from "./model.ts";
 
 type LinkFields = Pick<Bookmark, "linkStatus" | "linkCheckedAt">;
 
@@ -52,6 +52,21 @@ export function linkCheckedLine(b: LinkFields, now: Date = new Date()): string {
   if (!b.linkStatus) return "Link not checked yet.";
   const when = b.linkCheckedAt ? timeAgo(b.linkCheckedAt, now) : null;
   return `Link checked${when ? ` ${when}` : ""}: ${linkStatusWords(b.linkStatus)}`;
+}
+
+/**
+ * The write of "Use new address": ``url`` = ``linkMovedTo`` (null when the link did not move). A new URL
+ * makes the server forget what it knew of the old page, title and description included; the page only
+ * moved, so the ones shown go with the write.
+ */
+export function moveFields(b: Pick<Bookmark, "linkStatus" | "linkMovedTo" | "title" | "description" | "thumbnailUrl">): BookmarkFields | null {
+  if (b.linkStatus !== "moved" || !b.linkMovedTo) return null;
+  return {
+    url: b.linkMovedTo,
+    ...(b.title ? { title: b.title } : {}),
+    ...(b.description ? { description: b.description } : {}),
+    ...(b.thumbnailUrl ? { thumbnailUrl: b.thumbnailUrl } : {}),
+  };
 }
 
 /** ``YYYYMMDD`` of a timestamp, in UTC; null for no date. */

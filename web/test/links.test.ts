@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkRefusedText, isBroken, linkBadge, linkCheckedLine, linkStatusWords, timeAgo, utcDay, waybackUrl } from "../src/links.ts";
+import { checkRefusedText, moveFields, isBroken, linkBadge, linkCheckedLine, linkStatusWords, timeAgo, utcDay, waybackUrl } from "../src/links.ts";
 import { materializeBookmark, skeleton } from "../src/merge.ts";
 import type { LinkStatus } from "../src/model.ts";
 
@@ -54,6 +54,13 @@ test("the Wayback Machine address uses the saved day in UTC, else the day the se
   assert.equal(waybackUrl({ ...b, clientSavedAt: null }), "https://web.archive.org/web/20250101/https://example.com/a?b=1#c");
   assert.equal(waybackUrl({ ...b, clientSavedAt: null, createdAt: "garbage" }), "https://web.archive.org/web/https://example.com/a?b=1#c");
   assert.equal(utcDay("0999-01-02T00:00:00Z"), "09990102");
+});
+
+test("using the new address keeps the title, description and picture shown; only a moved link has one", () => {
+  const b = { linkStatus: "moved" as const, linkMovedTo: "https://new.test/a", title: "Mine", description: null, thumbnailUrl: "/v1/previews/image/x" };
+  assert.deepEqual(moveFields(b), { url: "https://new.test/a", title: "Mine", thumbnailUrl: "/v1/previews/image/x" });
+  assert.equal(moveFields({ ...b, linkStatus: "ok" }), null);
+  assert.equal(moveFields({ ...b, linkMovedTo: null }), null);
 });
 
 test("a refused check says why in words", () => {

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Device, enrichErrorText } from "../app.ts";
 import { ApiError } from "../api.ts";
-import { CHECK_OFFLINE_TEXT, checkRefusedText, linkCheckedLine, waybackUrl } from "../links.ts";
+import { CHECK_OFFLINE_TEXT, checkRefusedText, linkCheckedLine, moveFields, waybackUrl } from "../links.ts";
 import { normalizeTags, parseTagInput } from "../merge.ts";
 import type { BookmarkFields, LocalBookmark } from "../model.ts";
 import { platformImagePath } from "../preview.ts";
@@ -65,6 +65,7 @@ function LinkHealth({ device, bookmark: b }: { device: Device; bookmark: LocalBo
   const [asking, setAsking] = useState(false);
   useEffect(() => setMessage(null), [b.clientBookmarkId, b.linkCheckedAt]);
   const checkNow = async () => {
+    setMessage(null);
     setAsking(true);
     try {
       await device.checkLink(b.clientBookmarkId);
@@ -75,10 +76,11 @@ function LinkHealth({ device, bookmark: b }: { device: Device; bookmark: LocalBo
       setAsking(false);
     }
   };
-  const movedTo = b.linkStatus === "moved" ? b.linkMovedTo : null;
+  const move = moveFields(b);
+  const movedTo = move?.url ?? null;
   const useNewAddress = () => {
-    if (!movedTo) return;
-    void device.save(b.clientBookmarkId, { url: movedTo });
+    if (!move) return;
+    void device.save(b.clientBookmarkId, move);
     device.toast("Saved the new address.");
   };
   return (
