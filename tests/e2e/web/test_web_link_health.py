@@ -147,6 +147,16 @@ async def test_link_health_badges_details_broken_links_and_a_move(new_device: An
     await expect(page.get_by_role("region", name="Notifications").locator(".toast")).to_have_count(0, timeout=15_000)
     await screenshot(page, "broken-links-light-desktop")
 
+    # The search language finds them too (locally at once, then the server's answer).
+    await page.get_by_role("searchbox", name="Search").fill("is:broken")
+    await expect(page.get_by_role("heading", name="Results for “is:broken”")).to_be_visible()
+    await expect(items).to_have_count(2)
+    assert sorted(await items.locator("a.title").all_inner_texts()) == ["Bagels", "Focaccia"]
+    await page.get_by_role("searchbox", name="Search").fill("link:moved")
+    await expect(items).to_have_count(1)
+    await expect(items.first).to_contain_text("Pizza dough")
+    await page.get_by_role("searchbox", name="Search").fill("")
+
     # "Open saved copy" opens the Reader over the stored copy (none was taken of this page: it says so).
     panel = await open_details(page, "Focaccia")
     await panel.get_by_role("button", name="Open saved copy").click()
