@@ -120,7 +120,8 @@ test-e2e: venv web
 screenshots: venv web extension
 	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(PYTEST) $(PYTEST_ARGS) \
 		tests/e2e/web/test_web_journeys.py::test_accessibility_and_screenshots_of_the_main_views \
-		tests/e2e/web/test_web_trash.py tests/e2e/web/test_web_curation.py tests/e2e/extension
+		tests/e2e/web/test_web_trash.py tests/e2e/web/test_web_curation.py tests/e2e/web/test_web_link_health.py \
+		tests/e2e/extension
 
 bench: venv
 	@if [ -f bench/run.py ]; then $(VENV_PY) bench/run.py $(BENCH_ARGS); \

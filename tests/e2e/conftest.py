@@ -63,6 +63,8 @@ def full_stack_env(idp_a: LocalJwksServer, idp_b: LocalJwksServer) -> dict[str, 
         "IDP_B_ISSUER": idp_b.issuer,
         "IDP_B_AUDIENCE": idp_b.audience,
         "ENRICHMENT_BROWSER": "auto",
+        # A first failing link check is confirmed 3.6 s later instead of a day (the link health journeys).
+        "LINK_CHECK_RETRY_HOURS": "0.001",
     }
 
 

@@ -300,11 +300,15 @@ def article_html(title: str, *, description: str, extra_body: str = "") -> bytes
 
 
 class LocalSite:
-    """A web site on 127.0.0.1 (a thread of ``http.server``); unknown paths answer 404."""
+    """A web site on 127.0.0.1 (a thread of ``http.server``); unknown paths answer 404. ``statuses`` gives a
+    path another answer (a page that fails); ``redirects`` makes a path a redirect ``(status, location)``.
+    Only GET is served: a HEAD gets 501, as from many small servers."""
 
     def __init__(self) -> None:
         # Every article's og:image: the worker fetches it and keeps thumbnailUrl only for a real image.
         self.pages: dict[str, tuple[str, bytes]] = {"/images/loaf.png": ("image/png", LOAF_PNG)}
+        self.statuses: dict[str, int] = {}
+        self.redirects: dict[str, tuple[int, str]] = {}
         self.hits: dict[str, int] = {}
         self._server: ThreadingHTTPServer | None = None
         self.port = 0
@@ -330,8 +334,17 @@ class LocalSite:
             def do_GET(self) -> None:  # noqa: N802 - http.server's API
                 path = self.path.split("?", 1)[0]
                 site.hits[path] = site.hits.get(path, 0) + 1
+                if path in site.redirects:
+                    status, location = site.redirects[path]
+                    self.send_response(status)
+                    self.send_header("location", location)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
                 page = site.pages.get(path)
-                if page is None:
+                if path in site.statuses:
+                    content_type, body, status = "text/plain", b"not now", site.statuses[path]
+                elif page is None:
                     content_type, body, status = "text/plain", b"not here", 404
                 else:
                     (content_type, body), status = page, 200

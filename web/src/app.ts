@@ -211,6 +211,11 @@ export class Device {
     return data?.cacheHit ? "Done: it was already enriched." : "Enriching it now. Results appear here when ready.";
   }
 
+  /** Asks for a check of the bookmark's link soon; the result reaches the library through delta. */
+  async checkLink(id: string): Promise<void> {
+    await this.json<{ accepted: boolean }>(`/v1/bookmarks/${encodeURIComponent(id)}/check-link`, { method: "POST" });
+  }
+
   /** One page of the trash, most recently deleted first. */
   async trashPage(cursor: string | null): Promise<TrashPage> {
     const params = new URLSearchParams({ limit: String(TRASH_PAGE_SIZE) });

@@ -1,6 +1,7 @@
 // The local view of a record: the server's copy (the base) with our queued writes replayed on top, in
-// queue order. Server-owned fields always come from the base; a queued edit shows over every newer base
-// until the server has it; a refused write leaves the queue and the server's copy rules again.
+// queue order. Server-owned fields always come from the base (a queued new URL hides the old URL's link
+// health, as the server clears it); a queued edit shows over every newer base until the server has it; a
+// refused write leaves the queue and the server's copy rules again.
 
 import type { Bookmark, BookmarkFields, LocalBookmark, LocalCollection, Op } from "./model.ts";
 import { provisionalDomain } from "./urls.ts";
@@ -34,6 +35,9 @@ export function skeleton(id: string, at: string): LocalBookmark {
     createdAt: at,
     updatedAt: at,
     enrichedAt: null,
+    linkStatus: null,
+    linkCheckedAt: null,
+    linkMovedTo: null,
     deleted: false,
     deletedAt: null,
   };
@@ -46,6 +50,12 @@ function applyBookmarkOp(record: LocalBookmark | undefined, op: Op): LocalBookma
     if (url !== undefined && (url !== out.url || !out.domain)) {
       out.domain = provisionalDomain(url);
       out.normalizedUrl = null;
+    }
+    if (url !== undefined && url !== out.url) {
+      // The server clears a link's health with a new URL; the view does too until its answer.
+      out.linkStatus = null;
+      out.linkCheckedAt = null;
+      out.linkMovedTo = null;
     }
     Object.assign(out, op.fields);
     out.deleted = false;

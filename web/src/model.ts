@@ -1,5 +1,8 @@
 // Wire shapes of the API (docs/api-guide.md) and the local records built from them.
 
+/** A link's health as the server's checks found it (docs/api-guide.md, section 15). */
+export type LinkStatus = "ok" | "moved" | "gone" | "blocked" | "unreachable";
+
 export interface Bookmark {
   clientBookmarkId: string;
   url: string;
@@ -25,6 +28,10 @@ export interface Bookmark {
   updatedAt: string;
   enrichedAt: string | null;
   ownerUid?: string | null;
+  /** Server-written; null until a check settled it (absent in records kept before the field existed). */
+  linkStatus?: LinkStatus | null;
+  linkCheckedAt?: string | null;
+  linkMovedTo?: string | null;
 }
 
 /** A local bookmark: the server's copy or our view of it, with deletion kept as a flag. */

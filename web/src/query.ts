@@ -1,7 +1,8 @@
 // The search language, parsed for the local copy (offline search and the instant first answer):
-// words (all must match), "phrases", -negation, and the filters tag:, domain:, collection:, is:,
+// words (all must match), "phrases", -negation, and the filters tag:, domain:, collection:, is:, link:,
 // after:, before:. The server remains the reference; it also searches page text and stems words.
 
+import { isBroken } from "./links.ts";
 import type { LocalBookmark } from "./model.ts";
 import { savedAt } from "./merge.ts";
 
@@ -11,8 +12,9 @@ export type Term =
 
 export class QueryError extends Error {}
 
-const FILTERS = new Set(["tag", "domain", "collection", "is", "after", "before"]);
-const IS_VALUES = new Set(["favorite", "archived", "unread", "enriched", "pending", "failed"]);
+const FILTERS = new Set(["tag", "domain", "collection", "is", "link", "after", "before"]);
+const IS_VALUES = new Set(["favorite", "archived", "unread", "enriched", "pending", "failed", "broken"]);
+const LINK_VALUES = ["ok", "moved", "gone", "blocked", "unreachable"];
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export function fold(text: string): string {
@@ -26,6 +28,9 @@ function parseFilter(token: string, negated: boolean): Term {
   if (!FILTERS.has(name)) throw new QueryError(`Unknown filter “${name}:”. Put it in quotes to search for it.`);
   if (!value) throw new QueryError(`“${name}:” needs a value.`);
   if (name === "is" && !IS_VALUES.has(value.toLowerCase())) throw new QueryError(`Unknown “is:${value}”.`);
+  if (name === "link" && !LINK_VALUES.includes(value.toLowerCase())) {
+    throw new QueryError(`Unknown “link:${value}”. Try ${LINK_VALUES.map((v) => `link:${v}`).join(", ")}.`);
+  }
   if ((name === "after" || name === "before") && (!DATE.test(value) || Number.isNaN(Date.parse(value)))) {
     throw new QueryError(`“${name}:” needs a date like 2025-01-31.`);
   }
@@ -82,6 +87,8 @@ function matchesFilter(b: LocalBookmark, name: string, value: string): boolean {
     }
     case "collection":
       return b.collectionIds.includes(value);
+    case "link":
+      return b.linkStatus === v;
     case "after":
       return savedAt(b).slice(0, 10) >= value;
     case "before":
@@ -103,6 +110,8 @@ function matchesIs(b: LocalBookmark, value: string): boolean {
       return b.enrichmentStatus === "completed";
     case "pending":
       return ["pending", "processing", "retrying"].includes(b.enrichmentStatus);
+    case "broken":
+      return isBroken(b);
     default:
       return b.enrichmentStatus === "failed";
   }

@@ -42,3 +42,13 @@ test("malformed queries are refused with a sentence", () => {
   assert.throws(() => parseQuery('"open'), QueryError);
   assert.deepEqual(parseQuery('"re: budget"'), [{ kind: "text", value: "re: budget", negated: false }]);
 });
+
+test("is:broken finds gone and unreachable links; link: one status; an unknown status is refused", () => {
+  const gone = bookmark({ linkStatus: "gone" });
+  const moved = bookmark({ linkStatus: "moved" });
+  const unchecked = bookmark({});
+  assert.deepEqual([gone, moved, unchecked].map(compile(parseQuery("is:broken"))), [true, false, false]);
+  assert.deepEqual([gone, moved, unchecked].map(compile(parseQuery("-is:broken"))), [false, true, true]);
+  assert.deepEqual([gone, moved, unchecked].map(compile(parseQuery("link:Moved"))), [false, true, false]);
+  assert.throws(() => parseQuery("link:dead"), QueryError);
+});

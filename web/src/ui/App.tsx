@@ -2,6 +2,7 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Device } from "../app.ts";
+import { isBroken } from "../links.ts";
 import { normalizeTags, parseTagInput } from "../merge.ts";
 import type { LocalBookmark, SearchResult } from "../model.ts";
 import { QueryError, compile, parseQuery, positiveWords } from "../query.ts";
@@ -137,6 +138,8 @@ function inFilter(filter: Filter): (b: LocalBookmark) => boolean {
       return (b) => b.isFavorite;
     case "archived":
       return (b) => b.isArchived;
+    case "broken":
+      return isBroken;
     case "collection":
       return (b) => b.collectionIds.includes(filter.id);
     case "tag": {
@@ -335,6 +338,8 @@ function title(filter: Filter, device: Device): string {
       return "Trash";
     case "duplicates":
       return "Duplicates";
+    case "broken":
+      return "Broken links";
     case "collection":
       return device.store.collections().find((c) => c.id === filter.id)?.name ?? "Collection";
     case "tag":
@@ -342,6 +347,12 @@ function title(filter: Filter, device: Device): string {
     default:
       return "All bookmarks";
   }
+}
+
+function emptyText(searching: boolean, anything: boolean, filter: Filter): string {
+  if (searching) return "Nothing matches. Try fewer words.";
+  if (filter.kind === "broken") return "No broken links. Links are checked about once a month; any that stop working show up here.";
+  return anything ? "Nothing here yet." : "Your library is empty. Paste a link above to save it.";
 }
 
 export function App({ device }: { device: Device }) {
@@ -425,7 +436,7 @@ export function App({ device }: { device: Device }) {
               device={device}
               words={search.words}
               label="Bookmarks"
-              empty={search.rows ? "Nothing matches. Try fewer words." : all.length ? "Nothing here yet." : "Your library is empty. Paste a link above to save it."}
+              empty={emptyText(search.rows !== null, all.length > 0, ui.filter)}
             />
           </>
         )}

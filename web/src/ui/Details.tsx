@@ -1,12 +1,15 @@
-// The region "Bookmark details": every field a person edits, applied locally at once and sent.
+// The region "Bookmark details": every field a person edits, applied locally at once and sent, and the
+// link's health with what to do about it.
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Device, enrichErrorText } from "../app.ts";
+import { ApiError } from "../api.ts";
+import { CHECK_OFFLINE_TEXT, checkRefusedText, linkCheckedLine, moveFields, waybackUrl } from "../links.ts";
 import { normalizeTags, parseTagInput } from "../merge.ts";
 import type { BookmarkFields, LocalBookmark } from "../model.ts";
 import { platformImagePath } from "../preview.ts";
 import { authed } from "../session.ts";
-import { Icon } from "./common.tsx";
+import { Icon, useOnline } from "./common.tsx";
 import { flatten, buildTree } from "./Sidebar.tsx";
 import { setUi } from "./state.ts";
 
@@ -51,6 +54,65 @@ function Screenshot({ device, id }: { device: Device; id: string }) {
       </button>
       {error && <span class="error-text"> {error}</span>}
     </p>
+  );
+}
+
+/** The link's status in words, when it was checked, and what can be done: check it again, follow a move,
+ * read the saved copy, or look it up in the Wayback Machine. */
+function LinkHealth({ device, bookmark: b }: { device: Device; bookmark: LocalBookmark }) {
+  const online = useOnline();
+  const [message, setMessage] = useState<string | null>(null);
+  const [asking, setAsking] = useState(false);
+  useEffect(() => setMessage(null), [b.clientBookmarkId, b.linkCheckedAt]);
+  const checkNow = async () => {
+    setMessage(null);
+    setAsking(true);
+    try {
+      await device.checkLink(b.clientBookmarkId);
+      setMessage("Checking the link. The result shows here in a moment.");
+    } catch (error) {
+      setMessage(error instanceof ApiError ? (checkRefusedText(error.status, error.retryAfter) ?? error.message) : CHECK_OFFLINE_TEXT);
+    } finally {
+      setAsking(false);
+    }
+  };
+  const move = moveFields(b);
+  const movedTo = move?.url ?? null;
+  const useNewAddress = () => {
+    if (!move) return;
+    void device.save(b.clientBookmarkId, move);
+    device.toast("Saved the new address.");
+  };
+  return (
+    <div class="field link-health" role="group" aria-labelledby="d-link">
+      <h3 id="d-link">Link</h3>
+      <p class={`link-line link-${b.linkStatus ?? "unchecked"}`}>{linkCheckedLine(b)}</p>
+      {movedTo && (
+        <p class="hint moved-to">
+          New address: <span class="address">{movedTo}</span>
+        </p>
+      )}
+      <div class="actions">
+        <button type="button" class="small" disabled={!online || asking} onClick={() => void checkNow()}>
+          Check now
+        </button>
+        {movedTo && (
+          <button type="button" class="small" onClick={useNewAddress}>
+            Use new address
+          </button>
+        )}
+        <button type="button" class="small" onClick={() => setUi({ readerId: b.clientBookmarkId })}>
+          Open saved copy
+        </button>
+        <a class="button-link small" href={waybackUrl(b)} target="_blank" rel="noopener noreferrer">
+          Wayback Machine
+        </a>
+      </div>
+      {!online && <p class="hint">Checking a link needs a connection.</p>}
+      <p class={message ? "message" : "sr-only"} role="status" aria-label="Link check">
+        {message ?? ""}
+      </p>
+    </div>
   );
 }
 
@@ -140,6 +202,7 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
           {message}
         </p>
       )}
+      <LinkHealth device={device} bookmark={b} />
       <div class="field">
         <label for="d-title">Title</label>
         <input

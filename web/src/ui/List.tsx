@@ -3,6 +3,7 @@
 
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Device } from "../app.ts";
+import { linkBadge } from "../links.ts";
 import type { LocalBookmark } from "../model.ts";
 import { platformImagePath } from "../preview.ts";
 import { highlight, parseSnippet } from "../snippet.ts";
@@ -47,6 +48,7 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
   const selected = ui.selection.has(b.clientBookmarkId);
   const title = b.title || b.url;
   const fetching = !b.title && props.device.previews.fetching(b.clientBookmarkId);
+  const badge = linkBadge(b.linkStatus);
   const onSelect = (event: MouseEvent) => toggleSelection(props.rows, props.index, event.shiftKey);
   return (
     <li
@@ -68,6 +70,7 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
           {fetching && <span class="state fetching">Fetching title…</span>}
           {b.isFavorite && <span class="fav" title="Favorite">★<span class="sr-only">Favorite</span></span>}
           {props.pending && <span class="unsynced" title="Not synced yet">Not synced</span>}
+          {badge && <span class={`link-badge link-${b.linkStatus}`}>{badge}</span>}
           {ENRICHMENT_LABELS[b.enrichmentStatus] && b.enrichmentStatus !== "pending" && (
             <span class={`state state-${b.enrichmentStatus}`}>{ENRICHMENT_LABELS[b.enrichmentStatus]}</span>
           )}

@@ -1,12 +1,14 @@
-// The navigation "Library": All, Favorites, Archived, Duplicates (its group count, online), Trash, the
-// collection tree (with counts) and the tags.
+// The navigation "Library": All, Favorites, Archived, Broken links, Duplicates (its group count, online),
+// Trash, the collection tree (with counts) and the tags.
 
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Offline } from "../api.ts";
 import type { Device } from "../app.ts";
 import { groupCountLabel } from "../duplicates.ts";
+import { isBroken } from "../links.ts";
 import type { LocalBookmark, LocalCollection } from "../model.ts";
+import { useOnline } from "./common.tsx";
 import { type Filter, hashOf, setUi, ui } from "./state.ts";
 
 export interface TreeNode {
@@ -100,17 +102,7 @@ const COUNT_DELAY_MS = 800;
  * library changes; null offline or before the server answered. */
 function useDuplicateCount(device: Device): string | null {
   const [label, setLabel] = useState<string | null>(null);
-  const [online, setOnline] = useState(navigator.onLine);
-  useEffect(() => {
-    const on = () => setOnline(true);
-    const off = () => setOnline(false);
-    window.addEventListener("online", on);
-    window.addEventListener("offline", off);
-    return () => {
-      window.removeEventListener("online", on);
-      window.removeEventListener("offline", off);
-    };
-  }, []);
+  const online = useOnline();
   useEffect(() => {
     if (!online || !device.session.user) {
       setLabel(null);
@@ -139,8 +131,10 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
   const tagCounts = new Map<string, number>();
   let favorites = 0;
   let archived = 0;
+  let broken = 0;
   for (const b of props.all) {
     if (b.isFavorite) favorites += 1;
+    if (isBroken(b)) broken += 1;
     if (b.isArchived) archived += 1;
     for (const id of b.collectionIds) counts.set(id, (counts.get(id) ?? 0) + 1);
     for (const t of b.userTags) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
@@ -173,6 +167,7 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
         {link({ kind: "all" }, "All", props.all.length - archived)}
         {link({ kind: "favorites" }, "Favorites", favorites)}
         {link({ kind: "archived" }, "Archived", archived)}
+        {link({ kind: "broken" }, "Broken links", broken)}
         {link({ kind: "duplicates" }, "Duplicates", duplicates)}
         {link({ kind: "trash" }, "Trash", null)}
       </ul>

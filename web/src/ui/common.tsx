@@ -1,4 +1,21 @@
+import { useEffect, useState } from "preact/hooks";
 import type { Segment } from "../snippet.ts";
+
+/** Whether the browser says it is online, re-rendering when that changes. */
+export function useOnline(): boolean {
+  const [online, setOnline] = useState(navigator.onLine);
+  useEffect(() => {
+    const on = () => setOnline(true);
+    const off = () => setOnline(false);
+    window.addEventListener("online", on);
+    window.addEventListener("offline", off);
+    return () => {
+      window.removeEventListener("online", on);
+      window.removeEventListener("offline", off);
+    };
+  }, []);
+  return online;
+}
 
 export function Segments({ segments }: { segments: Segment[] }) {
   return <>{segments.map((s, i) => (s.mark ? <mark key={i}>{s.text}</mark> : <span key={i}>{s.text}</span>))}</>;

@@ -8,6 +8,7 @@ export type Filter =
   | { kind: "archived" }
   | { kind: "trash" }
   | { kind: "duplicates" }
+  | { kind: "broken" }
   | { kind: "collection"; id: string }
   | { kind: "tag"; tag: string };
 
@@ -33,6 +34,7 @@ export function filterFromHash(hash: string): Filter {
   if (kind === "archived") return { kind: "archived" };
   if (kind === "trash") return { kind: "trash" };
   if (kind === "duplicates") return { kind: "duplicates" };
+  if (kind === "broken") return { kind: "broken" };
   if (kind === "collection" && value) return { kind: "collection", id: value };
   if (kind === "tag" && value) return { kind: "tag", tag: value };
   return { kind: "all" };

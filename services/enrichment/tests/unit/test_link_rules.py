@@ -3,6 +3,8 @@ and politeness, on a clock that tests move by hand."""
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -255,6 +257,28 @@ def test_settled_checks_are_scheduled_with_jitter() -> None:
 def test_first_checks_spread_over_the_whole_interval() -> None:
     assert first_check_at(T0, POLICY, 0.0) == T0
     assert first_check_at(T0, POLICY, 0.5) == T0 + timedelta(days=15)
+    assert first_check_at(T0, POLICY, 0.9) == T0 + timedelta(days=27)
+    # The last tenth thins out to the latest regular check, in order.
+    tail = [first_check_at(T0, POLICY, 0.9 + i / 1000) for i in range(100)]
+    assert tail == sorted(tail) and tail[-1] < T0 + timedelta(days=33)
+    assert first_check_at(T0, POLICY, 0.999999) > T0 + timedelta(days=32, hours=23)
+
+
+def test_an_imports_checks_never_come_in_waves() -> None:
+    """100,000 URLs saved at once, each checked first and then regularly with random jitter: over three
+    months, no day has more than 1.5 × the mean number of checks (in fact none is 10 % off it)."""
+    rng = random.Random(139)
+    days = 90
+    per_day: Counter[int] = Counter()
+    for _ in range(100_000):
+        at = first_check_at(T0, POLICY, rng.random())
+        while (day := (at - T0).days) < days:
+            per_day[day] += 1
+            at = regular_check_at(at, POLICY, rng.random())
+    mean = sum(per_day.values()) / days
+    counts = [per_day[d] for d in range(days)]
+    assert max(counts) <= 1.1 * mean, (max(counts) / mean, counts.index(max(counts)))
+    assert min(counts) >= 0.9 * mean, (min(counts) / mean, counts.index(min(counts)))
 
 
 # --- politeness -----------------------------------------------------------------------------------------------
