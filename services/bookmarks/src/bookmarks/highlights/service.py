@@ -72,6 +72,8 @@ async def put_highlight(
         if record.anchor is None and (text := await _page_text(session, owner, write.bookmark_id)) is not None:
             record = rules.anchored(record, anchor(text, record.selector), slot.position) or record
         await store.put(session, [record])
+        if existing is None or existing.is_deleted or existing.note != record.note:  # what search indexes
+            await store.reindex_records(session, owner, [bookmark])
         await add_events(session, [_event(record)])
         return record
 
@@ -87,6 +89,8 @@ async def delete_highlight(*, sessions: SessionFactory, owner: uuid.UUID, highli
         if record is None:
             return
         await store.put(session, [record])
+        if existing is not None and not existing.is_deleted:
+            await store.reindex(session, owner, [record.client_bookmark_id])
         if record.updated_at == slot.position:  # a new tombstone, not only a restore forgotten
             await add_events(session, [_event(record)])
 
@@ -104,6 +108,7 @@ async def move_user(
     first, _ = await repository.allocate_positions(session, target, len(winners))
     moved = [rules.moved_to_user(h, target, first + i * repository.ONE_MICROSECOND) for i, h in enumerate(winners)]
     await store.put(session, moved)
+    await store.reindex(session, target, sorted({*moved_bookmarks, *(h.client_bookmark_id for h in moved)}))
     return [_event(h) for h in moved]
 
 
@@ -118,6 +123,7 @@ async def store_page_text(session: AsyncSession, owner: uuid.UUID, client_bookma
     live = await store.live_on(session, owner, [client_bookmark_id])
     if not live:
         return
+    await store.reindex(session, owner, [client_bookmark_id])  # in the page's language
     found = anchor_all(text, [h.selector for h in live])
     moved = [m for h, a in zip(live, found, strict=True) if (m := rules.anchored(h, a, h.updated_at)) is not None]
     if not moved:
