@@ -13,6 +13,7 @@ from sqlalchemy import insert, update
 
 from bookmarks.store.tables import bookmarks as bookmarks_table
 from bookmarks.store.tables import highlights as highlights_table
+
 from .test_exports import asgi_get, bulk_load
 
 
