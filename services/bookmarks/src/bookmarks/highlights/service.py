@@ -25,10 +25,10 @@ from common.db import SessionFactory, transaction
 from common.events import Event, HighlightChanged
 from common.outbox import add_events
 
-__all__ = ["delete_highlight", "put_highlight", "store_page_text"]
+__all__ = ["delete_highlight", "highlight_event", "put_highlight", "store_page_text"]
 
 
-def _event(record: Highlight) -> HighlightChanged:
+def highlight_event(record: Highlight) -> HighlightChanged:
     return HighlightChanged(
         userId=record.owner_uid,
         highlightId=record.highlight_id,
@@ -74,7 +74,7 @@ async def put_highlight(
         await store.put(session, [record])
         if existing is None or existing.is_deleted or existing.note != record.note:  # what search indexes
             await store.reindex_records(session, owner, [bookmark])
-        await add_events(session, [_event(record)])
+        await add_events(session, [highlight_event(record)])
         return record
 
 
@@ -92,7 +92,7 @@ async def delete_highlight(*, sessions: SessionFactory, owner: uuid.UUID, highli
         if existing is not None and not existing.is_deleted:
             await store.reindex(session, owner, [record.client_bookmark_id])
         if record.updated_at == slot.position:  # a new tombstone, not only a restore forgotten
-            await add_events(session, [_event(record)])
+            await add_events(session, [highlight_event(record)])
 
 
 async def move_user(
@@ -109,7 +109,7 @@ async def move_user(
     moved = [rules.moved_to_user(h, target, first + i * repository.ONE_MICROSECOND) for i, h in enumerate(winners)]
     await store.put(session, moved)
     await store.reindex(session, target, sorted({*moved_bookmarks, *(h.client_bookmark_id for h in moved)}))
-    return [_event(h) for h in moved]
+    return [highlight_event(h) for h in moved]
 
 
 async def store_page_text(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str, text: str | None) -> None:

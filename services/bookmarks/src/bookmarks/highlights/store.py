@@ -231,3 +231,27 @@ async def reindex_records(session: AsyncSession, owner: uuid.UUID, records: Sequ
         pieces[row.client_bookmark_id] += [row.quote, row.note]
     rows = highlights_rows([(r, highlight_texts(pieces[r.client_bookmark_id])) for r in records])
     await session.execute(highlights_statement(), {"owner": owner, "rows": rows})
+
+
+async def known_on(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> list[Highlight]:
+    """Every highlight (deleted ones too) of these bookmarks: what an import must not write again."""
+    if not bookmark_ids:
+        return []
+    statement = select(highlights).where(_c.owner_uid == owner, _c.client_bookmark_id.in_(list(bookmark_ids)))
+    return [Highlight.from_row(row) for row in (await session.execute(statement)).mappings()]
+
+
+async def live_count(session: AsyncSession, owner: uuid.UUID) -> int:
+    statement = select(func.count()).where(_c.owner_uid == owner, _c.deleted_at.is_(None))
+    return int((await session.execute(statement)).scalar_one())
+
+
+async def page_texts_of(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> dict[str, str]:
+    """The readable text of these bookmarks, for those that have one."""
+    if not bookmark_ids:
+        return {}
+    p = page_texts.c
+    statement = select(p.client_bookmark_id, p.text).where(
+        p.owner_uid == owner, p.client_bookmark_id.in_(list(bookmark_ids))
+    )
+    return {row.client_bookmark_id: row.text for row in await session.execute(statement)}
