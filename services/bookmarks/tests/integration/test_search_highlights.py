@@ -133,3 +133,20 @@ async def test_a_page_in_another_language_stems_the_highlights(
     assert await eventually(stemmed) == ["fr"]
     [hit] = await search(http, user, "revoir")
     assert hit["snippet"] == "à <mark>revoir</mark>"
+
+
+async def test_an_enrichment_without_text_keeps_the_highlights_searchable(
+    http: httpx.AsyncClient, user: Any, publish: Any, bookmarks_app: Any
+) -> None:
+    url = "https://pools.example/notext"
+    await put_bm(http, user, "nt", url=url)
+    await put_hl(http, user, "h1", "nt", "limpets cling")
+    result = EnrichmentResult(normalizedUrl=url, domain="pools.example", title="Limpets and other shells")
+    await publish(EnrichmentCompleted(userId=user.id, clientBookmarkId="nt", normalizedUrl=url, result=result))
+
+    async def enriched() -> list[str] | None:
+        ids = await found(http, user, "shells")
+        return ids or None
+
+    assert await eventually(enriched) == ["nt"]
+    assert await found(http, user, "limpets cling") == ["nt"]

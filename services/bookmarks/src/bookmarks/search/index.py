@@ -97,10 +97,17 @@ def index_values(
 
 
 def index_updates(record: Bookmark, page: PageText | None, excluded: Any) -> dict[str, Any]:
-    """``ON CONFLICT DO UPDATE SET`` values: the stored page part and language stay unless ``page``."""
+    """``ON CONFLICT DO UPDATE SET`` values: the stored page part and language stay unless ``page``; the
+    stored highlights' part stays (rebuilt in the page's language by the caller when it has highlights)."""
     values = index_values(record, page)
-    if record.deleted_at is not None or page is not None:
+    if record.deleted_at is not None:
         return {name: excluded[name] for name in values}
+    if page is not None:
+        config = regconfig(config_for_language(page.language))
+        highlights_and_page = sa.func.tsvector_concat(bookmarks.c.search_highlight_vector, excluded.search_page_vector)
+        return {name: excluded[name] for name in values} | {
+            "search_vector": full_vector(fields_vector(document_of(record), config), highlights_and_page)
+        }
     config = bookmarks.c.search_config
     document = document_of(record)
     return {
