@@ -81,7 +81,7 @@ async def test_the_index_follows_every_change_of_a_bookmarks_highlights(http: ht
     # A PUT of the bookmark keeps its highlights searchable.
     await put_bm(http, user, "b1", title="Tide pools")
     assert await found(http, user, "starfish tide") == ["b1"]
-    # A note changed: the old one is no longer found.
+    # A changed note: the old text is not found, the new one is.
     await put_hl(http, user, "h1", "b1", "starfish", note="purple")
     assert await found(http, user, "orange") == [] and await found(http, user, "purple") == ["b1"]
     # Deleted with its bookmark, back with it.
