@@ -54,7 +54,7 @@ DEFAULT_SERVER = "http://127.0.0.1:8080"
 IMPORT_FORMATS = ("auto", "netscape", "pocket-csv", "omnivore", "instapaper-csv", "raindrop-csv", "json")
 DEFAULT_PROFILE = "~/.bookmarks-client/default.sqlite"
 
-EXPORT_FORMATS = ("netscape", "json", "csv")
+EXPORT_FORMATS = ("netscape", "json", "csv", "markdown", "annotations")
 CAPTURE_MAX_BYTES = 10 * 1024 * 1024
 
 EXIT_OK = 0

@@ -280,8 +280,10 @@ def size(count: int) -> str:
     return filesize.decimal(count)
 
 
-# What starts each bookmark in an export file, per format (CSV: each CRLF-ended row after the header).
-_RECORD_MARK = {"json": b'"clientBookmarkId":', "netscape": b"<DT><A ", "csv": b"\r\n"}
+# What starts each bookmark in an export file, per format (CSV: each CRLF-ended row after the header;
+# Markdown: a bookmark's heading; Web Annotations: each highlight, the records of that format).
+_RECORD_MARK = {"json": b'"clientBookmarkId":', "netscape": b"<DT><A ", "csv": b"\r\n", "markdown": b"\n## ",
+                "annotations": b'"type":"Annotation"'}  # fmt: skip
 _HEADER_RECORDS = {"csv": 1}
 
 

@@ -22,6 +22,13 @@ def test_import_options() -> None:
         ("json", b'{"bookmarks": [\n{"clientBookmarkId":"a"},\n{"clientBookmarkId":"b"}]}', 2),
         ("netscape", b'<DL><p>\n<DT><H3>F</H3>\n<DL><p>\n<DT><A HREF="x">X</A>\n<DT><A HREF="y">Y</A>\n', 2),
         ("csv", b"\xef\xbb\xbfurl,title\r\nhttps://a/,A\r\nhttps://b/,B\r\nhttps://c/,C\r\n", 3),
+        ("markdown", b"# Highlights\n\n## [A](<https://a/>)\n\n> q\n\n## [B](<https://b/>)\n\nnotes\n\n", 2),
+        (
+            "annotations",
+            b'{"type":"AnnotationCollection","first":{"items":[\n{"id":"1","type":"Annotation"},\n'
+            b'{"id":"2","type":"Annotation"}]}}',
+            2,
+        ),  # fmt: skip
     ],
 )
 def test_the_export_counter_counts_each_bookmark_once_however_the_stream_is_cut(

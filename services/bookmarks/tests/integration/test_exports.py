@@ -133,9 +133,10 @@ async def test_json_export_holds_every_field_of_the_library(
     assert lines[-1] == "]}" and sum(line.startswith('{"clientBookmarkId"') for line in lines) == 4  # one per line
     data = json.loads(text)
     library = await sync_lib(user)
-    # Every field the API shows, except the owner's id; collections parents first.
+    # Every field the API shows, except the owner's id, and its highlights; collections parents first.
     assert {b["clientBookmarkId"]: b for b in data["bookmarks"]} == {
-        bid: {k: v for k, v in record.items() if k != "ownerUid"} for bid, record in library.bookmarks.items()
+        bid: {k: v for k, v in record.items() if k != "ownerUid"} | {"highlights": []}
+        for bid, record in library.bookmarks.items()
     }
     assert [c["id"] for c in data["collections"]] == ["empty", "work", "proj", "deep"]
     assert {c["id"]: c for c in data["collections"]} == library.collections

@@ -64,6 +64,7 @@ probe = sa.Table(
     sa.Column("search_head", TSVECTOR, nullable=False),
     sa.Column("search_config", REGCONFIG, nullable=False),
     sa.Column("search_tags", ARRAY(sa.Text), nullable=False),
+    sa.Column("search_highlight_texts", ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")),
     sa.Index("ix_search_probe_vector", "search_vector", postgresql_using="gin"),
     sa.Index("ix_search_probe_tags", "search_tags", postgresql_using="gin"),
     sa.Index("ix_search_probe_head", "search_head", postgresql_using="gin"),

@@ -20,6 +20,8 @@ def test_every_column_is_an_attribute_of_its_record_and_back() -> None:
         "search_tags",
         "search_page_text",
         "search_page_vector",
+        "search_highlight_texts",
+        "search_highlight_vector",
         "wire_document",
     }
     assert {c.name for c in collections.columns} == {f.name for f in dataclasses.fields(Collection)}

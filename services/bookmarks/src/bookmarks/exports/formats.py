@@ -1,8 +1,10 @@
-"""The three export formats of docs/api-guide.md, section 13 as incremental writers (pure: text in, text out).
+"""The export formats of docs/api-guide.md, section 13 as incremental writers (pure: text in, text out).
 
 A writer turns the library into text piece by piece: ``head()`` once, ``batch(bookmarks)`` per batch of
-rows in the order ``ORDER`` names, ``tail()`` once; nothing is kept between calls except where the
-Netscape writer is in the folder tree. docs/decisions/0048-exports-from-one-snapshot.md explains the choices.
+rows in the order ``ORDER`` names (a writer with ``highlights``: ``annotated(items)``, each bookmark with
+its live highlights), ``tail()`` once; nothing is kept between calls except where the Netscape writer is
+in the folder tree. Markdown and Web Annotations are in :mod:`bookmarks.exports.annotated`.
+docs/decisions/0048-exports-from-one-snapshot.md explains the choices.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any, Final, Protocol
 
 from bookmarks.api import wire
 from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
+from bookmarks.exports.annotated import Annotated, AnnotationsWriter, MarkdownWriter
 from bookmarks.exports.folders import Folder, FolderTree, first_folder
+from bookmarks.highlights.rules import Highlight
 from bookmarks.imports.formats.jsonformat import EXPORT_VERSION
 
 __all__ = ["FORMATS", "CsvWriter", "ExportWriter", "JsonWriter", "NetscapeWriter", "safe_cell", "writer_for"]
@@ -26,10 +30,14 @@ class ExportWriter(Protocol):
     media_type: str
     extension: str
     by_folder: bool  # rows must come grouped by Netscape folder (pre-order rank), not oldest first
+    highlights: bool  # rows come with their live highlights, to annotated() instead of batch()
+    annotated_only: bool  # only bookmarks with highlights or notes
 
     def head(self) -> str: ...
 
     def batch(self, bookmarks: Sequence[Bookmark]) -> str: ...
+
+    def annotated(self, items: Annotated) -> str: ...
 
     def tail(self) -> str: ...
 
@@ -38,9 +46,13 @@ class ExportWriter(Protocol):
 
 
 class JsonWriter:
+    """Each bookmark carries ``highlights``: its live highlights as the API's Highlight resources."""
+
     media_type = "application/json"
     extension = "json"
     by_folder = False
+    highlights = True
+    annotated_only = False
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         self._tree, self._is_pro, self._exported_at = tree, is_pro, exported_at
@@ -54,19 +66,23 @@ class JsonWriter:
         )
 
     def batch(self, bookmarks: Sequence[Bookmark]) -> str:
-        if not bookmarks:
+        return self.annotated([(b, ()) for b in bookmarks])
+
+    def annotated(self, items: Annotated) -> str:
+        if not items:
             return ""
-        lines = ",\n".join(_dumps(self.bookmark(b)) for b in bookmarks)
+        lines = ",\n".join(_dumps(self.bookmark(b, hs)) for b, hs in items)
         prefix, self._first = ("\n" if self._first else ",\n"), False
         return prefix + lines
 
     def tail(self) -> str:
         return "]}\n" if self._first else "\n]}\n"
 
-    def bookmark(self, record: Bookmark) -> dict[str, Any]:
-        """The Bookmark resource of the API without ``ownerUid`` (an export is portable)."""
+    def bookmark(self, record: Bookmark, highlights: Sequence[Highlight] = ()) -> dict[str, Any]:
+        """The Bookmark resource of the API without ``ownerUid`` (an export is portable), with its highlights."""
         out = wire.bookmark(record, is_pro=self._is_pro)
         del out["ownerUid"]
+        out["highlights"] = [wire.highlight(h) for h in highlights]
         return out
 
 
@@ -109,6 +125,8 @@ class CsvWriter:
     media_type = "text/csv; charset=utf-8"
     extension = "csv"
     by_folder = False
+    highlights = False
+    annotated_only = False
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         del is_pro, exported_at
@@ -120,6 +138,9 @@ class CsvWriter:
 
     def batch(self, bookmarks: Sequence[Bookmark]) -> str:
         return self._rows([[safe_cell(v) for v in self.row(b)] for b in bookmarks]) if bookmarks else ""
+
+    def annotated(self, items: Annotated) -> str:
+        return self.batch([b for b, _ in items])
 
     def tail(self) -> str:
         return ""
@@ -204,6 +225,8 @@ class NetscapeWriter:
     media_type = "text/html; charset=utf-8"
     extension = "html"
     by_folder = True
+    highlights = False
+    annotated_only = False
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         del is_pro, exported_at
@@ -224,6 +247,9 @@ class NetscapeWriter:
                     parts.append(self._advance())
             parts.append(self._link(b, len(self._open) + 1))
         return "".join(parts)
+
+    def annotated(self, items: Annotated) -> str:
+        return self.batch([b for b, _ in items])
 
     def tail(self) -> str:
         parts = [self._advance() for _ in range(self._next, len(self._folders))]
@@ -277,10 +303,13 @@ def _text(value: str) -> str:
     return html.escape(value, quote=False).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "&#10;")
 
 
-FORMATS: Final[dict[str, type[JsonWriter] | type[CsvWriter] | type[NetscapeWriter]]] = {
+_Writers = type[JsonWriter] | type[CsvWriter] | type[NetscapeWriter] | type[MarkdownWriter] | type[AnnotationsWriter]
+FORMATS: Final[dict[str, _Writers]] = {
     "netscape": NetscapeWriter,
     "json": JsonWriter,
     "csv": CsvWriter,
+    "markdown": MarkdownWriter,
+    "annotations": AnnotationsWriter,
 }
 
 

@@ -21,6 +21,8 @@ _FILE = {
         "text/html": {"schema": {"type": "string"}},
         "application/json": {"schema": {"type": "object"}},
         "text/csv": {"schema": {"type": "string"}},
+        "text/markdown": {"schema": {"type": "string"}},
+        "application/ld+json": {"schema": {"type": "object"}},
     },
 }
 
@@ -29,11 +31,14 @@ _FILE = {
 async def get_export(
     user: CurrentUser,
     sessions: Sessions,
-    fmt: Annotated[str | None, Query(alias="format", max_length=32, description="`netscape`, `json` or `csv`.")] = None,
+    fmt: Annotated[
+        str | None,
+        Query(alias="format", max_length=32, description="`netscape`, `json`, `csv`, `markdown` or `annotations`."),
+    ] = None,
 ) -> StreamingResponse:
     """Every live bookmark and collection, from one consistent snapshot, streamed as it is read."""
     if fmt not in FORMATS:
-        raise InvalidRequest("format must be one of: netscape, json, csv.")
+        raise InvalidRequest("format must be one of: netscape, json, csv, markdown, annotations.")
     export = await open_export(sessions, user.user_id, fmt)
     return StreamingResponse(
         export.body(),

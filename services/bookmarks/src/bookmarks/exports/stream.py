@@ -43,9 +43,18 @@ class Export:
         try:
             yield self.writer.head().encode()
             folder_ids = self.tree.ids() if self.writer.by_folder else None
-            async for batch in export_queries.bookmark_batches(self.session, self.owner, folder_ids, self.batch_rows):
-                if chunk := self.writer.batch(batch):
-                    yield chunk.encode()
+            writer = self.writer
+            batches = export_queries.bookmark_batches(
+                self.session, self.owner, folder_ids, self.batch_rows, annotated_only=writer.annotated_only
+            )
+            async for batch in batches:
+                if not writer.highlights:
+                    if chunk := writer.batch(batch):
+                        yield chunk.encode()
+                    continue
+                async for items in export_queries.with_highlights(self.session, self.owner, batch, self.batch_rows):
+                    if chunk := writer.annotated(items):
+                        yield chunk.encode()
             yield self.writer.tail().encode()
         finally:
             await self.session.close()

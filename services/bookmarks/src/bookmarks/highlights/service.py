@@ -25,10 +25,10 @@ from common.db import SessionFactory, transaction
 from common.events import Event, HighlightChanged
 from common.outbox import add_events
 
-__all__ = ["delete_highlight", "put_highlight", "store_page_text"]
+__all__ = ["delete_highlight", "highlight_event", "put_highlight", "store_page_text"]
 
 
-def _event(record: Highlight) -> HighlightChanged:
+def highlight_event(record: Highlight) -> HighlightChanged:
     return HighlightChanged(
         userId=record.owner_uid,
         highlightId=record.highlight_id,
@@ -72,7 +72,9 @@ async def put_highlight(
         if record.anchor is None and (text := await _page_text(session, owner, write.bookmark_id)) is not None:
             record = rules.anchored(record, anchor(text, record.selector), slot.position) or record
         await store.put(session, [record])
-        await add_events(session, [_event(record)])
+        if existing is None or existing.is_deleted or existing.note != record.note:  # what search indexes
+            await store.reindex_records(session, owner, [bookmark])
+        await add_events(session, [highlight_event(record)])
         return record
 
 
@@ -87,8 +89,10 @@ async def delete_highlight(*, sessions: SessionFactory, owner: uuid.UUID, highli
         if record is None:
             return
         await store.put(session, [record])
+        if existing is not None and not existing.is_deleted:
+            await store.reindex(session, owner, [record.client_bookmark_id])
         if record.updated_at == slot.position:  # a new tombstone, not only a restore forgotten
-            await add_events(session, [_event(record)])
+            await add_events(session, [highlight_event(record)])
 
 
 async def move_user(
@@ -104,7 +108,8 @@ async def move_user(
     first, _ = await repository.allocate_positions(session, target, len(winners))
     moved = [rules.moved_to_user(h, target, first + i * repository.ONE_MICROSECOND) for i, h in enumerate(winners)]
     await store.put(session, moved)
-    return [_event(h) for h in moved]
+    await store.reindex(session, target, sorted({*moved_bookmarks, *(h.client_bookmark_id for h in moved)}))
+    return [highlight_event(h) for h in moved]
 
 
 async def store_page_text(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str, text: str | None) -> None:
@@ -118,6 +123,7 @@ async def store_page_text(session: AsyncSession, owner: uuid.UUID, client_bookma
     live = await store.live_on(session, owner, [client_bookmark_id])
     if not live:
         return
+    await store.reindex(session, owner, [client_bookmark_id])  # in the page's language
     found = anchor_all(text, [h.selector for h in live])
     moved = [m for h, a in zip(live, found, strict=True) if (m := rules.anchored(h, a, h.updated_at)) is not None]
     if not moved:

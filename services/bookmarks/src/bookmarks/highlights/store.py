@@ -14,8 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
 from sqlalchemy.sql.selectable import CTE, Subquery
 
+from bookmarks.domain.model import Bookmark
 from bookmarks.highlights.rules import Highlight
-from bookmarks.store.tables import bookmarks, highlights, page_texts, user_streams
+from bookmarks.search.index import highlights_rows, highlights_statement
+from bookmarks.search.sql import highlight_texts
+from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, highlights, page_texts, user_streams
 
 _c = highlights.c
 _KEY = ("owner_uid", "highlight_id")
@@ -162,6 +165,7 @@ async def follow_bookmarks(session: AsyncSession, owner: uuid.UUID, bookmark_ids
     """:func:`_follow_statement` in a session's transaction (bulk changes, restores)."""
     if bookmark_ids:
         await session.execute(_follow_statement(), {"owner": owner, "ids": list(bookmark_ids)})
+        await reindex(session, owner, bookmark_ids, only_revived=True)
 
 
 async def move_to(session: AsyncSession, owner: uuid.UUID, from_ids: Sequence[str], keep: str) -> None:
@@ -170,6 +174,7 @@ async def move_to(session: AsyncSession, owner: uuid.UUID, from_ids: Sequence[st
         chosen = _c.client_bookmark_id.in_(from_ids)
         statement = _restreamed(chosen, lambda _: {"client_bookmark_id": literal(keep, Text())})
         await session.execute(statement, {"owner": owner})
+        await reindex(session, owner, [keep])
 
 
 async def forget(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> None:
@@ -217,3 +222,64 @@ async def copy_page_texts(
 
 async def owned_by(session: AsyncSession, owner: uuid.UUID) -> list[Highlight]:
     return await _select(session, _c.owner_uid == owner)
+
+
+async def reindex(
+    session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str], *, only_revived: bool = False
+) -> None:
+    """Rebuild the search index's highlight part of these live bookmarks from their live highlights, in
+    the caller's transaction (which holds the user's stream lock, so the bookmarks read stay current).
+    ``only_revived``: only bookmarks with live highlights and none indexed (highlights just restored with
+    their bookmark), skipping the rest of a bulk change, whose index kept its highlight part."""
+    if not bookmark_ids:
+        return
+    b = bookmarks.c
+    where = [b.owner_uid == owner, b.client_bookmark_id.in_(bookmark_ids), b.deleted_at.is_(None)]
+    if only_revived:
+        live = select(_c.highlight_id).where(
+            _c.owner_uid == owner, _c.client_bookmark_id == b.client_bookmark_id, _c.deleted_at.is_(None)
+        )
+        where += [b.search_highlight_texts == literal([], ARRAY(Text)), live.exists()]
+    rows = (await session.execute(select(*BOOKMARK_COLUMNS).where(*where))).mappings().all()
+    records = [Bookmark.from_row(row) for row in rows]
+    if not records:
+        return
+    await reindex_records(session, owner, records)
+
+
+async def reindex_records(session: AsyncSession, owner: uuid.UUID, records: Sequence[Bookmark]) -> None:
+    """:func:`reindex` of live records the caller has read under the stream lock."""
+    pieces: dict[str, list[str]] = {r.client_bookmark_id: [] for r in records}
+    texts = (
+        select(_c.client_bookmark_id, _c.quote, _c.note)
+        .where(_c.owner_uid == owner, _c.client_bookmark_id.in_(list(pieces)), _c.deleted_at.is_(None))
+        .order_by(_c.client_bookmark_id, _c.created_at, _c.highlight_id)
+    )
+    for row in await session.execute(texts):
+        pieces[row.client_bookmark_id] += [row.quote, row.note]
+    rows = highlights_rows([(r, highlight_texts(pieces[r.client_bookmark_id])) for r in records])
+    await session.execute(highlights_statement(), {"owner": owner, "rows": rows})
+
+
+async def known_on(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> list[Highlight]:
+    """Every highlight (deleted ones too) of these bookmarks: what an import must not write again."""
+    if not bookmark_ids:
+        return []
+    statement = select(highlights).where(_c.owner_uid == owner, _c.client_bookmark_id.in_(list(bookmark_ids)))
+    return [Highlight.from_row(row) for row in (await session.execute(statement)).mappings()]
+
+
+async def live_count(session: AsyncSession, owner: uuid.UUID) -> int:
+    statement = select(func.count()).where(_c.owner_uid == owner, _c.deleted_at.is_(None))
+    return int((await session.execute(statement)).scalar_one())
+
+
+async def page_texts_of(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> dict[str, str]:
+    """The readable text of these bookmarks, for those that have one."""
+    if not bookmark_ids:
+        return {}
+    p = page_texts.c
+    statement = select(p.client_bookmark_id, p.text).where(
+        p.owner_uid == owner, p.client_bookmark_id.in_(list(bookmark_ids))
+    )
+    return {row.client_bookmark_id: row.text for row in await session.execute(statement)}

@@ -7,6 +7,7 @@ Otherwise it creates a bookmark. No I/O here; positions are given by the caller.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -14,7 +15,8 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from bookmarks.domain.model import Bookmark, BookmarkWrite, dedupe, merge_write, new_bookmark
-from bookmarks.imports.formats.model import MAX_TAGS, ImportItem
+from bookmarks.highlights.rules import MAX_PER_BOOKMARK, MAX_PER_USER, Highlight
+from bookmarks.imports.formats.model import MAX_TAGS, ImportHighlight, ImportItem
 
 Outcome = Literal["created", "updated", "unchanged", "invalid"]
 
@@ -117,3 +119,48 @@ def path_lookup(live: Mapping[tuple[str | None, str], str], path: tuple[str, ...
             return parent, depth
         parent = found
     return parent, len(path)
+
+
+# --- highlights ----------------------------------------------------------------------------------------
+
+
+def highlight_key(h: ImportHighlight | Highlight) -> tuple[str, str, str]:
+    """What makes two highlights of one bookmark the same passage: quote and context."""
+    return h.quote, h.prefix, h.suffix
+
+
+def imported_highlight_id(client_bookmark_id: str, h: ImportHighlight) -> str:
+    """A stable id for an imported highlight (the same bookmark and passage, the same id), so importing
+    a file again, or a batch again, never writes it twice."""
+    digest = hashlib.sha256("\x00".join((client_bookmark_id, *highlight_key(h))).encode()).hexdigest()
+    return f"imp-{digest[:40]}"
+
+
+def highlight_limit(on_bookmark: int, of_user: int, adding: int) -> str | None:
+    """Why adding ``adding`` highlights to the live counts is refused, or None."""
+    if on_bookmark + adding > MAX_PER_BOOKMARK:
+        return f"The bookmark would hold more than {MAX_PER_BOOKMARK:,} highlights."
+    if of_user + adding > MAX_PER_USER:
+        return f"You would keep more than {MAX_PER_USER:,} highlights."
+    return None
+
+
+def new_highlight(
+    owner: uuid.UUID, highlight_id: str, client_bookmark_id: str, h: ImportHighlight, position: datetime
+) -> Highlight:
+    """An imported highlight, not anchored yet (the page's readable text anchors it when known)."""
+    return Highlight(
+        owner_uid=owner,
+        highlight_id=highlight_id,
+        client_bookmark_id=client_bookmark_id,
+        quote=h.quote,
+        prefix=h.prefix,
+        suffix=h.suffix,
+        quote_start=h.start,
+        quote_end=h.end,
+        color=h.color,
+        note=h.note,
+        anchor=None,
+        created_at=position,
+        updated_at=position,
+    )

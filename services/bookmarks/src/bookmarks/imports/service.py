@@ -26,8 +26,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bookmarks.domain import collections as collection_rules
 from bookmarks.domain.collections import Collection, CollectionWrite, NestingError
 from bookmarks.domain.model import Bookmark
+from bookmarks.highlights import rules as highlight_rules
+from bookmarks.highlights import store as highlights_store
+from bookmarks.highlights.anchoring import anchor
+from bookmarks.highlights.service import highlight_event
 from bookmarks.imports import rules, store
 from bookmarks.imports.formats import ImportFormatError, ImportItem, iter_items, json_collections, resolve_format
+from bookmarks.imports.formats.model import ImportHighlight
 from bookmarks.service import import_saved_event, new_collection_event
 from bookmarks.store import repository
 from common.db import SessionFactory, transaction
@@ -70,6 +75,29 @@ class _Batch:
     new_collections: list[Collection] = field(default_factory=list)
     dirty: dict[str, tuple[Bookmark, bool]] = field(default_factory=dict)  # id → (record, created)
     outcomes: list[tuple[ImportItem, rules.Applied]] = field(default_factory=list)
+    # Highlights: ids already written (deleted ones too), live passages and counts per bookmark, the
+    # user's live count, and what this batch adds: (bookmark id, highlight id, highlight).
+    highlight_ids: set[str] = field(default_factory=set)
+    live_passages: dict[str, set[tuple[str, str, str]]] = field(default_factory=dict)
+    user_highlights: int = 0
+    new_highlights: list[tuple[str, str, ImportHighlight]] = field(default_factory=list)
+
+    def _fresh_highlights(self, target: str, item: ImportItem) -> list[tuple[str, ImportHighlight]]:
+        """The item's highlights ``target`` does not have yet (by id or by passage), once each."""
+        passages = self.live_passages.get(target, set())
+        fresh: dict[str, ImportHighlight] = {}
+        for h in item.highlights:
+            hid = rules.imported_highlight_id(target, h)
+            if hid not in self.highlight_ids and rules.highlight_key(h) not in passages:
+                fresh.setdefault(hid, h)
+        return list(fresh.items())
+
+    def _add_highlights(self, target: str, fresh: list[tuple[str, ImportHighlight]]) -> None:
+        for hid, h in fresh:
+            self.highlight_ids.add(hid)
+            self.live_passages.setdefault(target, set()).add(rules.highlight_key(h))
+            self.new_highlights.append((target, hid, h))
+        self.user_highlights += len(fresh)
 
     def collection_for(self, path: tuple[str, ...]) -> str | None:
         """The id of the collection at ``path``, creating the missing levels (None if refused by E2)."""
@@ -96,14 +124,25 @@ class _Batch:
         return parent
 
     def apply(self, item: ImportItem) -> None:
+        existing = self.by_url.get(item.normalized_url) if item.normalized_url else None
+        new_id = str(uuid.uuid4())
+        target = existing.client_bookmark_id if existing is not None else new_id
+        fresh = self._fresh_highlights(target, item) if item.valid else []
+        if fresh:
+            on_bookmark = len(self.live_passages.get(target, ()))
+            if (reason := rules.highlight_limit(on_bookmark, self.user_highlights, len(fresh))) is not None:
+                item, fresh = replace(item, reason=reason), []
         paths = item.collection_paths if item.valid else ()  # an invalid item creates no folder
         ids = tuple(c for p in paths if p and (c := self.collection_for(p)) is not None)
-        existing = self.by_url.get(item.normalized_url) if item.normalized_url else None
         applied = rules.apply_item(
-            existing, item, owner=self.owner, collection_ids=ids, new_id=str(uuid.uuid4()), position=_PLACEHOLDER
+            existing, item, owner=self.owner, collection_ids=ids, new_id=new_id, position=_PLACEHOLDER
         )
+        if fresh:
+            self._add_highlights(target, fresh)
+            if applied.outcome == "unchanged":  # new highlights on a bookmark that is otherwise the same
+                applied = rules.Applied("updated", applied.record)
         self.outcomes.append((item, applied))
-        if applied.record is None or applied.outcome == "unchanged":
+        if applied.record is None or applied.record is existing:
             return
         record = applied.record
         created = self.dirty.get(record.client_bookmark_id, (record, applied.outcome == "created"))[1]
@@ -114,17 +153,26 @@ class _Batch:
 async def _load_batch(session: AsyncSession, owner: uuid.UUID, items: list[ImportItem]) -> _Batch:
     urls = [i.normalized_url for i in items if i.normalized_url]
     live = await store.live_collections(session, owner)
-    return _Batch(
+    batch = _Batch(
         owner=owner,
         by_url=await store.live_by_normalized_url(session, owner, urls) if urls else {},
         collection_ids={rules.collection_key(c.parent_id, c.name): c.collection_id for c in live},
         live_parents={c.collection_id: c.parent_id for c in live},
     )
+    if any(i.highlights for i in items):
+        targets = [b.client_bookmark_id for b in batch.by_url.values()]
+        for h in await highlights_store.known_on(session, owner, targets):
+            batch.highlight_ids.add(h.highlight_id)
+            if not h.is_deleted:
+                batch.live_passages.setdefault(h.client_bookmark_id, set()).add(rules.highlight_key(h))
+        batch.user_highlights = await highlights_store.live_count(session, owner)
+    return batch
 
 
 async def _store_batch(session: AsyncSession, batch: _Batch) -> list[Event]:
-    """Give every new collection and changed bookmark its stream position (collections first), store them."""
-    count = len(batch.new_collections) + len(batch.dirty)
+    """Give every new collection, changed bookmark and new highlight its stream position (in that order),
+    store them."""
+    count = len(batch.new_collections) + len(batch.dirty) + len(batch.new_highlights)
     if count == 0:
         return []
     first, _ = await repository.allocate_positions(session, batch.owner, count)
@@ -138,7 +186,25 @@ async def _store_batch(session: AsyncSession, batch: _Batch) -> list[Event]:
     records = [(rules.positioned(r, next(positions), created=c), c) for r, c in batch.dirty.values()]
     await repository.put_bookmarks(session, [r for r, _ in records])
     events += [import_saved_event(r, created=c) for r, c in records]
+    if batch.new_highlights:
+        events += await _store_highlights(session, batch, positions)
     return events
+
+
+async def _store_highlights(session: AsyncSession, batch: _Batch, positions: Iterator[datetime]) -> list[Event]:
+    """The batch's new highlights, anchored at once in the page text of bookmarks that have one, and the
+    search index of their bookmarks (stored before them)."""
+    targets = sorted({target for target, _, _ in batch.new_highlights})
+    texts = await highlights_store.page_texts_of(session, batch.owner, targets)
+    records = []
+    for target, hid, h in batch.new_highlights:
+        record = rules.new_highlight(batch.owner, hid, target, h, next(positions))
+        if (text := texts.get(target)) is not None:
+            record = highlight_rules.anchored(record, anchor(text, record.selector), record.updated_at) or record
+        records.append(record)
+    await highlights_store.put(session, records)
+    await highlights_store.reindex(session, batch.owner, targets)
+    return [highlight_event(r) for r in records]
 
 
 def _report_rows(import_id: uuid.UUID, batch: _Batch) -> list[dict[str, Any]]:

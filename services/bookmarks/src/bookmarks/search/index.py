@@ -30,6 +30,8 @@ from bookmarks.search.sql import (
     group_texts,
     head_vector,
     head_vector_of,
+    highlight_index_text,
+    highlight_vector_of,
     page_vector,
     regconfig,
     search_tags,
@@ -63,6 +65,15 @@ def _empty() -> ColumnElement[Any]:
     return sa.cast(sa.literal(""), bookmarks.c.search_vector.type)
 
 
+# A tombstone keeps no highlight search data (its highlights are deleted with it).
+_NO_HIGHLIGHTS: dict[str, Any] = {"search_highlight_texts": [], "search_highlight_vector": _empty()}
+
+
+def _stored_parts() -> ColumnElement[Any]:
+    """What a write of the own fields keeps of the row's vector: its highlights' part, then its page's."""
+    return sa.func.tsvector_concat(bookmarks.c.search_highlight_vector, bookmarks.c.search_page_vector)
+
+
 def index_values(
     record: Bookmark, page: PageText | None, page_part: ColumnElement[Any] | None = None
 ) -> dict[str, Any]:
@@ -70,7 +81,7 @@ def index_values(
     ``page_part``: its vector computed once elsewhere, see :func:`upsert_statement`)."""
     if record.deleted_at is not None:
         return {"search_vector": _empty(), "search_head": _empty(), "search_tags": [],
-                "search_page_text": None, "search_page_vector": _empty()}  # fmt: skip
+                "search_page_text": None, "search_page_vector": _empty()} | _NO_HIGHLIGHTS  # fmt: skip
     config = regconfig(config_for_language(page.language) if page is not None else SIMPLE)
     document = document_of(record)
     if page_part is None:
@@ -86,16 +97,23 @@ def index_values(
 
 
 def index_updates(record: Bookmark, page: PageText | None, excluded: Any) -> dict[str, Any]:
-    """``ON CONFLICT DO UPDATE SET`` values: the stored page part and language stay unless ``page``."""
+    """``ON CONFLICT DO UPDATE SET`` values: the stored page part and language stay unless ``page``; the
+    stored highlights' part stays (rebuilt in the page's language by the caller when it has highlights)."""
     values = index_values(record, page)
-    if record.deleted_at is not None or page is not None:
+    if record.deleted_at is not None:
         return {name: excluded[name] for name in values}
+    if page is not None:
+        config = regconfig(config_for_language(page.language))
+        highlights_and_page = sa.func.tsvector_concat(bookmarks.c.search_highlight_vector, excluded.search_page_vector)
+        return {name: excluded[name] for name in values} | {
+            "search_vector": full_vector(fields_vector(document_of(record), config), highlights_and_page)
+        }
     config = bookmarks.c.search_config
     document = document_of(record)
     return {
         "search_tags": excluded.search_tags,
         "search_head": head_vector(document, config),
-        "search_vector": full_vector(fields_vector(document, config), bookmarks.c.search_page_vector),
+        "search_vector": full_vector(fields_vector(document, config), _stored_parts()),
     }
 
 
@@ -145,7 +163,7 @@ def put_statement(tombstone: bool, only_if_absent: bool = False) -> Any:
     values: dict[str, Any] = {name: sa.bindparam(name, type_=bookmarks.c[name].type) for name in names}
     if tombstone:
         values |= {"search_vector": _empty(), "search_head": _empty(), "search_tags": [],
-                   "search_page_text": None, "search_page_vector": _empty()}  # fmt: skip
+                   "search_page_text": None, "search_page_vector": _empty()} | _NO_HIGHLIGHTS  # fmt: skip
     else:
         a, b, c = (sa.bindparam(n, type_=sa.Text) for n in _TEXT_PARAMS)
         simple = regconfig(SIMPLE)
@@ -163,7 +181,7 @@ def put_statement(tombstone: bool, only_if_absent: bool = False) -> Any:
         config = bookmarks.c.search_config
         updates |= {
             "search_head": head_vector_of(config, a),
-            "search_vector": full_vector(fields_vector_of(config, a, b, c), bookmarks.c.search_page_vector),
+            "search_vector": full_vector(fields_vector_of(config, a, b, c), _stored_parts()),
         }
     return statement.on_conflict_do_update(index_elements=sorted(keys), set_=updates)
 
@@ -195,14 +213,16 @@ def update_many_statement(tombstone: bool) -> Any:
     values: dict[str, Any] = {n: rows.c[n] for n in names if n not in keys}
     if tombstone:
         values |= {"search_vector": _empty(), "search_head": _empty(), "search_tags": sa.literal_column("'{}'::text[]"),
-                   "search_page_text": None, "search_page_vector": _empty()}  # fmt: skip
+                   "search_page_text": None, "search_page_vector": _empty(),
+                   "search_highlight_texts": sa.literal_column("'{}'::text[]"),
+                   "search_highlight_vector": _empty()}  # fmt: skip
     else:
         a, b, c = (rows.c[n] for n in _TEXT_PARAMS)
         config = bookmarks.c.search_config
         values |= {
             "search_tags": rows.c.search_tags,
             "search_head": head_vector_of(config, a),
-            "search_vector": full_vector(fields_vector_of(config, a, b, c), bookmarks.c.search_page_vector),
+            "search_vector": full_vector(fields_vector_of(config, a, b, c), _stored_parts()),
         }
     return sa.update(bookmarks).where(*(bookmarks.c[k] == rows.c[k] for k in sorted(keys))).values(values)
 
@@ -210,3 +230,46 @@ def update_many_statement(tombstone: bool) -> Any:
 def update_many_rows(records: Sequence[Bookmark]) -> str:
     """The ``rows`` parameter of :func:`update_many_statement`: the records and their search texts, as JSON."""
     return to_json([put_parameters(r) for r in records]).decode()
+
+
+@functools.cache
+def highlights_statement() -> Any:
+    """``UPDATE … FROM jsonb_to_recordset(:rows)`` of live bookmarks' highlight part (``search_h``: the
+    folded text of ``search_highlight_texts``) and of the ``search_vector`` holding it; ``:owner``."""
+    texts_type = bookmarks.c.search_highlight_texts.type
+    extra = [sa.column("search_h", sa.Text), sa.column("search_highlight_texts", texts_type)]
+    rows = (
+        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("rows", type_=sa.Text), JSONB))
+        .table_valued(sa.column("client_bookmark_id", sa.Text), *(sa.column(n, sa.Text) for n in _TEXT_PARAMS), *extra)
+        .render_derived(name="r", with_types=True)
+    )
+    config = bookmarks.c.search_config
+    part = highlight_vector_of(config, rows.c.search_h)
+    a, b, c = (rows.c[n] for n in _TEXT_PARAMS)
+    return (
+        sa.update(bookmarks)
+        .where(
+            bookmarks.c.owner_uid == sa.bindparam("owner", type_=bookmarks.c.owner_uid.type),
+            bookmarks.c.client_bookmark_id == rows.c.client_bookmark_id,
+            bookmarks.c.deleted_at.is_(None),
+        )
+        .values(
+            search_highlight_texts=rows.c.search_highlight_texts,
+            search_highlight_vector=part,
+            search_vector=full_vector(
+                fields_vector_of(config, a, b, c), sa.func.tsvector_concat(part, bookmarks.c.search_page_vector)
+            ),
+        )
+    )
+
+
+def highlights_rows(items: Sequence[tuple[Bookmark, Sequence[str]]]) -> str:
+    """The ``rows`` parameter of :func:`highlights_statement`: each live record with the texts of
+    :func:`bookmarks.search.sql.highlight_texts`, as JSON."""
+    rows = []
+    for record, texts in items:
+        fields = group_texts(document_of(record))
+        rows.append({"client_bookmark_id": record.client_bookmark_id, "search_a": fields["A"],
+                     "search_b": fields["B"], "search_c": fields["C"],
+                     "search_h": highlight_index_text(texts), "search_highlight_texts": list(texts)})  # fmt: skip
+    return to_json(rows).decode()

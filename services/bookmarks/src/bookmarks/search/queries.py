@@ -48,7 +48,7 @@ from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, user_streams
 
 COLUMNS = SearchColumns.of(bookmarks)
 _SELECTED = [*BOOKMARK_COLUMNS, sa.cast(bookmarks.c.search_config, sa.Text).label("search_config"),
-             bookmarks.c.search_page_text]  # fmt: skip
+             bookmarks.c.search_page_text, bookmarks.c.search_highlight_texts]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,7 @@ class Hit:
     position: SearchPosition
     config: str
     page_text: str | None
+    highlight_texts: Sequence[str] = ()
 
 
 def _context_statement(terms: Sequence[str], owner: uuid.UUID) -> sa.Select[Any]:
@@ -124,8 +125,10 @@ async def page(
         if len(rows) >= limit:
             break
     return [
-        Hit(Bookmark.from_row(row._mapping), position_of(row), row.search_config, row.search_page_text) for row in rows
-    ]
+        Hit(Bookmark.from_row(row._mapping), position_of(row), row.search_config, row.search_page_text,
+            row.search_highlight_texts)
+        for row in rows
+    ]  # fmt: skip
 
 
 async def _read_tier(
@@ -153,9 +156,11 @@ async def _read_tier(
     return list((await conn.execute(statement(None))).all())
 
 
-def _fields(record: Bookmark) -> list[str | None]:
+def _fields(hit: Hit) -> list[str | None]:
+    """The fields a snippet may show, best first: a highlight's quote or note right after the notes."""
+    record = hit.record
     tags = ", ".join([*record.tags, *record.user_tags]) or None
-    return [record.title, tags, record.description, record.summary, record.notes, record.url]
+    return [record.title, tags, record.description, record.summary, record.notes, *hit.highlight_texts, record.url]
 
 
 async def snippets(conn: AsyncConnection, query: Query, match: TextMatch, hits: Sequence[Hit]) -> list[str | None]:
@@ -163,7 +168,7 @@ async def snippets(conn: AsyncConnection, query: Query, match: TextMatch, hits: 
     terms = [*query.words, *query.phrases]
     if not terms or not hits:
         return [None] * len(hits)
-    texts = [best_field(_fields(h.record), h.page_text, terms) or "" for h in hits]
+    texts = [best_field(_fields(h), h.page_text, terms) or "" for h in hits]
     configs = [h.config if h.config in ALL_CONFIGS else SIMPLE for h in hits]
     queries = [match.headline_query(c) or "" for c in configs]
     statement = headlines_statement(configs, [headline_document(t) for t in texts], queries)

@@ -3,7 +3,7 @@
 Grammar (whitespace separates terms; quotes are ``"`` or the typographic ``“ ” „``, any of them closes)::
 
     term    := ["-"] (filter | phrase | word)
-    filter  := name ":" (phrase | bare)        name = tag|domain|collection|is|link|after|before, any case
+    filter  := name ":" (phrase | bare)        name = tag|domain|collection|is|has|link|after|before, any case
     phrase  := quote ... quote
     word    := any run of non-space, non-quote characters
 
@@ -83,6 +83,17 @@ class FlagFilter:
     flag: Flag
 
 
+class Has(StrEnum):
+    """The values of ``has:``."""
+
+    HIGHLIGHTS = "highlights"  # at least one live highlight
+
+
+@dataclass(frozen=True, slots=True)
+class HasFilter:
+    what: Has
+
+
 @dataclass(frozen=True, slots=True)
 class LinkFilter:
     status: LinkHealth
@@ -94,7 +105,7 @@ class DateFilter:
     day: date
 
 
-Filter = TagFilter | DomainFilter | CollectionFilter | FlagFilter | LinkFilter | DateFilter
+Filter = TagFilter | DomainFilter | CollectionFilter | FlagFilter | HasFilter | LinkFilter | DateFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +146,8 @@ def _render_condition(condition: Condition) -> str:
             return f'{sign}collection:"{collection_id}"'
         case FlagFilter(flag):
             return f"{sign}is:{flag.value}"
+        case HasFilter(what):
+            return f"{sign}has:{what.value}"
         case LinkFilter(status):
             return f"{sign}link:{status.value}"
         case DateFilter(bound, day):
@@ -245,6 +258,8 @@ def _parse_filter(token: _Token) -> Filter:
             return CollectionFilter(value)
         case "is":
             return FlagFilter(_parse_flag(value, token))
+        case "has":
+            return HasFilter(_parse_has(value, token))
         case "link":
             return LinkFilter(_parse_link(value, token))
         case "after" | "before":
@@ -258,6 +273,14 @@ def _parse_flag(value: str, token: _Token) -> Flag:
     except ValueError:
         known = ", ".join(f"is:{flag.value}" for flag in Flag)
         raise InvalidQuery(f"unknown is: value (known: {known})", token.text) from None
+
+
+def _parse_has(value: str, token: _Token) -> Has:
+    try:
+        return Has(value.lower())
+    except ValueError:
+        known = ", ".join(f"has:{what.value}" for what in Has)
+        raise InvalidQuery(f"unknown has: value (known: {known})", token.text) from None
 
 
 def _parse_link(value: str, token: _Token) -> LinkHealth:

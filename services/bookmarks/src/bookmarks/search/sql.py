@@ -8,6 +8,8 @@ docs/decisions/0049-search-inside-postgresql.md)::
                                    page's language as positionless lexemes tagged ``<config>:<stem>``
     search_head         tsvector   the same for the A fields only (the ranking tier)
     search_page_vector  tsvector   the page text's part (kept so a PUT can rebuild search_vector)
+    search_highlight_vector tsvector the live highlights' part (quotes and notes, weight C), likewise
+    search_highlight_texts  text[]   those quotes and notes as written (snippets)
     search_config       regconfig  the page language's configuration, 'simple' when unknown
     search_tags         text[]     folded tags + userTags (for tag:)
 
@@ -41,6 +43,8 @@ from bookmarks.search.query import (
     DomainFilter,
     Flag,
     FlagFilter,
+    Has,
+    HasFilter,
     LinkFilter,
     Query,
     TagFilter,
@@ -96,6 +100,7 @@ class SearchColumns:
     last_opened_at: ColumnElement[datetime]
     enrichment_status: ColumnElement[str]
     link_status: ColumnElement[str]
+    highlight_texts: ColumnElement[list[str]]
     sort_time: ColumnElement[datetime]
 
     @classmethod
@@ -118,6 +123,7 @@ class SearchColumns:
             last_opened_at=c.last_opened_at,
             enrichment_status=c.enrichment_status,
             link_status=c.link_status,
+            highlight_texts=c.search_highlight_texts,
             sort_time=sort_time(table),
         )
 
@@ -257,6 +263,33 @@ def head_vector(document: SearchDocument, config: ColumnElement[Any]) -> ColumnE
 def page_vector(page_text: str | None, config: ColumnElement[Any]) -> ColumnElement[Any]:
     """The page text's part: weight C, starting with a gap so no phrase joins it to the fields before it."""
     return sa.func.search_page_vector(config, page_index_text(page_text), type_=TSVECTOR)
+
+
+MAX_HIGHLIGHT_TEXT_CHARS: Final = 32_000
+
+
+def highlight_texts(pieces: Iterable[str]) -> list[str]:
+    """What search keeps of a bookmark's live highlights (quotes and notes, in the order given): the
+    non-blank ones, until :data:`MAX_HIGHLIGHT_TEXT_CHARS` characters in all (the last one cut there)."""
+    kept: list[str] = []
+    budget = MAX_HIGHLIGHT_TEXT_CHARS
+    for piece in pieces:
+        if budget <= 0:
+            break
+        if piece.strip():
+            kept.append(piece[:budget])
+            budget -= len(kept[-1])
+    return kept
+
+
+def highlight_index_text(texts: Sequence[str]) -> str:
+    """The folded text of :func:`highlight_texts`, pieces separated by gaps (no phrase spans two)."""
+    return _GAP.join(index_text(t) for t in texts)
+
+
+def highlight_vector_of(config: ColumnElement[Any], text: ColumnElement[Any] | str) -> ColumnElement[Any]:
+    """The highlights' part of ``search_vector``: weight C like notes, after a gap, with ``config``'s stems."""
+    return sa.func.search_page_vector(config, text, type_=TSVECTOR)
 
 
 def full_vector(fields: ColumnElement[Any], page: ColumnElement[Any]) -> ColumnElement[Any]:
@@ -408,6 +441,9 @@ def _filter(condition: Condition, columns: SearchColumns) -> ColumnElement[bool]
             return _contains(columns.collection_ids, collection_id)
         case FlagFilter(flag):
             return _flag(flag, columns)
+        case HasFilter(Has.HIGHLIGHTS):
+            # The index keeps the live highlights' texts, never none for a bookmark that has one.
+            return sa.func.cardinality(columns.highlight_texts) > 0
         case LinkFilter(status):
             return columns.link_status == status.value
         case DateFilter(bound, day):
@@ -596,6 +632,9 @@ __all__ = [
     "full_vector",
     "head_vector",
     "head_vector_of",
+    "highlight_index_text",
+    "highlight_texts",
+    "highlight_vector_of",
     "headlines_statement",
     "page_vector",
     "position_of",

@@ -377,7 +377,8 @@ async def copy_search_page(
 ) -> None:
     """A merged bookmark keeps its page text: copy the source row's search columns onto the moved one."""
     src = bookmarks.alias("src")
-    names = ("search_vector", "search_head", "search_config", "search_page_text", "search_page_vector")
+    names = ("search_vector", "search_head", "search_config", "search_page_text", "search_page_vector",
+             "search_highlight_texts", "search_highlight_vector")  # fmt: skip
     statement = (
         update(bookmarks)
         .values({name: src.c[name] for name in names})

@@ -33,6 +33,10 @@ bookmarks = Table(
     Column("search_tags", ARRAY(Text), nullable=False, server_default=text("'{}'")),
     Column("search_page_text", Text),
     Column("search_page_vector", TSVECTOR, nullable=False, server_default=text("''")),
+    # The live highlights' quotes and notes (bookmarks.highlights.search): the texts, for snippets, and
+    # their part of search_vector, kept so a PUT can rebuild search_vector.
+    Column("search_highlight_texts", ARRAY(Text), nullable=False, server_default=text("'{}'")),
+    Column("search_highlight_vector", TSVECTOR, nullable=False, server_default=text("''")),
     # The record's wire document (api/wire.py) without saveWhy and the closing brace, which each delta page
     # appends for the reader's plan: rendered on every insert and update by the trigger of migration 0006,
     # so a page only joins stored text. Never written by the code, never read back into the record.

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bookmarks.imports.formats import ImportFormatError, ImportItem, iter_items
+from bookmarks.imports.formats.model import ImportHighlight
 from bookmarks.imports.formats.text import BoundedLines
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -68,7 +69,8 @@ def test_raindrop_export_with_bom_nested_folders_tags_highlights_and_favorites()
     assert [item.line for item in items] == [2, 3, 4]
     sqla, inbox, hike = items
     assert sqla.title == "SQLAlchemy 2.0 Tutorial"
-    assert sqla.notes == "My note, with a comma\n\nHighlights:\nHighlight: use the Core for bulk work"
+    assert sqla.notes == "My note, with a comma"
+    assert sqla.highlights == (ImportHighlight(quote="use the Core for bulk work"),)
     assert sqla.description == "The unified tutorial, for Core and ORM."
     assert sqla.collection_path == ("Dev", "Python", "Databases")
     assert sqla.user_tags == ("python", "sql", "orm")

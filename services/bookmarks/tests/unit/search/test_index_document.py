@@ -10,11 +10,14 @@ from bookmarks.search.folding import fold_function_sql
 from bookmarks.search.query import parse_query
 from bookmarks.search.sql import (
     GAP_WORD,
+    MAX_HIGHLIGHT_TEXT_CHARS,
     MAX_PAGE_TEXT_CHARS,
     STEM_CONFIGS,
     SearchDocument,
     TextMatch,
     config_for_language,
+    highlight_index_text,
+    highlight_texts,
     index_functions_sql,
     page_index_text,
     search_tags,
@@ -85,3 +88,16 @@ def test_text_match_tags_stems_with_their_configuration_and_quotes_lexemes() -> 
 
 def test_filter_only_queries_have_no_text_match() -> None:
     assert TextMatch.build(parse_query("is:favorite"), []) == TextMatch(None, None)
+
+
+def test_highlight_texts_keep_non_blank_pieces_up_to_the_cap() -> None:
+    assert highlight_texts(["Quote one", "", "  ", "a note"]) == ["Quote one", "a note"]
+    long = ["x" * 20_000, "y" * 20_000, "z"]
+    kept = highlight_texts(long)
+    assert [len(t) for t in kept] == [20_000, MAX_HIGHLIGHT_TEXT_CHARS - 20_000]
+    assert sum(map(len, kept)) == MAX_HIGHLIGHT_TEXT_CHARS
+
+
+def test_highlight_index_text_is_folded_with_gaps_between_pieces() -> None:
+    text = highlight_index_text(["Économie <b>", "Note"])
+    assert text.startswith("economie  b>") and text.endswith("note") and GAP_WORD in text

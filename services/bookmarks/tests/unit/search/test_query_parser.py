@@ -16,6 +16,8 @@ from bookmarks.search.query import (
     DomainFilter,
     Flag,
     FlagFilter,
+    Has,
+    HasFilter,
     InvalidQuery,
     LinkFilter,
     LinkHealth,
@@ -209,3 +211,15 @@ def test_unknown_link_value_lists_the_known_ones() -> None:
 
 def test_link_filters_have_a_canonical_form() -> None:
     assert parse_query("-LINK:Gone is:Broken").canonical() == "-link:gone is:broken"
+
+
+def test_has_highlights_and_its_negation() -> None:
+    assert parse_query("has:highlights").conditions == (Condition(HasFilter(Has.HIGHLIGHTS)),)
+    assert parse_query("-HAS:Highlights").conditions == (Condition(HasFilter(Has.HIGHLIGHTS), negated=True),)
+    assert parse_query("-has:highlights x").canonical() == "x -has:highlights"
+
+
+@pytest.mark.parametrize("q", ["has:notes", "has:", "-has:links", 'has:"high lights"'])
+def test_other_has_values_are_refused(q: str) -> None:
+    with pytest.raises(InvalidQuery, match="has:"):
+        parse_query(q)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import BinaryIO, Final
 
@@ -16,6 +17,7 @@ from bookmarks.imports.formats.model import (
     MAX_NOTES,
     MAX_TITLE,
     ImportFormatError,
+    ImportHighlight,
     ImportItem,
     clean_path,
     clean_tags,
@@ -24,10 +26,11 @@ from bookmarks.imports.formats.model import (
     invalid,
     parse_iso,
     web_url,
+    with_highlights,
 )
 from bookmarks.imports.formats.text import BoundedLines, decode_stream
 
-__all__ = ["parse_instapaper", "parse_pocket", "parse_raindrop", "read_header"]
+__all__ = ["parse_instapaper", "parse_pocket", "parse_raindrop", "raindrop_highlights", "read_header"]
 
 MAX_COLUMNS: Final = 64
 
@@ -158,12 +161,12 @@ def _raindrop_item(line: int, row: Row) -> ImportItem:
     if [name.strip().lower() for name in folder] == ["unsorted"]:
         folder = []  # Raindrop's inbox, not a folder the user made
     favorite = row.get("favorite", "").strip().lower()
-    return ImportItem(
+    item = ImportItem(
         line=line,
         url=row["url"].strip(),
         title=clean_text(row.get("title"), MAX_TITLE, "title", warnings),
         description=clean_text(row.get("excerpt"), MAX_DESCRIPTION, "description", warnings),
-        notes=clean_text(_raindrop_notes(row), MAX_NOTES, "notes", warnings),
+        notes=clean_text(row.get("note"), MAX_NOTES, "notes", warnings),
         user_tags=clean_tags(row.get("tags", "").split(","), warnings),
         collection_paths=(clean_path(folder, warnings),) if folder else (),
         is_favorite=True if favorite == "true" else False if favorite == "false" else None,
@@ -171,11 +174,31 @@ def _raindrop_item(line: int, row: Row) -> ImportItem:
         thumbnail_url=web_url(row.get("cover")),
         warnings=tuple(warnings),
     )
+    return with_highlights(item, raindrop_highlights(row.get("highlights", "")))
 
 
-def _raindrop_notes(row: Row) -> str:
-    """The note, then the highlights (Raindrop has no separate place for them here)."""
-    note, highlights = row.get("note", "").strip(), row.get("highlights", "").strip()
-    if note and highlights:
-        return f"{note}\n\nHighlights:\n{highlights}"
-    return note or (f"Highlights:\n{highlights}" if highlights else "")
+_RAINDROP_MARK: Final = re.compile(r"^(Highlight|Note):[ \t]?", re.IGNORECASE)
+
+
+def raindrop_highlights(cell: str) -> list[ImportHighlight]:
+    """Raindrop's ``highlights`` cell: each highlight starts with a line ``Highlight: text`` (more lines
+    continue it), optionally followed by ``Note: text``; a cell without those marks holds one highlight
+    per paragraph (blank-line separated)."""
+    text = cell.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not text:
+        return []
+    if not any(_RAINDROP_MARK.match(line) for line in text.split("\n")):
+        return [ImportHighlight(quote=p) for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
+    found: list[list[list[str]]] = []  # per highlight: [quote lines, note lines]
+    part = 0
+    for line in text.split("\n"):
+        mark = _RAINDROP_MARK.match(line)
+        if mark is not None and mark.group(1).lower() == "highlight":
+            found.append([[line[mark.end() :]], []])
+            part = 0
+        elif mark is not None and found:
+            found[-1][1].append(line[mark.end() :])
+            part = 1
+        elif found:
+            found[-1][part].append(line)
+    return [ImportHighlight(quote="\n".join(q).strip(), note="\n".join(n).strip()) for q, n in found]

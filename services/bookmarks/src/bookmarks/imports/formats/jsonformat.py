@@ -6,7 +6,11 @@ Shape (version 1; the Bookmark fields are those of the API's Bookmark resource):
      "collections": [{"id", "name", "parentId", "createdAt", "updatedAt"}, ...],
      "bookmarks": [{"clientBookmarkId", "url", "title", "description", "notes", "isFavorite",
                     "isArchived", "userTags", "collectionIds", "clientSavedAt", "lastOpenedAt",
-                    "thumbnailUrl", ...server enrichment fields...}, ...]}
+                    "thumbnailUrl", ...server enrichment fields...,
+                    "highlights": [{"quote", "prefix", "suffix", "start", "end", "color", "note",
+                                    ...}, ...]}, ...]}
+
+``highlights`` is optional (exports made before highlights existed have none).
 
 The export writes ``collections`` before ``bookmarks``, so one pass turns ``collectionIds`` into name
 paths while streaming; a file that has them the other way round is read twice (collections first).
@@ -25,6 +29,7 @@ from bookmarks.imports.formats.model import (
     MAX_NOTES,
     MAX_TITLE,
     ImportFormatError,
+    ImportHighlight,
     ImportItem,
     clean_path,
     clean_tags,
@@ -32,6 +37,7 @@ from bookmarks.imports.formats.model import (
     invalid,
     parse_iso,
     web_url,
+    with_highlights,
 )
 from bookmarks.imports.formats.text import decode_stream
 
@@ -145,10 +151,11 @@ class _Reader:
         url = element.get("url")
         if not isinstance(url, str):
             return invalid(line, "", "The bookmark has no URL.")
-        problem = _type_problem(element)
+        problem = _type_problem(element) or _highlights_problem(element.get("highlights"))
         if problem is not None:
             return invalid(line, url, problem)
-        return self._valid_item(line, url, element)
+        item = self._valid_item(line, url, element)
+        return with_highlights(item, _highlights(element.get("highlights")))
 
     def _valid_item(self, line: int, url: str, element: dict[str, object]) -> ImportItem:
         warnings: list[str] = []
@@ -187,6 +194,45 @@ def _type_problem(element: dict[str, object]) -> str | None:
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             return f"{name} must be a list of strings."
     return None
+
+
+_HIGHLIGHT_TEXTS: Final = ("quote", "prefix", "suffix", "color", "note", "createdAt")
+
+
+def _highlights_problem(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(h, dict) for h in value):
+        return "highlights must be a list of objects."
+    for number, h in enumerate(value, start=1):
+        if not isinstance(h.get("quote"), str):
+            return f"Highlight {number}: quote must be a string."
+        if any(h.get(name) is not None and not isinstance(h.get(name), str) for name in _HIGHLIGHT_TEXTS):
+            return f"Highlight {number}: {', '.join(_HIGHLIGHT_TEXTS[1:])} must be strings or null."
+        for name in ("start", "end"):
+            offset = h.get(name)
+            if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool)):
+                return f"Highlight {number}: {name} must be an integer or null."
+    return None
+
+
+def _highlights(value: object) -> list[ImportHighlight]:
+    """The API's Highlight resources (checked by :func:`_highlights_problem`); id, bookmarkId, anchor and
+    the timestamps are the exporting account's and are not kept."""
+    if not isinstance(value, list):
+        return []
+    return [
+        ImportHighlight(
+            quote=h["quote"],
+            note=h.get("note") or "",
+            prefix=h.get("prefix") or "",
+            suffix=h.get("suffix") or "",
+            start=h.get("start"),
+            end=h.get("end"),
+            color=h.get("color") or "yellow",
+        )
+        for h in value
+    ]
 
 
 def _path(cid: str, raw: dict[str, tuple[str, str | None]]) -> tuple[str, ...]:

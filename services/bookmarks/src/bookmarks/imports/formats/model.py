@@ -12,13 +12,16 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final
 
+from bookmarks.highlights.rules import MAX_CONTEXT, MAX_NOTE, MAX_PER_BOOKMARK, MAX_QUOTE, Color
 from common.urls import MAX_URL_LENGTH, InvalidUrlError, normalize_url
 
 __all__ = [
     "FORMATS",
     "MAX_COLLECTION_DEPTH",
     "ImportFormatError",
+    "ImportHighlight",
     "ImportItem",
+    "clean_highlight",
     "clean_path",
     "clean_tags",
     "clean_text",
@@ -26,6 +29,7 @@ __all__ = [
     "parse_iso",
     "validate_item",
     "web_url",
+    "with_highlights",
 ]
 
 FORMATS: Final = ("netscape", "pocket-csv", "omnivore", "instapaper-csv", "raindrop-csv", "json")
@@ -45,6 +49,65 @@ _MAX_UNIX: Final = 253_402_300_799
 
 class ImportFormatError(ValueError):
     """The whole file cannot be imported; ``str(error)`` is a message fit to show to the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportHighlight:
+    """A highlight of an item as the file gives it (limits checked by :func:`clean_highlight`)."""
+
+    quote: str
+    note: str = ""
+    prefix: str = ""
+    suffix: str = ""
+    start: int | None = None
+    end: int | None = None
+    color: str = Color.YELLOW.value
+
+
+_COLORS: Final = frozenset(c.value for c in Color)
+
+
+def clean_highlight(raw: ImportHighlight) -> ImportHighlight | str:
+    """The highlight as the API would store it, or why it cannot be imported: the quote is trimmed and
+    must keep 1-5,000 characters, the note at most 10,000 (nothing of the user's is cut). The context is
+    kept to the 64 characters nearest the quote, offsets only as a valid pair, an unknown color is yellow."""
+    quote = raw.quote.replace("\x00", "").strip()
+    note = raw.note.replace("\x00", "").strip()
+    if not quote:
+        return "a highlight has no text"
+    if len(quote) > MAX_QUOTE:
+        return f"a highlight is longer than {MAX_QUOTE:,} characters"
+    if len(note) > MAX_NOTE:
+        return f"a highlight's note is longer than {MAX_NOTE:,} characters"
+    start, end = raw.start, raw.end
+    if start is None or end is None or not 0 <= start < end:
+        start = end = None
+    return replace(
+        raw,
+        quote=quote,
+        note=note,
+        prefix=raw.prefix.replace("\x00", "")[-MAX_CONTEXT:],
+        suffix=raw.suffix.replace("\x00", "")[:MAX_CONTEXT],
+        start=start,
+        end=end,
+        color=raw.color if raw.color in _COLORS else Color.YELLOW.value,
+    )
+
+
+def with_highlights(item: ImportItem, raw: list[ImportHighlight]) -> ImportItem:
+    """``item`` with its highlights cleaned; invalid (naming why) when one of them breaks a limit, or
+    when there are more than a bookmark may hold: an import never cuts a user's text."""
+    if item.reason is not None or not raw:
+        return item
+    if len(raw) > MAX_PER_BOOKMARK:
+        return invalid(item.line, item.url, f"The bookmark has more than {MAX_PER_BOOKMARK:,} highlights.")
+    cleaned = []
+    for number, highlight in enumerate(raw, start=1):
+        result = clean_highlight(highlight)
+        if isinstance(result, str):
+            return invalid(item.line, item.url, f"Highlight {number}: {result}.")
+        cleaned.append(result)
+    return replace(item, highlights=tuple(cleaned))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +139,7 @@ class ImportItem:
     warnings: tuple[str, ...] = field(default=())
     normalized_url: str | None = None  # set by validate_item, so the importer normalizes each URL once
     domain: str | None = None
+    highlights: tuple[ImportHighlight, ...] = ()
 
     @property
     def collection_path(self) -> tuple[str, ...]:

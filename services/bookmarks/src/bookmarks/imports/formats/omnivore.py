@@ -1,6 +1,9 @@
 """Omnivore's export: a ZIP holding ``metadata_<from>_to_<to>.json`` files (a JSON array each) next to
-``content/`` and ``highlights/`` files, which are not read. One metadata file on its own (unzipped, or
-several merged into one array as some migration guides suggest) is read as well.
+``content/`` files (not read) and ``highlights/<slug>.md`` files: an article's highlights as Markdown, each
+a block quote (``> quote``) followed by its note. One metadata file on its own (unzipped, or several merged
+into one array as some migration guides suggest) is read as well. An entry may also carry a
+``highlights`` array of Omnivore's Highlight objects (``quote``, ``annotation``, ``prefix``, ``suffix``,
+``type``), as exports made through Omnivore's API have it.
 
 The ZIP is read defensively: the entry count is checked from the end-of-central-directory record
 before ``zipfile`` builds its index, every metadata entry is decompressed as a stream and cut off
@@ -17,7 +20,7 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, BinaryIO, Final
 
@@ -26,18 +29,22 @@ from bookmarks.imports.formats.model import (
     MAX_DESCRIPTION,
     MAX_TITLE,
     ImportFormatError,
+    ImportHighlight,
     ImportItem,
     clean_tags,
     clean_text,
     invalid,
     parse_iso,
     web_url,
+    with_highlights,
 )
 from bookmarks.imports.formats.text import CHUNK, decode_stream
 
-__all__ = ["ZipLimits", "parse_omnivore"]
+__all__ = ["ZipLimits", "highlights_markdown", "parse_omnivore"]
 
 _METADATA: Final = re.compile(r"metadata_(\d+)?.*\.json", re.IGNORECASE)
+_HIGHLIGHTS: Final = re.compile(r"(?:.*/)?highlights/([^/]+)\.md", re.IGNORECASE)
+MAX_HIGHLIGHTS_FILE_BYTES: Final = 16 * 1024 * 1024
 # What zipfile and the decompressors raise on a damaged archive (ValueError: e.g. a negative seek).
 _ZIP_ERRORS: Final = (
     zipfile.BadZipFile,
@@ -89,8 +96,36 @@ def _parse_zip(fp: BinaryIO, limits: ZipLimits) -> Iterator[ImportItem]:
         yield from _read_entries(archive, entries, limits)
 
 
+def _highlight_files(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """``highlights/<slug>.md`` entries by slug (names that are unsafe are left out)."""
+    found = {}
+    for info in archive.infolist():
+        match = _HIGHLIGHTS.fullmatch(info.filename)
+        if match is not None and _unsafe(info.filename) is None:
+            found[match.group(1)] = info
+    return found
+
+
+def _markdown_reader(archive: zipfile.ZipFile, budget: _Budget) -> Callable[[str], str]:
+    files = _highlight_files(archive)
+
+    def read(slug: str) -> str:
+        info = files.get(slug)
+        if info is None:
+            return ""
+        if info.file_size > MAX_HIGHLIGHTS_FILE_BYTES:
+            raise ImportFormatError(
+                f"ZIP entry {info.filename[:200]!r} is larger than {MAX_HIGHLIGHTS_FILE_BYTES:,} bytes."
+            )
+        with archive.open(info) as raw:
+            return "".join(budget.text(raw, info.filename))
+
+    return read
+
+
 def _read_entries(archive: zipfile.ZipFile, entries: list[zipfile.ZipInfo], limits: ZipLimits) -> Iterator[ImportItem]:
     position, budget = 0, _Budget(limits)
+    markdown = _markdown_reader(archive, budget)
     for info in entries:
         if (problem := _unsafe(info.filename)) is not None:
             position += 1
@@ -105,7 +140,7 @@ def _read_entries(archive: zipfile.ZipFile, entries: list[zipfile.ZipInfo], limi
                 stream = JsonStream(budget.text(raw, info.filename))
                 for _line, element in stream.iter_array():
                     position += 1
-                    yield _item(position, element)
+                    yield _item(position, element, markdown)
         except ImportFormatError:
             raise
         except _ZIP_ERRORS as exc:
@@ -184,7 +219,12 @@ def _unsafe(name: str) -> str | None:
     return None
 
 
-def _item(position: int, element: object) -> ImportItem:
+def _no_markdown(slug: str) -> str:
+    del slug
+    return ""
+
+
+def _item(position: int, element: object, markdown: Callable[[str], str] = _no_markdown) -> ImportItem:
     if not isinstance(element, dict):
         return invalid(position, "", "The entry is not a JSON object.")
     url = element.get("url")
@@ -192,7 +232,11 @@ def _item(position: int, element: object) -> ImportItem:
         return invalid(position, "", "The entry has no URL.")
     warnings: list[str] = []
     state = element.get("state")
-    return ImportItem(
+    slug = element.get("slug")
+    found = _listed_highlights(element.get("highlights"))
+    if not found and isinstance(slug, str) and slug:
+        found = highlights_markdown(markdown(slug))
+    item = ImportItem(
         line=position,
         url=url.strip(),
         title=clean_text(_string(element.get("title")), MAX_TITLE, "title", warnings),
@@ -203,6 +247,50 @@ def _item(position: int, element: object) -> ImportItem:
         thumbnail_url=web_url(element.get("thumbnail")),
         warnings=tuple(warnings),
     )
+    return with_highlights(item, found)
+
+
+def _listed_highlights(raw: object) -> list[ImportHighlight]:
+    """Omnivore's Highlight objects: the ``HIGHLIGHT`` ones with a quote (a ``NOTE`` or a ``REDACTION``
+    marks no passage)."""
+    if not isinstance(raw, list):
+        return []
+    found = []
+    for h in raw:
+        if not isinstance(h, dict) or not isinstance(h.get("quote"), str) or not h["quote"].strip():
+            continue
+        if str(h.get("type") or "HIGHLIGHT").upper() != "HIGHLIGHT":
+            continue
+        found.append(
+            ImportHighlight(
+                quote=h["quote"],
+                note=_string(h.get("annotation")) or "",
+                prefix=_string(h.get("prefix")) or "",
+                suffix=_string(h.get("suffix")) or "",
+            )
+        )
+    return found
+
+
+def highlights_markdown(text: str) -> list[ImportHighlight]:
+    """An Omnivore ``highlights/<slug>.md`` file: each highlight a block quote (``> quote``, over one or
+    more lines), followed by its note as plain paragraphs until the next block quote."""
+    found: list[tuple[list[str], list[str]]] = []
+    in_quote = False
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line.startswith(">"):
+            body = line[2:] if line.startswith("> ") else line[1:]
+            if not in_quote:
+                found.append(([], []))
+            found[-1][0].append(body)
+            in_quote = True
+        else:
+            if found and (line.strip() or found[-1][1]):
+                found[-1][1].append(line)
+            in_quote = False
+    return [
+        ImportHighlight(quote="\n".join(q).strip(), note="\n".join(n).strip()) for q, n in found if "\n".join(q).strip()
+    ]
 
 
 def _string(value: object) -> str | None:
