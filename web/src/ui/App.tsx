@@ -20,6 +20,7 @@ import { Reader } from "./Reader.tsx";
 import { Settings } from "./Settings.tsx";
 import { Sidebar, buildTree, flatten } from "./Sidebar.tsx";
 import { DuplicatesView } from "./Duplicates.tsx";
+import { HighlightsView } from "./Highlights.tsx";
 import { TrashView } from "./Trash.tsx";
 import { type Filter, setUi, subscribeUi, ui, useSubscription } from "./state.ts";
 
@@ -214,6 +215,8 @@ function useShortcuts(device: Device, rows: Row[]) {
     const onKey = (event: KeyboardEvent) => {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       if (event.key === "Escape") {
+        // A dialog closes itself (over the Reader, Escape closes the dialog only).
+        if (ui.readerId && (event.target as Element | null)?.closest?.("dialog")) return;
         if (ui.readerId) setUi({ readerId: null });
         else if (ui.detailsId) setUi({ detailsId: null });
         else if (ui.query) setUi({ query: "" });
@@ -340,6 +343,8 @@ function title(filter: Filter, device: Device): string {
       return "Duplicates";
     case "broken":
       return "Broken links";
+    case "highlights":
+      return "Highlights";
     case "collection":
       return device.store.collections().find((c) => c.id === filter.id)?.name ?? "Collection";
     case "tag":
@@ -363,10 +368,12 @@ export function App({ device }: { device: Device }) {
   const [menu, setMenu] = useState(false);
   const all = device.store.list();
   const filtered = useMemo(() => all.filter(inFilter(ui.filter)).map((bookmark) => ({ bookmark, snippet: null })), [all, ui.filter]);
-  const search = useSearch(device, ui.query);
+  // The view "Highlights" filters its own list with the search box.
+  const inHighlights = ui.filter.kind === "highlights";
+  const search = useSearch(device, inHighlights ? "" : ui.query);
   const inTrash = ui.filter.kind === "trash" && !search.rows;
   const inDuplicates = ui.filter.kind === "duplicates" && !search.rows;
-  const rows = inTrash || inDuplicates ? [] : (search.rows ?? filtered);
+  const rows = inTrash || inDuplicates || inHighlights ? [] : (search.rows ?? filtered);
   useShortcuts(device, rows);
   useEffect(() => setMenu(false), [ui.filter, ui.dialog]);
 
@@ -412,7 +419,9 @@ export function App({ device }: { device: Device }) {
       </header>
       <Sidebar device={device} all={all} />
       <main id="main" class="main" tabIndex={-1}>
-        {inTrash ? (
+        {inHighlights ? (
+          <HighlightsView device={device} query={ui.query} />
+        ) : inTrash ? (
           <TrashView device={device} />
         ) : inDuplicates ? (
           <DuplicatesView device={device} />

@@ -9,6 +9,7 @@ export const SHORTCUTS: [string, string][] = [
   ["f", "Favorite or unfavorite"],
   ["e", "Archive or unarchive"],
   ["r", "Read the saved copy"],
+  ["h", "Highlight the selected text (in the Reader)"],
   ["Esc", "Close the panel or clear the search"],
   ["?", "Show these shortcuts"],
 ];

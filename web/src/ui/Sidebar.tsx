@@ -1,5 +1,5 @@
-// The navigation "Library": All, Favorites, Archived, Broken links, Duplicates (its group count, online),
-// Trash, the collection tree (with counts) and the tags.
+// The navigation "Library": All, Favorites, Archived, Broken links, Highlights, Duplicates (its group
+// count, online), Trash, the collection tree (with counts) and the tags.
 
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
@@ -168,6 +168,7 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
         {link({ kind: "favorites" }, "Favorites", favorites)}
         {link({ kind: "archived" }, "Archived", archived)}
         {link({ kind: "broken" }, "Broken links", broken)}
+        {link({ kind: "highlights" }, "Highlights", props.device.store.highlights().length)}
         {link({ kind: "duplicates" }, "Duplicates", duplicates)}
         {link({ kind: "trash" }, "Trash", null)}
       </ul>

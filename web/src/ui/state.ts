@@ -9,6 +9,7 @@ export type Filter =
   | { kind: "trash" }
   | { kind: "duplicates" }
   | { kind: "broken" }
+  | { kind: "highlights" }
   | { kind: "collection"; id: string }
   | { kind: "tag"; tag: string };
 
@@ -19,6 +20,8 @@ export interface UiState {
   query: string;
   detailsId: string | null;
   readerId: string | null;
+  /** The highlight the Reader scrolls to when it opens (from the view "Highlights"). */
+  readerHighlight: string | null;
   dialog: Dialog;
   active: number;
   selection: Set<string>;
@@ -35,6 +38,7 @@ export function filterFromHash(hash: string): Filter {
   if (kind === "trash") return { kind: "trash" };
   if (kind === "duplicates") return { kind: "duplicates" };
   if (kind === "broken") return { kind: "broken" };
+  if (kind === "highlights") return { kind: "highlights" };
   if (kind === "collection" && value) return { kind: "collection", id: value };
   if (kind === "tag" && value) return { kind: "tag", tag: value };
   return { kind: "all" };
@@ -57,6 +61,7 @@ export const ui: UiState = {
   query: "",
   detailsId: null,
   readerId: null,
+  readerHighlight: null,
   dialog: null,
   active: -1,
   selection: new Set(),
