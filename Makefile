@@ -121,6 +121,7 @@ screenshots: venv web extension
 	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(PYTEST) $(PYTEST_ARGS) \
 		tests/e2e/web/test_web_journeys.py::test_accessibility_and_screenshots_of_the_main_views \
 		tests/e2e/web/test_web_trash.py tests/e2e/web/test_web_curation.py tests/e2e/web/test_web_link_health.py \
+		tests/e2e/web/test_web_highlights.py \
 		tests/e2e/extension
 
 bench: venv
