@@ -52,7 +52,15 @@ export class Db {
       if (!has("queue")) db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
       if (!has("meta")) db.createObjectStore("meta");
     };
-    return promised(request).then((db) => new Db(db));
+    return promised(request).then((db) => {
+      // A newer build of the app (another tab) needs a newer database: this copy gives way (a page
+      // reloads into that build; the service worker only closes it).
+      db.onversionchange = () => {
+        db.close();
+        if (typeof window !== "undefined") window.location.reload();
+      };
+      return new Db(db);
+    });
   }
 
   close(): void {
