@@ -198,7 +198,7 @@ function approximate(search: ApproxSearch, encoded: Encoded, selector: EncodedSe
   if (encoded.alphabet >= CODES && selector.distinct >= CODES) return [];
   const matches = search(encoded.text, selector.quote, errors);
   if (!matches.length) return [];
-  const fewest = Math.min(...matches.map((m) => m.errors));
+  const fewest = matches.reduce((least, m) => Math.min(least, m.errors), Infinity);
   return matches
     .filter((m) => m.errors === fewest)
     .sort((a, b) => a.end - b.end || a.start - b.start)
