@@ -24,7 +24,7 @@ for (const v of vectors) {
   });
 }
 
-test("every vector's highlight is where it says in the text it was made on", () => {
+test("every vector's highlight is where it says in its text before the change", () => {
   for (const v of vectors) {
     if (v.highlight.start === null || v.highlight.end === null) continue;
     assert.equal(sliceCodePoints(v.before, v.highlight.start, v.highlight.end), v.highlight.quote, v.name);
