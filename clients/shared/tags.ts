@@ -61,12 +61,23 @@ export function formatTags(tags: readonly string[]): string {
   return tags.join(", ");
 }
 
-/** Like normalizeTags, but answers the refusal's sentence instead of throwing. */
-export function checkTags(items: readonly unknown[]): { tags: string[]; error: null } | { tags: null; error: string } {
+export type Checked = { tags: string[]; error: null } | { tags: null; error: string };
+
+function checked(run: () => string[]): Checked {
   try {
-    return { tags: normalizeTags(items), error: null };
+    return { tags: run(), error: null };
   } catch (error) {
     if (error instanceof InvalidTags) return { tags: null, error: error.message };
     throw error;
   }
+}
+
+/** Like normalizeTags, but answers the refusal's sentence instead of throwing. */
+export function checkTags(items: readonly unknown[]): Checked {
+  return checked(() => normalizeTags(items));
+}
+
+/** Like parseTagInput, but answers the refusal's sentence instead of throwing. */
+export function checkTagInput(text: string): Checked {
+  return checked(() => parseTagInput(text));
 }
