@@ -6,7 +6,7 @@ import type { CollectionChoice } from "./lib/collections.ts";
 import { byId } from "./lib/dom.ts";
 import { ask, type PageState } from "./lib/messages.ts";
 import { isSaveableUrl } from "./lib/server.ts";
-import { InvalidTags, formatTags, parseTagInput } from "../../shared/tags.ts";
+import { InvalidTags, formatTags, parseTagInput } from "../../../clients/shared/tags.ts";
 
 const $ = byId;
 const form = $<HTMLFormElement>("form");

@@ -4,11 +4,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { InvalidTags, MAX_TAGS, normalizeTags, parseTagInput, tagKey } from "../../shared/tags.ts";
-import { InvalidUrl, normalizeUrl } from "../../shared/urls.ts";
+import { InvalidTags, MAX_TAGS, normalizeTags, parseTagInput, tagKey } from "../../../clients/shared/tags.ts";
+import { InvalidUrl, normalizeUrl } from "../../../clients/shared/urls.ts";
 
 function vectors<T>(name: string): T {
-  return JSON.parse(readFileSync(new URL(`../../shared/vectors/${name}`, import.meta.url), "utf8")) as T;
+  return JSON.parse(readFileSync(new URL(`../../../clients/shared/vectors/${name}`, import.meta.url), "utf8")) as T;
 }
 
 interface TagCase {

@@ -1,6 +1,6 @@
 /** The server URL a person types, made into the origin the extension talks to and asks permission for. */
 
-import { InvalidUrl, normalizeUrl } from "../../../shared/urls.ts";
+import { InvalidUrl, normalizeUrl } from "../../../../clients/shared/urls.ts";
 
 export class InvalidServerUrl extends Error {}
 
