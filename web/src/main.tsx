@@ -2,7 +2,7 @@
 
 import { render } from "preact";
 import { Device } from "./app.ts";
-import { parseHttpUrl } from "./urls.ts";
+import { urlProblem } from "./urls.ts";
 import { App } from "./ui/App.tsx";
 import { applyTheme } from "./ui/theme.ts";
 
@@ -15,7 +15,7 @@ async function saveShared(device: Device): Promise<void> {
   if (!params.size) return;
   history.replaceState(null, "", `/${location.hash}`);
   const text = `${params.get("url") ?? ""} ${params.get("text") ?? ""}`;
-  const candidate = text.split(/\s+/).find((part) => parseHttpUrl(part));
+  const candidate = text.split(/\s+/).find((part) => part && urlProblem(part) === null);
   if (!candidate) return;
   const existing = device.store.findByUrl(candidate);
   if (existing) {

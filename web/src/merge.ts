@@ -171,25 +171,6 @@ export function clientFields(b: Bookmark): BookmarkFields {
   };
 }
 
-/** User tags as the server stores them: trimmed, non-empty, deduplicated case-insensitively, at most 50. */
-export function normalizeTags(tags: readonly string[]): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const raw of tags) {
-    const tag = raw.trim();
-    if (!tag || [...tag].length > 64 || /\p{Cc}/u.test(tag)) continue;
-    const key = tag.toLocaleLowerCase("und").normalize("NFKC");
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(tag);
-  }
-  return out.slice(0, 50);
-}
-
-export function parseTagInput(text: string): string[] {
-  return normalizeTags(text.split(","));
-}
-
 /** Newest first: when the user saved it, else when the server created it; then by id. */
 export function savedAt(b: Bookmark): string {
   return b.clientSavedAt ?? b.createdAt;

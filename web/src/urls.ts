@@ -1,22 +1,25 @@
-// URL normalization as the server does it (docs/api-guide.md, section 7), to tell "already saved" before the
-// server has answered. The server's normalizedUrl wins once it arrives.
+// The server's URL rule (docs/api-guide.md, section 7) from the client core, clients/shared/urls.ts: it tells
+// "already saved" before the server has answered, and refuses locally what the server would refuse. The
+// server's normalizedUrl wins once it arrives.
 
-const TRACKING = new Set([
-  "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid", "mc_cid", "mc_eid", "igshid", "yclid",
-  "_hsenc", "_hsmi", "mkt_tok", "ref_src",
-]);
-const SI_HOSTS = /(^|\.)(youtube\.com|youtu\.be|spotify\.com)$/;
-const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };
+import { InvalidUrl, normalizeUrl as normalize, normalizedUrlOrNull } from "../../clients/shared/urls.ts";
 
-export function parseHttpUrl(text: string): URL | null {
-  let url: URL;
+export { InvalidUrl };
+
+/** The normalized URL, or null where the server would refuse ``text``. */
+export function normalizeUrl(text: string): string | null {
+  return normalizedUrlOrNull(text);
+}
+
+/** Why the server would refuse ``text`` (a sentence to show), or null when it would take it. */
+export function urlProblem(text: string): string | null {
   try {
-    url = new URL(text.trim());
-  } catch {
+    normalize(text);
     return null;
+  } catch (error) {
+    if (error instanceof InvalidUrl) return error.message;
+    throw error;
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) return null;
-  return url;
 }
 
 /** A typed address without a scheme ("example.com/a") is taken as https. */
@@ -26,27 +29,12 @@ export function withScheme(text: string): string {
   return trimmed ? `https://${trimmed}` : trimmed;
 }
 
-export function normalizeUrl(text: string): string | null {
-  const url = parseHttpUrl(text);
-  if (!url) return null;
-  let host = url.hostname.toLowerCase();
-  if (host.startsWith("www.")) host = host.slice(4);
-  const port = url.port && url.port !== DEFAULT_PORTS[url.protocol] ? `:${url.port}` : "";
-  const kept: string[] = [];
-  const query = url.search.startsWith("?") ? url.search.slice(1) : "";
-  for (const part of query ? query.split("&") : []) {
-    const name = decodeURIComponent(part.split("=")[0] ?? "").toLowerCase();
-    if (name.startsWith("utm_") || TRACKING.has(name)) continue;
-    if (name === "si" && SI_HOSTS.test(host)) continue;
-    kept.push(part);
-  }
-  const path = url.pathname || "/";
-  return `${url.protocol}//${host}${port}${path}${kept.length ? `?${kept.join("&")}` : ""}`;
-}
-
+/** The server's domain of ``text`` until the server's copy arrives, or null where it would refuse the URL. */
 export function provisionalDomain(text: string): string | null {
-  const url = parseHttpUrl(text);
-  if (!url) return null;
-  const host = url.hostname.toLowerCase();
-  return host.startsWith("www.") ? host.slice(4) : host;
+  try {
+    return normalize(text).domain;
+  } catch (error) {
+    if (error instanceof InvalidUrl) return null;
+    throw error;
+  }
 }

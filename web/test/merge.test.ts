@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, normalizeTags, pageRecordApplies, skeleton } from "../src/merge.ts";
+import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, pageRecordApplies, skeleton } from "../src/merge.ts";
 import type { Bookmark, LocalBookmark, Op } from "../src/model.ts";
-import { normalizeUrl } from "../src/urls.ts";
+import { normalizeUrl, provisionalDomain, urlProblem } from "../src/urls.ts";
+import { checkTagInput } from "../../clients/shared/tags.ts";
 
 const at = "2025-01-01T00:00:00.000Z";
 const base: LocalBookmark = { ...skeleton("b1", at), url: "https://a.test/", title: "Server title", summary: "S", enrichmentStatus: "completed" };
@@ -44,9 +45,11 @@ test("a collection PUT on a deleted collection creates it again at the top level
   assert.deepEqual([view?.name, view?.parentId, view?.deleted], ["New", null, false]);
 });
 
-test("user tags: trimmed, blank dropped, deduplicated case-insensitively keeping the first", () => {
-  assert.deepEqual(normalizeTags([" News ", "news", "", "Tech", "  "]), ["News", "Tech"]);
-  assert.equal(normalizeTags(Array.from({ length: 60 }, (_, i) => `t${i}`)).length, 50);
+test("typed tags: blank pieces between commas are not tags; a tag the server refuses is explained, never dropped", () => {
+  assert.deepEqual(checkTagInput(" News , news,, Tech, "), { tags: ["News", "Tech"], error: null });
+  assert.match(checkTagInput(`ok, ${"x".repeat(65)}`).error ?? "", /at most 64 characters/);
+  assert.match(checkTagInput(Array.from({ length: 51 }, (_, i) => `t${i}`).join(",")).error ?? "", /at most 50 tags/);
+  assert.equal(checkTagInput("a\u0007b").tags, null);
 });
 
 test("newest first by clientSavedAt, else createdAt", () => {
@@ -62,6 +65,8 @@ test("URL normalization matches the server's rules", () => {
   assert.equal(normalizeUrl("https://other.com/?si=abc"), "https://other.com/?si=abc");
   assert.equal(normalizeUrl("ftp://example.com/"), null);
   assert.equal(normalizeUrl("not a url"), null);
+  assert.equal(provisionalDomain("https://www.Bücher.de/x"), "xn--bcher-kva.de");
+  assert.match(urlProblem("http://exa mple.com/") ?? "", /host/);
 });
 
 test("a delta page never replaces a newer base: a page read before our write committed arrives after its answer", () => {

@@ -35,12 +35,25 @@ test("filters: tag, domain with subdomains, is:, dates, collection, and their ne
   assert.equal(compile(parseQuery("before:2025-03-01"))(b), false);
 });
 
-test("malformed queries are refused with a sentence", () => {
-  assert.throws(() => parseQuery("re: budget"), QueryError);
+test("link health: link:<status> and is:broken (gone or unreachable)", () => {
+  const gone = { ...bookmark({}), linkStatus: "gone" } as LocalBookmark;
+  const fine = { ...bookmark({}), linkStatus: "ok" } as LocalBookmark;
+  assert.equal(compile(parseQuery("link:gone"))(gone), true);
+  assert.equal(compile(parseQuery("is:broken"))(gone), true);
+  assert.equal(compile(parseQuery("is:broken"))(fine), false);
+  assert.equal(compile(parseQuery("-link:ok"))(fine), false);
+});
+
+test("tag: compares the server's folded tag, so Straße finds STRASSE", () => {
+  assert.equal(compile(parseQuery("tag:strasse"))(bookmark({ userTags: ["STRAßE"] })), true);
+});
+
+test("malformed queries are refused with a sentence naming the part", () => {
+  assert.throws(() => parseQuery("re: budget"), (e: unknown) => e instanceof QueryError && e.part === "re:");
   assert.throws(() => parseQuery("is:nothing"), QueryError);
   assert.throws(() => parseQuery("after:2025-13-99"), QueryError);
   assert.throws(() => parseQuery('"open'), QueryError);
-  assert.deepEqual(parseQuery('"re: budget"'), [{ kind: "text", value: "re: budget", negated: false }]);
+  assert.deepEqual(parseQuery('"re: budget"').phrases, ["re: budget"]);
 });
 
 test("is:broken finds gone and unreachable links; link: one status; an unknown status is refused", () => {

@@ -6,7 +6,7 @@ import type { CollectionChoice } from "./lib/collections.ts";
 import { byId } from "./lib/dom.ts";
 import { ask, type PageState } from "./lib/messages.ts";
 import { isSaveableUrl } from "./lib/server.ts";
-import { InvalidTags, formatTags, parseTags } from "./lib/tags.ts";
+import { InvalidTags, formatTags, parseTagInput } from "../../../clients/shared/tags.ts";
 
 const $ = byId;
 const form = $<HTMLFormElement>("form");
@@ -60,7 +60,7 @@ function request(): SaveRequest {
   return {
     url: tab?.url ?? "",
     title: titleInput.value.trim(),
-    tags: parseTags(tagsInput.value),
+    tags: parseTagInput(tagsInput.value),
     collectionIds: collection ? [collection] : [],
     ...(tab?.id !== undefined ? { tabId: tab.id } : {}),
   };

@@ -4,21 +4,7 @@ import { test } from "node:test";
 import { bound, utf8Length } from "../src/lib/capture.ts";
 import { LOOKUP_CACHE_ENTRIES, LOOKUP_TTL_MS, MAX_CAPTURE_HTML_BYTES } from "../src/lib/config.ts";
 import { LookupCache } from "../src/lib/lookups.ts";
-import { InvalidServerUrl, isSaveableUrl, normalizeServerUrl, originPattern } from "../src/lib/server.ts";
-import { InvalidTags, MAX_TAGS, parseTags } from "../src/lib/tags.ts";
-
-test("tags are trimmed and deduplicated case-insensitively, keeping the first spelling", () => {
-  assert.deepEqual(parseTags(" Reading, ideas,,reading , Straße, STRASSE "), ["Reading", "ideas", "Straße"]);
-  assert.deepEqual(parseTags("  "), []);
-});
-
-test("a tag too long, with a control character, or too many tags is refused before sending", () => {
-  assert.throws(() => parseTags("x".repeat(65)), InvalidTags);
-  assert.doesNotThrow(() => parseTags("é".repeat(64)));
-  assert.throws(() => parseTags("a\u0007b"), InvalidTags);
-  const many = Array.from({ length: MAX_TAGS + 1 }, (_, i) => `t${i}`).join(",");
-  assert.throws(() => parseTags(many), InvalidTags);
-});
+import { InvalidServerUrl, isSaveableUrl, normalizeServerUrl, originPattern, saveProblem } from "../src/lib/server.ts";
 
 test("the server URL becomes an origin, and its permission pattern covers that origin only", () => {
   assert.equal(normalizeServerUrl(" http://127.0.0.1:8080/ "), "http://127.0.0.1:8080");
@@ -32,6 +18,9 @@ test("the server URL becomes an origin, and its permission pattern covers that o
 test("only web pages can be saved", () => {
   assert.ok(isSaveableUrl("https://example.com/a"));
   for (const url of ["chrome://extensions", "about:blank", "file:///etc/passwd", "", undefined]) assert.ok(!isSaveableUrl(url));
+  // What the server refuses is not saved, nor queued to be refused later.
+  assert.ok(!isSaveableUrl(`https://example.com/${"a".repeat(2048)}`));
+  assert.match(saveProblem("http://exa mple.com/") ?? "", /host/);
 });
 
 test("a capture is bounded by its UTF-8 size, not its length in characters", () => {

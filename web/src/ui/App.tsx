@@ -2,12 +2,12 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Device } from "../app.ts";
+import { checkTagInput, checkTags, tagKey } from "../../../clients/shared/tags.ts";
 import { isBroken } from "../links.ts";
-import { normalizeTags, parseTagInput } from "../merge.ts";
 import type { LocalBookmark, SearchResult } from "../model.ts";
 import { QueryError, compile, parseQuery, positiveWords } from "../query.ts";
 import { pauseMessage } from "../quota.ts";
-import { parseHttpUrl, withScheme } from "../urls.ts";
+import { urlProblem, withScheme } from "../urls.ts";
 import { BulkBar, SelectAllMatching } from "./Bulk.tsx";
 import { CollectionBar } from "./CollectionBar.tsx";
 import { Icon, plural } from "./common.tsx";
@@ -55,12 +55,26 @@ function QuickAdd({ device }: { device: Device }) {
   const submit = async (event: Event) => {
     event.preventDefault();
     const full = withScheme(url);
-    if (!parseHttpUrl(full)) {
-      setError("Enter a web address starting with http:// or https://.");
+    const problem = urlProblem(full);
+    if (problem) {
+      setError(problem);
+      return;
+    }
+    // Tags the server would refuse are explained here, and nothing is saved until they are fixed.
+    const typed = checkTagInput(tags);
+    if (typed.tags === null) {
+      setError(typed.error);
+      setMore(true);
+      return;
+    }
+    const extraTags = typed.tags;
+    const merged = existing && extraTags.length ? checkTags([...existing.userTags, ...extraTags]) : null;
+    if (merged && merged.tags === null) {
+      setError(merged.error);
+      setMore(true);
       return;
     }
     setError(null);
-    const extraTags = parseTagInput(tags);
     // Cleared at once, not after the write: a link typed while the previous one is being stored stays.
     setUrl("");
     setTitle("");
@@ -68,7 +82,7 @@ function QuickAdd({ device }: { device: Device }) {
     if (existing) {
       await device.save(existing.clientBookmarkId, {
         ...(title.trim() ? { title: title.trim() } : {}),
-        ...(extraTags.length ? { userTags: normalizeTags([...existing.userTags, ...extraTags]) } : {}),
+        ...(merged?.tags ? { userTags: merged.tags } : {}),
         ...(collection && !existing.collectionIds.includes(collection) ? { collectionIds: [...existing.collectionIds, collection] } : {}),
       });
       device.toast("Already saved. It's updated and open.");
@@ -105,8 +119,8 @@ function QuickAdd({ device }: { device: Device }) {
           More
         </button>
       </div>
-      <p id="add-status" class={existing ? "already" : error ? "error-text" : "sr-only"} aria-live="polite">
-        {existing ? `Already saved: ${existing.title || existing.url}` : error ?? ""}
+      <p id="add-status" class={error ? "error-text" : existing ? "already" : "sr-only"} aria-live="polite">
+        {error ?? (existing ? `Already saved: ${existing.title || existing.url}` : "")}
       </p>
       {more && (
         <div class="quick-more">
@@ -114,7 +128,7 @@ function QuickAdd({ device }: { device: Device }) {
             Title <input value={title} maxLength={1000} onInput={(e) => setTitle(e.currentTarget.value)} />
           </label>
           <label>
-            Tags <input value={tags} placeholder="comma, separated" onInput={(e) => setTags(e.currentTarget.value)} />
+            Tags <input value={tags} placeholder="comma, separated" aria-describedby="add-status" onInput={(e) => setTags(e.currentTarget.value)} />
           </label>
           <label>
             Collection
@@ -144,8 +158,8 @@ function inFilter(filter: Filter): (b: LocalBookmark) => boolean {
     case "collection":
       return (b) => b.collectionIds.includes(filter.id);
     case "tag": {
-      const tag = filter.tag.toLowerCase();
-      return (b) => b.userTags.some((t) => t.toLowerCase() === tag);
+      const key = tagKey(filter.tag);
+      return (b) => b.userTags.some((t) => tagKey(t) === key);
     }
     default:
       return (b) => !b.isArchived;

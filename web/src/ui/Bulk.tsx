@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { ApiError, Offline } from "../api.ts";
 import type { Device } from "../app.ts";
 import { type BulkAction, type BulkTarget, bulkDoneText, bulkRequest, bulkUndoText, fitsOneCall } from "../bulk.ts";
-import { normalizeTags, parseTagInput } from "../merge.ts";
+import { checkTagInput, checkTags, normalizeTags } from "../../../clients/shared/tags.ts";
 import { plural } from "./common.tsx";
 import type { Row } from "./List.tsx";
 import { buildTree, flatten } from "./Sidebar.tsx";
@@ -91,10 +91,26 @@ export function BulkBar(props: { device: Device; rows: Row[] }) {
         class="bulk-form"
         onSubmit={(e) => {
           e.preventDefault();
-          const added = parseTagInput(tag);
+          const typed = checkTagInput(tag);
+          if (typed.tags === null) {
+            device.toast(typed.error);
+            return;
+          }
+          const added = typed.tags;
           if (!added.length) return;
           setTag("");
-          void apply("addTags", { tags: added }, () => device.update(ids, (b) => ({ userTags: normalizeTags([...b.userTags, ...added]) })));
+          void apply("addTags", { tags: added }, async () => {
+            // As on the server, a bookmark that would break the tag rule leaves every bookmark unchanged.
+            const refused = ids
+              .map((id) => device.store.get(id))
+              .map((b) => (b ? checkTags([...b.userTags, ...added]).error : null))
+              .find((error) => error);
+            if (refused) {
+              device.toast(`Nothing changed: ${refused}`);
+              return;
+            }
+            await device.update(ids, (b) => ({ userTags: normalizeTags([...b.userTags, ...added]) }));
+          });
         }}
       >
         <label for="bulk-tag" class="sr-only">

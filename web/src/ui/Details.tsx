@@ -3,9 +3,9 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Device, enrichErrorText } from "../app.ts";
+import { checkTagInput, checkTags, sameTag } from "../../../clients/shared/tags.ts";
 import { ApiError } from "../api.ts";
 import { CHECK_OFFLINE_TEXT, checkRefusedText, linkCheckedLine, moveFields, waybackUrl } from "../links.ts";
-import { normalizeTags, parseTagInput } from "../merge.ts";
 import type { BookmarkFields, LocalBookmark } from "../model.ts";
 import { platformImagePath } from "../preview.ts";
 import { authed } from "../session.ts";
@@ -121,6 +121,8 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
   const [title, setTitle] = useState(b.title ?? "");
   const [notes, setNotes] = useState(b.notes ?? "");
   const [tags, setTags] = useState(b.userTags.join(", "));
+  // Why the server would refuse the typed tags; while there is one, the typed tags are not saved.
+  const [tagError, setTagError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   const focused = useRef<string | null>(null);
@@ -129,10 +131,14 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
   useEffect(() => {
     if (focused.current !== "title") setTitle(b.title ?? "");
     if (focused.current !== "notes") setNotes(b.notes ?? "");
-    if (focused.current !== "tags") setTags(b.userTags.join(", "));
+    if (focused.current !== "tags") {
+      setTags(b.userTags.join(", "));
+      setTagError(null);
+    }
   }, [b.title, b.notes, b.userTags.join("\u0000")]);
   useEffect(() => {
     setMessage(null);
+    setTagError(null);
     heading.current?.focus();
   }, [b.clientBookmarkId]);
 
@@ -142,9 +148,14 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
     document.querySelector<HTMLElement>(`li[data-id="${CSS.escape(b.clientBookmarkId)}"] .details-button`)?.focus();
   };
   const acceptTags = (accepted: string[]) => {
-    const next = normalizeTags([...b.userTags, ...accepted]);
-    setTags(next.join(", "));
-    void device.save(b.clientBookmarkId, { userTags: next });
+    const next = checkTags([...b.userTags, ...accepted]);
+    if (next.tags === null) {
+      setTagError(next.error);
+      return;
+    }
+    setTagError(null);
+    setTags(next.tags.join(", "));
+    void device.save(b.clientBookmarkId, { userTags: next.tags });
   };
   const enrich = async () => {
     setMessage("Asking for enrichment…");
@@ -155,7 +166,7 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
     }
   };
   const collections = flatten(buildTree(device.store.collections()));
-  const aiTags = b.tags.filter((t) => !b.userTags.some((u) => u.toLowerCase() === t.toLowerCase()));
+  const aiTags = b.tags.filter((t) => !b.userTags.some((u) => sameTag(u, t)));
   // Only the platform's copy of the page's picture: the panel never makes the browser contact the site.
   const picture = platformImagePath(b.thumbnailUrl);
 
@@ -238,15 +249,18 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
           id="d-tags"
           value={tags}
           aria-describedby="d-tags-hint"
+          aria-invalid={tagError !== null}
           onFocus={() => (focused.current = "tags")}
           onBlur={() => ((focused.current = null), flush())}
           onInput={(e) => {
             setTags(e.currentTarget.value);
-            edit({ userTags: parseTagInput(e.currentTarget.value) });
+            const typed = checkTagInput(e.currentTarget.value);
+            setTagError(typed.error);
+            if (typed.tags) edit({ userTags: typed.tags });
           }}
         />
-        <p class="hint" id="d-tags-hint">
-          Separate tags with commas.
+        <p class={tagError ? "hint error-text" : "hint"} id="d-tags-hint" aria-live="polite">
+          {tagError ?? "Separate tags with commas."}
         </p>
       </div>
       {aiTags.length > 0 && (

@@ -10,6 +10,7 @@ import { isBroken } from "../links.ts";
 import type { LocalBookmark, LocalCollection } from "../model.ts";
 import { useOnline } from "./common.tsx";
 import { type Filter, hashOf, setUi, ui } from "./state.ts";
+import { tagKey } from "../../../clients/shared/tags.ts";
 
 export interface TreeNode {
   collection: LocalCollection;
@@ -128,7 +129,7 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
   const [name, setName] = useState("");
   const collections = props.device.store.collections();
   const counts = new Map<string, number>();
-  const tagCounts = new Map<string, number>();
+  const tagCounts = new Map<string, { label: string; count: number }>();
   let favorites = 0;
   let archived = 0;
   let broken = 0;
@@ -137,9 +138,14 @@ export function Sidebar(props: { device: Device; all: LocalBookmark[] }) {
     if (isBroken(b)) broken += 1;
     if (b.isArchived) archived += 1;
     for (const id of b.collectionIds) counts.set(id, (counts.get(id) ?? 0) + 1);
-    for (const t of b.userTags) tagCounts.set(t, (tagCounts.get(t) ?? 0) + 1);
+    // One entry per tag as the server tells tags apart (Rust and rust are one tag), named by its first spelling.
+    for (const t of b.userTags) {
+      const key = tagKey(t);
+      const seen = tagCounts.get(key);
+      tagCounts.set(key, { label: seen?.label ?? t, count: (seen?.count ?? 0) + 1 });
+    }
   }
-  const tags = [...tagCounts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 40);
+  const tags = [...tagCounts.values()].map((e): [string, number] => [e.label, e.count]).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 40);
   const duplicates = useDuplicateCount(props.device);
   const link = (filter: Filter, label: string, count: number | string | null) => (
     <li>

@@ -5,7 +5,7 @@ import type { Captured } from "./capture.ts";
 import { ApiError, OfflineError, describeError } from "./errors.ts";
 import type { LookupCache } from "./lookups.ts";
 import type { WriteQueue } from "./queue.ts";
-import { isSaveableUrl } from "./server.ts";
+import { saveProblem } from "./server.ts";
 
 export interface ActionDeps {
   api: ApiClient;
@@ -38,7 +38,8 @@ export interface SaveOutcome {
 export class CannotSave extends Error {}
 
 export async function save(deps: ActionDeps, request: SaveRequest): Promise<SaveOutcome> {
-  if (!isSaveableUrl(request.url)) throw new CannotSave("Only web pages (http or https) can be saved.");
+  const problem = saveProblem(request.url);
+  if (problem) throw new CannotSave(problem);
   const existing = await knownBookmark(deps, request.url);
   const id = existing?.clientBookmarkId ?? deps.newId();
   const body = writeOf(request, existing ? null : deps.now());

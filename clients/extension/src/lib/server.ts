@@ -1,5 +1,7 @@
 /** The server URL a person types, made into the origin the extension talks to and asks permission for. */
 
+import { InvalidUrl, normalizeUrl } from "../../../../clients/shared/urls.ts";
+
 export class InvalidServerUrl extends Error {}
 
 /** `http(s)://host[:port]` without a path; anything else is refused with a sentence a person can act on. */
@@ -27,13 +29,21 @@ export function originPattern(origin: string): string {
   return `${origin}/*`;
 }
 
-/** Pages the extension can save: the web, not the browser's own pages or files. */
-export function isSaveableUrl(url: string | undefined): url is string {
-  if (!url) return false;
+/** Why the server would refuse to save this page (a sentence to show), or null when it takes it: the server's
+ * URL rule (clients/shared/urls.ts), so the browser's own pages and files, and URLs the server refuses, are
+ * never sent or queued. */
+export function saveProblem(url: string | undefined): string | null {
+  if (!url || !/^https?:/i.test(url.trim())) return "Only web pages (http or https) can be saved.";
   try {
-    const parsed = new URL(url);
-    return parsed.protocol === "http:" || parsed.protocol === "https:";
-  } catch {
-    return false;
+    normalizeUrl(url);
+    return null;
+  } catch (error) {
+    if (error instanceof InvalidUrl) return error.message;
+    throw error;
   }
+}
+
+/** Pages the extension can save: web pages whose URL the server takes. */
+export function isSaveableUrl(url: string | undefined): url is string {
+  return saveProblem(url) === null;
 }

@@ -15,6 +15,11 @@ def _has_control(text: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cs") for ch in text)
 
 
+def tag_key(tag: str) -> str:
+    """The identity of a tag: two tags with the same key are the same tag (``Straße`` and ``STRASSE``)."""
+    return tag.strip().casefold()
+
+
 def normalize_user_tags(items: Sequence[object]) -> tuple[str, ...]:
     """The stored form of a client's ``userTags``; raises ``ValueError`` (never drops a tag silently)."""
     kept: dict[str, str] = {}
@@ -28,7 +33,7 @@ def normalize_user_tags(items: Sequence[object]) -> tuple[str, ...]:
             raise ValueError(f"a tag has at most {MAX_TAG_LENGTH} characters")
         if _has_control(tag):
             raise ValueError("a tag must not contain control characters")
-        kept.setdefault(tag.casefold(), tag)
+        kept.setdefault(tag_key(tag), tag)
     if len(kept) > MAX_TAGS:
         raise ValueError(f"at most {MAX_TAGS} distinct tags")
     return tuple(kept.values())
