@@ -14,6 +14,9 @@ the gateway. Then:
                stack's bookmarks database: p50 / p99
   delta page   GET /v1/bookmarks/delta?limit=1000 through the gateway for a user with 1,000 highlights
                (and nothing else after the cursor): p50 / p99, and CPU ms per page of each process
+  export       GET /v1/exports?format=markdown (and annotations) through the gateway for a user with
+               50,000 highlights on 500 bookmarks (loaded straight into the database): the time to the
+               last byte, and the bookmarks process's peak resident memory above its level before
 
 Prints a table; writes ``bench/results/highlights-<timestamp>.json``.
 """
@@ -32,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 from run import cpu_ms_per_op, stack_cpu_seconds  # bench/ is on sys.path when this script runs
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -171,12 +175,68 @@ async def bench_delta(http: httpx.AsyncClient, samples: int) -> dict[str, Any]:
     }
 
 
+SEED_BOOKMARKS_SQL = """
+INSERT INTO bookmarks (owner_uid, client_bookmark_id, url, normalized_url, domain, title, created_at, updated_at,
+                       enrichment_status, snapshot_status)
+SELECT $1, 'bm-' || g, 'https://pools.example/' || g, 'https://pools.example/' || g, 'pools.example',
+       'Page ' || g, now(), now() + g * interval '1 microsecond', 'completed', 'ready'
+FROM generate_series(1, 500) AS g
+"""
+SEED_HIGHLIGHTS_SQL = """
+INSERT INTO highlights (owner_uid, highlight_id, client_bookmark_id, quote, prefix, suffix, color, note, created_at,
+                        updated_at)
+SELECT $1, 'h-' || g, 'bm-' || (g % 500 + 1), 'A passage worth keeping, number ' || g || ', about tide pools',
+       'before it ', ' and after', 'yellow', CASE WHEN g % 3 = 0 THEN 'Why it matters: ' || g ELSE '' END,
+       now(), now() + (1000 + g) * interval '1 microsecond'
+FROM generate_series(1, 50000) AS g
+"""
+
+
+def _bookmarks_rss() -> int:
+    import psutil
+
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if "-m bookmarks" in " ".join(proc.cmdline()):
+                return int(proc.memory_info().rss)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return 0
+
+
+async def bench_export(http: httpx.AsyncClient, dsn: str) -> dict[str, Any]:
+    owner, headers = await sign_in(http)
+    conn = await asyncpg.connect(dsn.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(SEED_BOOKMARKS_SQL, owner)
+        await conn.execute(SEED_HIGHLIGHTS_SQL, owner)
+        # What a highlight write keeps in its bookmark's search row (the exports pick bookmarks by it).
+        await conn.execute("UPDATE bookmarks SET search_highlight_texts = ARRAY['passage'] WHERE owner_uid = $1", owner)
+        await conn.execute("ANALYZE highlights")
+    finally:
+        await conn.close()
+    results: dict[str, Any] = {"highlights": 50_000, "bookmarks": 500}
+    for fmt in ("markdown", "annotations"):
+        base = peak = _bookmarks_rss()
+        size = 0
+        began = time.perf_counter()
+        async with http.stream("GET", "/v1/exports", params={"format": fmt}, headers=headers) as response:
+            response.raise_for_status()
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                peak = max(peak, _bookmarks_rss())
+        results[fmt] = {"seconds": round(time.perf_counter() - began, 2), "mib": round(size / 2**20, 1),
+                        "peak_rss_above_mib": round((peak - base) / 2**20, 1)}  # fmt: skip
+    return results
+
+
 async def run(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120) as http:
         return {
             "anchor": bench_anchor(args.samples),
             "reanchor": await bench_reanchor(http, stack.dsn("bookmarks"), args.samples),
             "delta": await bench_delta(http, args.samples),
+            "export": await bench_export(http, stack.dsn("bookmarks")),
         }
 
 
@@ -198,6 +258,10 @@ def table(result: dict[str, Any]) -> str:
         ("… CPU per page (stack)", "", f"{delta['cpu_ms_per_op_total']} ms"),
     ]
     rows += [(f"    {part}", "", f"{value} ms") for part, value in delta["cpu_ms_per_op"].items()]
+    for fmt in ("markdown", "annotations"):
+        done = result["export"][fmt]
+        rows.append((f"export, {fmt}, 50,000 highlights", f"{done['mib']} MiB, +{done['peak_rss_above_mib']} MiB RSS",
+                     f"{done['seconds']} s"))  # fmt: skip
     return "\n".join(f"{name:40} {what:>28} {value:>18}" for name, what, value in [("", "", "p50 / p99"), *rows])
 
 
