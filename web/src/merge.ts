@@ -4,6 +4,7 @@
 // refused write leaves the queue and the server's copy rules again.
 
 import type { Bookmark, BookmarkFields, Highlight, LocalBookmark, LocalCollection, LocalHighlight, Op } from "./model.ts";
+import { blankHighlight } from "./model.ts";
 import { provisionalDomain } from "./urls.ts";
 
 export function nowIso(): string {
@@ -98,20 +99,7 @@ export function materializeCollection(base: LocalCollection | undefined, ops: re
 function applyHighlightOp(record: LocalHighlight | undefined, op: Op): LocalHighlight | undefined {
   if (op.kind === "highlight-put") {
     if (!record || record.deleted) {
-      const fresh: LocalHighlight = {
-        id: op.id,
-        bookmarkId: op.fields.bookmarkId,
-        quote: op.fields.quote,
-        prefix: "",
-        suffix: "",
-        start: null,
-        end: null,
-        color: "yellow",
-        note: "",
-        anchor: null,
-        createdAt: op.createdAt,
-        updatedAt: op.createdAt,
-      };
+      const fresh = blankHighlight(op.id, op.createdAt, op.fields.bookmarkId, op.fields.quote);
       return { ...fresh, ...(record ?? {}), ...op.fields, deleted: false, deletedAt: null };
     }
     // Only the color and the note change once a highlight exists.

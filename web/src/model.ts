@@ -96,6 +96,14 @@ export interface LocalHighlight extends Highlight {
   deletedAt?: string | null;
 }
 
+/** A highlight with nothing known but its id (and bookmark and quote when given), as of ``at``. */
+export function blankHighlight(id: string, at: string, bookmarkId = "", quote = ""): LocalHighlight {
+  return {
+    id, bookmarkId, quote, prefix: "", suffix: "", start: null, end: null, color: "yellow", note: "", anchor: null,
+    createdAt: at, updatedAt: at,
+  };
+}
+
 /** A highlight PUT: ``bookmarkId`` and ``quote`` always; the context and offsets at creation only. */
 export interface HighlightFields {
   bookmarkId: string;

@@ -30,7 +30,7 @@ import type {
   Op,
   RecordFamily,
 } from "./model.ts";
-import { familyOf } from "./model.ts";
+import { blankHighlight, familyOf } from "./model.ts";
 import { normalizeUrl } from "./urls.ts";
 
 type Listener = () => void;
@@ -356,19 +356,7 @@ export class Store {
     for (const t of page.highlightTombstones ?? []) {
       const previous = this.highlightBases.get(t.id);
       highlights.push({
-        ...(previous ?? {
-          id: t.id,
-          bookmarkId: "",
-          quote: "",
-          prefix: "",
-          suffix: "",
-          start: null,
-          end: null,
-          color: "yellow",
-          note: "",
-          anchor: null,
-          createdAt: t.deletedAt,
-        }),
+        ...(previous ?? blankHighlight(t.id, t.deletedAt)),
         updatedAt: t.deletedAt,
         deleted: true,
         deletedAt: t.deletedAt,
