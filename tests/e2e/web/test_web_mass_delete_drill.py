@@ -1,6 +1,7 @@
-"""The mass-delete drill: a device deletes 2,000 bookmarks of a library (filed in collections) through one
-bulk call; `POST /v1/trash/restore {deletedSince}` brings every one back, and three devices (two browsers
-and the reference client) converge to exactly the library they had before the delete."""
+"""The mass-delete drill: a device deletes 2,000 bookmarks of a library (filed in collections, one in ten
+with a highlight) through one bulk call; `POST /v1/trash/restore {deletedSince}` brings every one back with
+its highlights, and three devices (two browsers and the reference client) converge to exactly the library
+they had before the delete."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from devstack.testing import LocalJwksServer, eventually
 
 COUNT = 2000
 KEPT = 50  # not deleted: the drill must not touch them either
+MARKED = range(0, COUNT + KEPT, 10)  # bookmarks with a highlight
 
 LIBRARY_STATE = """() => new Promise((resolve, reject) => {
     const open = indexedDB.open("bookmarks");
@@ -29,8 +31,19 @@ LIBRARY_STATE = """() => new Promise((resolve, reject) => {
             .map((b) => [b.clientBookmarkId, b.title, (b.collectionIds || []).join(","), !!b.isFavorite]));
     };
 })"""
+HIGHLIGHT_STATE = """() => new Promise((resolve, reject) => {
+    const open = indexedDB.open("bookmarks");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+        const request = open.result.transaction("highlights").objectStore("highlights").getAll();
+        request.onerror = () => reject(request.error);
+        request.onsuccess = () => resolve(request.result.filter((h) => !h.deleted)
+            .map((h) => [h.id, h.bookmarkId, h.quote, h.note]));
+    };
+})"""
 
 State = set[tuple[str, str, str, bool]]
+Marks = set[tuple[str, str, str, str]]
 
 
 async def _session(http: httpx.AsyncClient, idp_a: LocalJwksServer, sub: str) -> dict[str, Any]:
@@ -60,10 +73,28 @@ async def _seed(http: httpx.AsyncClient, headers: dict[str, str]) -> None:
             assert response.status_code == 200, response.text
 
     await asyncio.gather(*(worker() for _ in range(16)))
+    marks = list(MARKED)
+
+    async def marker() -> None:
+        while marks:
+            n = marks.pop()
+            body = {"bookmarkId": f"drill-{n}", "quote": f"Passage {n}", "note": f"Why {n} matters"}
+            response = await http.put(f"/v1/highlights/mark-{n}", json=body, headers=headers)
+            assert response.status_code == 200, response.text
+
+    await asyncio.gather(*(marker() for _ in range(8)))
 
 
 async def _browser_state(page: Any) -> State:
     return {tuple(item) for item in await page.evaluate(LIBRARY_STATE)}  # type: ignore[misc]
+
+
+async def _browser_marks(page: Any) -> Marks:
+    return {tuple(item) for item in await page.evaluate(HIGHLIGHT_STATE)}  # type: ignore[misc]
+
+
+async def _client_marks(client: BookmarkClient) -> Marks:
+    return {(h.id, h.bookmark_id, h.quote, h.note) for h in await client.list_highlights()}
 
 
 async def _client_state(client: BookmarkClient) -> State:
@@ -101,6 +132,17 @@ async def test_a_mass_delete_is_restored_and_three_devices_converge(
         before = await eventually(lambda: converged_on(COUNT + KEPT), timeout=180)
         assert before[0] == before[1] == before[2]
 
+        async def every_mark() -> list[Marks]:
+            await client.sync()
+            return [*[await _browser_marks(p) for p in browsers], await _client_marks(client)]
+
+        async def marks_are(expected: int) -> list[Marks] | None:
+            marks = await every_mark()
+            return marks if all(len(m) == expected for m in marks) else None
+
+        marks_before = (await eventually(lambda: marks_are(len(MARKED)), timeout=120))[0]
+        assert all(m == marks_before for m in await every_mark())
+
         since = datetime.now(UTC).isoformat()
         response = await http.post(
             "/v1/bookmarks/bulk", json={"action": "delete", "query": "tag:doomed"}, headers=headers
@@ -111,11 +153,17 @@ async def test_a_mass_delete_is_restored_and_three_devices_converge(
         assert all(
             {entry[0] for entry in state} == {f"drill-{n}" for n in range(COUNT, COUNT + KEPT)} for state in deleted
         )
+        survivors = {m for m in marks_before if int(m[1].removeprefix("drill-")) >= COUNT}
+        gone = await eventually(lambda: marks_are(len(survivors)), timeout=120)
+        assert all(m == survivors for m in gone)
 
         restored = await http.post("/v1/trash/restore", json={"deletedSince": since}, headers=headers)
         assert restored.status_code == 200, restored.text
         assert restored.json() == {"data": {"restored": COUNT}}
         after = await eventually(lambda: converged_on(COUNT + KEPT), timeout=180)
         assert after[0] == after[1] == after[2] == before[0]
+
+        back = await eventually(lambda: marks_are(len(MARKED)), timeout=120)
+        assert back[0] == back[1] == back[2] == marks_before
         for page in browsers:
             await expect_status(page, "Synced")
