@@ -574,6 +574,50 @@ def print_table(results: dict[str, Any]) -> None:
             print(f"{name:<52} {value!s:>12}  {mark}")
 
 
+BASELINE = Path(__file__).resolve().parent / "baseline.json"
+BASELINE_KEY = "writes.c16.cpu_ms_per_op_total"
+
+
+def _value(results: dict[str, Any], key: str) -> Any:
+    return dict(_flatten(results["benchmarks"])).get(key)
+
+
+def print_baseline(results: dict[str, Any]) -> None:
+    """CPU per c16 create against the stored baseline (bench/baseline.json, the last release's figure):
+    the raw ratio and the ratio adjusted by each run's machine speed (the calibration loop)."""
+    if not BASELINE.is_file() or (current := _value(results, BASELINE_KEY)) is None:
+        return
+    base = json.loads(BASELINE.read_text())
+    ratio = current / base["cpu_ms_per_op_total"]
+    loop = results.get("machine", {}).get("python_loop_cpu_s", {}).get("start")
+    adjusted = ratio * base["python_loop_cpu_s"] / loop if loop else None
+    print(
+        f"\nCPU per c16 create: {current} ms; baseline {base['cpu_ms_per_op_total']} ms "
+        f"({base['tree']}, {base['measured']}): {ratio:.2f}x"
+        + (f", {adjusted:.2f}x adjusted for machine speed" if adjusted else "")
+    )
+
+
+def save_baseline(paths: list[Path], tree: str) -> None:
+    """bench/baseline.json from the median run of the result files ``paths`` (written by this script,
+    in any version, on the tree ``tree``: the last release's)."""
+    runs = [json.loads(path.read_text())["runs"][0] for path in paths]
+    figures = sorted(runs, key=lambda r: _value(r, BASELINE_KEY))
+    middle = figures[len(figures) // 2]
+    document = {
+        "tree": tree,
+        "measured": middle["when"][:10],
+        "cpu_ms_per_op_total": _value(middle, BASELINE_KEY),
+        "cpu_ms_per_op": middle["benchmarks"]["writes"]["c16"]["cpu_ms_per_op"],
+        "throughput_rps": _value(middle, "writes.c16.throughput_rps"),
+        "p99_ms": _value(middle, "writes.c16.p99_ms"),
+        "python_loop_cpu_s": middle["machine"]["python_loop_cpu_s"]["start"],
+        "rounds": [_value(r, BASELINE_KEY) for r in runs],
+    }
+    BASELINE.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"wrote {BASELINE}: {document['cpu_ms_per_op_total']} ms per c16 create (median of {document['rounds']})")
+
+
 def _flatten(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for key, value in values.items():
@@ -692,8 +736,19 @@ def main() -> int:
         choices=[c for c in CONFIGS if c != "default"],
         help="a second configuration measured beside the default one (quiet: LOG_LEVEL=WARNING)",
     )
+    parser.add_argument(
+        "--save-baseline",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS",
+        help="store the median of these result files (runs of the last release's tree) as bench/baseline.json",
+    )
+    parser.add_argument("--tree", help="with --save-baseline: the commit the results were measured on")
     args = parser.parse_args()
 
+    if args.save_baseline:
+        save_baseline(args.save_baseline, args.tree or "unknown")
+        return 0
     runs = [run_config(args, name) for name in ["default", *args.also]]
     RESULTS_DIR.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -702,6 +757,7 @@ def main() -> int:
         path.write_text(json.dumps(document, indent=2))
     for results in runs:
         print_table(results)
+    print_baseline(runs[0])
     print(f"\nresults written to {RESULTS_DIR / 'latest.json'}")
     return 0
 
