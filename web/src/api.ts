@@ -1,13 +1,15 @@
 // HTTP to the gateway (same origin). Errors are {code, message}; a failed fetch is Offline.
 
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly retryAfter: number | null = null,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  readonly retryAfter: number | null;
+
+  constructor(status: number, code: string, message: string, retryAfter: number | null = null) {
     super(message);
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
   }
 }
 

@@ -1,11 +1,18 @@
-// IndexedDB, the device's copy of the library: the server's records (bookmarks, collections), the
+// IndexedDB, the device's copy of the library: the server's records (bookmarks, collections, highlights), the
 // queue of writes not yet sent (ordered by seq), and meta (the sync cursor, the refresh token).
 
-import type { LocalBookmark, LocalCollection, Op } from "./model.ts";
+import type { LocalBookmark, LocalCollection, LocalHighlight, Op } from "./model.ts";
 
 export const DB_NAME = "bookmarks";
-const VERSION = 1;
-type StoreName = "bookmarks" | "collections" | "queue" | "meta";
+const VERSION = 2;
+type StoreName = "bookmarks" | "collections" | "highlights" | "queue" | "meta";
+
+/** The server's copies one answer or one delta page brings. */
+export interface Records {
+  bookmarks?: LocalBookmark[];
+  collections?: LocalCollection[];
+  highlights?: LocalHighlight[];
+}
 /** Meta entries that belong to one library (the sync cursor, links awaiting a preview or enrichment, the
  * account's AI setting and enrichment pause): they leave with it. */
 const LIBRARY_META = ["cursor", "previews", "autoEnrich", "autoEnrichPause", "useAi"];
@@ -25,6 +32,12 @@ function done(tx: IDBTransaction): Promise<void> {
   });
 }
 
+function putRecords(tx: IDBTransaction, records: Records): void {
+  for (const record of records.bookmarks ?? []) tx.objectStore("bookmarks").put(record);
+  for (const record of records.collections ?? []) tx.objectStore("collections").put(record);
+  for (const record of records.highlights ?? []) tx.objectStore("highlights").put(record);
+}
+
 export class Db {
   private constructor(private readonly db: IDBDatabase) {}
 
@@ -32,10 +45,12 @@ export class Db {
     const request = indexedDB.open(name, VERSION);
     request.onupgradeneeded = () => {
       const db = request.result;
-      db.createObjectStore("bookmarks", { keyPath: "clientBookmarkId" });
-      db.createObjectStore("collections", { keyPath: "id" });
-      db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
-      db.createObjectStore("meta");
+      const has = (name: string) => db.objectStoreNames.contains(name);
+      if (!has("bookmarks")) db.createObjectStore("bookmarks", { keyPath: "clientBookmarkId" });
+      if (!has("collections")) db.createObjectStore("collections", { keyPath: "id" });
+      if (!has("highlights")) db.createObjectStore("highlights", { keyPath: "id" });
+      if (!has("queue")) db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
+      if (!has("meta")) db.createObjectStore("meta");
     };
     return promised(request).then((db) => new Db(db));
   }
@@ -83,27 +98,23 @@ export class Db {
   }
 
   /** The server accepted (or refused) ``seq``: drop it and store the record's new base together. */
-  async completeOp(seq: number, bookmark?: LocalBookmark, collection?: LocalCollection): Promise<void> {
-    const tx = this.db.transaction(["queue", "bookmarks", "collections"], "readwrite");
+  async completeOp(seq: number, records: Records = {}): Promise<void> {
+    const tx = this.db.transaction(["queue", "bookmarks", "collections", "highlights"], "readwrite");
     tx.objectStore("queue").delete(seq);
-    if (bookmark) tx.objectStore("bookmarks").put(bookmark);
-    if (collection) tx.objectStore("collections").put(collection);
+    putRecords(tx, records);
     await done(tx);
   }
 
   /** One delta page, applied with the cursor it leads to, all or nothing. */
-  async applyPage(bookmarks: LocalBookmark[], collections: LocalCollection[], cursor: string | null): Promise<void> {
-    const tx = this.db.transaction(["bookmarks", "collections", "meta"], "readwrite");
-    const b = tx.objectStore("bookmarks");
-    for (const record of bookmarks) b.put(record);
-    const c = tx.objectStore("collections");
-    for (const record of collections) c.put(record);
+  async applyPage(records: Records, cursor: string | null): Promise<void> {
+    const tx = this.db.transaction(["bookmarks", "collections", "highlights", "meta"], "readwrite");
+    putRecords(tx, records);
     tx.objectStore("meta").put(cursor, "cursor");
     await done(tx);
   }
 
   async clearAll(): Promise<void> {
-    const stores: StoreName[] = ["bookmarks", "collections", "queue", "meta"];
+    const stores: StoreName[] = ["bookmarks", "collections", "highlights", "queue", "meta"];
     const tx = this.db.transaction(stores, "readwrite");
     for (const name of stores) tx.objectStore(name).clear();
     await done(tx);
@@ -111,7 +122,7 @@ export class Db {
 
   /** Everything but the session: used when this device joins another library. */
   async clearLibrary(): Promise<void> {
-    const stores: StoreName[] = ["bookmarks", "collections", "queue"];
+    const stores: StoreName[] = ["bookmarks", "collections", "highlights", "queue"];
     const tx = this.db.transaction([...stores, "meta"], "readwrite");
     for (const name of stores) tx.objectStore(name).clear();
     for (const key of LIBRARY_META) tx.objectStore("meta").delete(key);

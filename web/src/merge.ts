@@ -2,7 +2,7 @@
 // queue order. Server-owned fields always come from the base; a queued edit shows over every newer base
 // until the server has it; a refused write leaves the queue and the server's copy rules again.
 
-import type { Bookmark, BookmarkFields, LocalBookmark, LocalCollection, Op } from "./model.ts";
+import type { Bookmark, BookmarkFields, Highlight, LocalBookmark, LocalCollection, LocalHighlight, Op } from "./model.ts";
 import { provisionalDomain } from "./urls.ts";
 
 export function nowIso(): string {
@@ -83,6 +83,56 @@ export function materializeCollection(base: LocalCollection | undefined, ops: re
   let record = base ? { ...base } : undefined;
   for (const op of ops) record = applyCollectionOp(record, op);
   return record;
+}
+
+function applyHighlightOp(record: LocalHighlight | undefined, op: Op): LocalHighlight | undefined {
+  if (op.kind === "highlight-put") {
+    if (!record || record.deleted) {
+      const fresh: LocalHighlight = {
+        id: op.id,
+        bookmarkId: op.fields.bookmarkId,
+        quote: op.fields.quote,
+        prefix: "",
+        suffix: "",
+        start: null,
+        end: null,
+        color: "yellow",
+        note: "",
+        anchor: null,
+        createdAt: op.createdAt,
+        updatedAt: op.createdAt,
+      };
+      return { ...fresh, ...(record ?? {}), ...op.fields, deleted: false, deletedAt: null };
+    }
+    // Only the color and the note change once a highlight exists.
+    const out = { ...record };
+    if (op.fields.color !== undefined) out.color = op.fields.color;
+    if (op.fields.note !== undefined) out.note = op.fields.note;
+    return out;
+  }
+  if (op.kind === "highlight-delete") {
+    return record ? { ...record, deleted: true, deletedAt: op.createdAt } : undefined;
+  }
+  return record;
+}
+
+export function materializeHighlight(base: LocalHighlight | undefined, ops: readonly Op[]): LocalHighlight | undefined {
+  let record = base ? { ...base } : undefined;
+  for (const op of ops) record = applyHighlightOp(record, op);
+  return record;
+}
+
+/** The highlight's base once the server accepted ``op`` (``response``: the PUT answer's data, if any). */
+export function highlightAfterSent(base: LocalHighlight | undefined, op: Op, response: Highlight | null): LocalHighlight | undefined {
+  if (op.kind === "highlight-put") return response ? { ...response, deleted: false, deletedAt: null } : applyHighlightOp(base, op);
+  if (op.kind === "highlight-delete") return base ? { ...base, deleted: true, deletedAt: nowIso() } : undefined;
+  return base;
+}
+
+/** Newest first by creation, then by id. */
+export function newestHighlightFirst(a: Highlight, b: Highlight): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? 1 : -1;
+  return a.id < b.id ? 1 : -1;
 }
 
 /** The base once the server accepted ``op`` (``response``: the PUT answer's data, if any). */

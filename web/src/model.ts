@@ -65,11 +65,58 @@ export type BookmarkFields = Partial<
 
 export type CollectionFields = Partial<Pick<Collection, "name" | "parentId">>;
 
+export const HIGHLIGHT_COLORS = ["yellow", "green", "blue", "pink", "purple"] as const;
+export type HighlightColor = (typeof HIGHLIGHT_COLORS)[number];
+
+/** A passage of a saved page that the person marked, with an optional note (its offsets: code points). */
+export interface Highlight {
+  id: string;
+  bookmarkId: string;
+  quote: string;
+  prefix: string;
+  suffix: string;
+  start: number | null;
+  end: number | null;
+  color: HighlightColor;
+  note: string;
+  anchor: "exact" | "fuzzy" | "orphan" | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface LocalHighlight extends Highlight {
+  deleted?: boolean;
+  deletedAt?: string | null;
+}
+
+/** A highlight PUT: ``bookmarkId`` and ``quote`` always; the context and offsets at creation only. */
+export interface HighlightFields {
+  bookmarkId: string;
+  quote: string;
+  prefix?: string;
+  suffix?: string;
+  start?: number;
+  end?: number;
+  color?: HighlightColor;
+  note?: string;
+}
+
 export type Op =
   | { seq: number; kind: "put"; id: string; fields: BookmarkFields; createdAt: string }
   | { seq: number; kind: "delete"; id: string; createdAt: string }
   | { seq: number; kind: "collection-put"; id: string; fields: CollectionFields; createdAt: string }
-  | { seq: number; kind: "collection-delete"; id: string; createdAt: string };
+  | { seq: number; kind: "collection-delete"; id: string; createdAt: string }
+  | { seq: number; kind: "highlight-put"; id: string; fields: HighlightFields; createdAt: string }
+  | { seq: number; kind: "highlight-delete"; id: string; createdAt: string };
+
+export type RecordFamily = "bookmark" | "collection" | "highlight";
+
+/** Which store an operation writes to. */
+export function familyOf(op: Pick<Op, "kind">): RecordFamily {
+  if (op.kind.startsWith("collection")) return "collection";
+  if (op.kind.startsWith("highlight")) return "highlight";
+  return "bookmark";
+}
 
 export type NewOp = Op extends infer T ? (T extends Op ? Omit<T, "seq"> : never) : never;
 
@@ -94,6 +141,8 @@ export interface DeltaPage {
   tombstones: { clientBookmarkId: string; deletedAt: string }[];
   collections: Collection[];
   collectionTombstones: { id: string; deletedAt: string }[];
+  highlights?: Highlight[];
+  highlightTombstones?: { id: string; deletedAt: string }[];
 }
 
 export interface SearchResult {

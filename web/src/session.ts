@@ -66,7 +66,11 @@ export class SessionManager {
   private pending: Promise<string> | null = null;
   user: User | null = null;
 
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async load(): Promise<boolean> {
     const stored = await this.db.getMeta<Stored>("session");

@@ -1,19 +1,36 @@
-// The library in memory, mirrored in IndexedDB: bases (the server's copies), the queue, and the view
+// The library in memory, mirrored in IndexedDB: bases (the server's copies of bookmarks, collections and
+// highlights), the queue, and the view
 // (bases with queued writes replayed). Views read from here; every local write goes through here.
 
 import type { Db } from "./db.ts";
-import { baseAfterSent, materializeBookmark, materializeCollection, newestFirst, nowIso, pageRecordApplies, skeleton } from "./merge.ts";
+import {
+  baseAfterSent,
+  highlightAfterSent,
+  materializeBookmark,
+  materializeCollection,
+  materializeHighlight,
+  newestFirst,
+  newestHighlightFirst,
+  nowIso,
+  pageRecordApplies,
+  skeleton,
+} from "./merge.ts";
 import type {
   Bookmark,
   BookmarkFields,
   Collection,
   CollectionFields,
   DeltaPage,
+  Highlight,
+  HighlightFields,
   LocalBookmark,
   LocalCollection,
+  LocalHighlight,
   NewOp,
   Op,
+  RecordFamily,
 } from "./model.ts";
+import { familyOf } from "./model.ts";
 import { normalizeUrl } from "./urls.ts";
 
 type Listener = () => void;
@@ -21,6 +38,7 @@ type Listener = () => void;
 export class Store {
   private bases = new Map<string, LocalBookmark>();
   private collectionBases = new Map<string, LocalCollection>();
+  private highlightBases = new Map<string, LocalHighlight>();
   private serverTurn: Promise<unknown> = Promise.resolve();
   queue: Op[] = [];
   /** The seq being sent right now: it must not be merged with later edits. */
@@ -31,13 +49,17 @@ export class Store {
   private sorted: LocalBookmark[] | null = null;
   private collectionViews: LocalCollection[] | null = null;
   private byUrl: Map<string, LocalBookmark> | null = null;
+  private highlightViews: LocalHighlight[] | null = null;
 
   // Other tabs of this browser share the database: a change here tells them to re-read it.
   private readonly channel: BroadcastChannel | null =
     typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel("bookmarks-store");
   private reloadTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly db: Db) {
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
     if (this.channel) {
       this.channel.onmessage = () => {
         clearTimeout(this.reloadTimer);
@@ -47,13 +69,15 @@ export class Store {
   }
 
   async load(): Promise<void> {
-    const [bookmarks, collections, queue] = await Promise.all([
+    const [bookmarks, collections, highlights, queue] = await Promise.all([
       this.db.all<LocalBookmark>("bookmarks"),
       this.db.all<LocalCollection>("collections"),
+      this.db.all<LocalHighlight>("highlights"),
       this.db.all<Op>("queue"),
     ]);
     this.bases = new Map(bookmarks.map((b) => [b.clientBookmarkId, b]));
     this.collectionBases = new Map(collections.map((c) => [c.id, c]));
+    this.highlightBases = new Map(highlights.map((h) => [h.id, h]));
     this.queue = queue.sort((a, b) => a.seq - b.seq);
     this.changed(null, false);
   }
@@ -71,20 +95,21 @@ export class Store {
     this.sorted = null;
     this.collectionViews = null;
     this.byUrl = null;
+    this.highlightViews = null;
     this.version += 1;
     for (const listener of this.listeners) listener();
   }
 
   // -- reads -------------------------------------------------------------------------------------
 
-  private opsFor(id: string, collection: boolean): Op[] {
-    return this.queue.filter((op) => op.id === id && op.kind.startsWith("collection") === collection);
+  private opsFor(id: string, family: RecordFamily): Op[] {
+    return this.queue.filter((op) => op.id === id && familyOf(op) === family);
   }
 
   get(id: string): LocalBookmark | undefined {
     let view = this.views.get(id);
     if (view === undefined) {
-      view = materializeBookmark(this.bases.get(id), this.opsFor(id, false));
+      view = materializeBookmark(this.bases.get(id), this.opsFor(id, "bookmark"));
       if (view) this.views.set(id, view);
     }
     return view;
@@ -97,7 +122,7 @@ export class Store {
   }
 
   pendingIds(): Set<string> {
-    return new Set(this.queue.filter((op) => !op.kind.startsWith("collection")).map((op) => op.id));
+    return new Set(this.queue.filter((op) => familyOf(op) === "bookmark").map((op) => op.id));
   }
 
   /** Live bookmarks, newest first. */
@@ -117,10 +142,10 @@ export class Store {
   collections(): LocalCollection[] {
     if (this.collectionViews) return this.collectionViews;
     const ids = new Set([...this.collectionBases.keys()]);
-    for (const op of this.queue) if (op.kind.startsWith("collection")) ids.add(op.id);
+    for (const op of this.queue) if (familyOf(op) === "collection") ids.add(op.id);
     const out: LocalCollection[] = [];
     for (const id of ids) {
-      const view = materializeCollection(this.collectionBases.get(id), this.opsFor(id, true));
+      const view = materializeCollection(this.collectionBases.get(id), this.opsFor(id, "collection"));
       if (view && !view.deleted) out.push(view);
     }
     const live = new Set(out.map((c) => c.id));
@@ -129,6 +154,29 @@ export class Store {
       .map((c) => (c.parentId && !live.has(c.parentId) ? { ...c, parentId: null } : c))
       .sort((a, b) => a.name.localeCompare(b.name));
     return this.collectionViews;
+  }
+
+  /** Every live highlight of a live bookmark, newest first. */
+  highlights(): LocalHighlight[] {
+    if (this.highlightViews) return this.highlightViews;
+    const ids = new Set(this.highlightBases.keys());
+    for (const op of this.queue) if (familyOf(op) === "highlight") ids.add(op.id);
+    const out: LocalHighlight[] = [];
+    for (const id of ids) {
+      const view = this.highlight(id);
+      const bookmark = view && !view.deleted ? this.get(view.bookmarkId) : undefined;
+      if (view && bookmark && !bookmark.deleted) out.push(view);
+    }
+    this.highlightViews = out.sort(newestHighlightFirst);
+    return this.highlightViews;
+  }
+
+  highlight(id: string): LocalHighlight | undefined {
+    return materializeHighlight(this.highlightBases.get(id), this.opsFor(id, "highlight"));
+  }
+
+  highlightsOf(bookmarkId: string): LocalHighlight[] {
+    return this.highlights().filter((h) => h.bookmarkId === bookmarkId);
   }
 
   /** The live bookmark whose normalized URL equals ``url``'s, if any. */
@@ -153,8 +201,10 @@ export class Store {
     const only = ops.length === 1 ? ops[0] : undefined;
     if (only && tail && tail.seq !== this.inFlight && tail.id === only.id && tail.kind === only.kind) {
       // Typing in a field makes many edits of one record: the last unsent PUT absorbs the next one.
-      if (tail.kind === "put" && only.kind === "put") {
-        const merged: Op = { ...tail, fields: { ...tail.fields, ...only.fields } };
+      let merged: Op | null = null;
+      if (tail.kind === "put" && only.kind === "put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
+      if (tail.kind === "highlight-put" && only.kind === "highlight-put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
+      if (merged) {
         await this.db.replaceOp(merged);
         this.queue[this.queue.length - 1] = merged;
         this.changed(ids);
@@ -214,6 +264,18 @@ export class Store {
     await this.queueOps(ops, []);
   }
 
+  /**
+   * Creates a highlight (``fields`` with its context and offsets) or changes its color or note. Queued after
+   * every earlier write, so a bookmark saved on this device reaches the server before its highlights.
+   */
+  async putHighlight(id: string, fields: HighlightFields): Promise<void> {
+    await this.queueOps([{ kind: "highlight-put", id, fields, createdAt: nowIso() }], []);
+  }
+
+  async deleteHighlight(id: string): Promise<void> {
+    await this.queueOps([{ kind: "highlight-delete", id, createdAt: nowIso() }], []);
+  }
+
   // -- what the server says ----------------------------------------------------------------------
 
   /**
@@ -226,18 +288,25 @@ export class Store {
     return run;
   }
 
-  completed(op: Op, response: Bookmark | Collection | null): Promise<void> {
+  completed(op: Op, response: Bookmark | Collection | Highlight | null): Promise<void> {
     return this.serially(() => this.applyCompleted(op, response));
   }
 
-  private async applyCompleted(op: Op, response: Bookmark | Collection | null): Promise<void> {
-    if (op.kind === "put" || op.kind === "delete") {
+  private async applyCompleted(op: Op, response: Bookmark | Collection | Highlight | null): Promise<void> {
+    const family = familyOf(op);
+    if (family === "bookmark") {
       const current = this.bases.get(op.id);
       const sent = baseAfterSent(current, op, response as Bookmark | null);
       // A page applied while the write was in flight may already hold a newer copy than its answer.
       const base = sent && current && op.kind === "put" && !pageRecordApplies(sent, current) ? current : sent;
-      await this.db.completeOp(op.seq, base);
+      await this.db.completeOp(op.seq, base ? { bookmarks: [base] } : {});
       if (base) this.bases.set(op.id, base);
+    } else if (family === "highlight") {
+      const current = this.highlightBases.get(op.id);
+      const sent = highlightAfterSent(current, op, response as Highlight | null);
+      const base = sent && current && op.kind === "highlight-put" && !pageRecordApplies(sent, current) ? current : sent;
+      await this.db.completeOp(op.seq, base ? { highlights: [base] } : {});
+      if (base) this.highlightBases.set(op.id, base);
     } else {
       const previous = this.collectionBases.get(op.id);
       const base: LocalCollection | undefined =
@@ -248,7 +317,7 @@ export class Store {
           : previous
             ? { ...previous, deleted: true, deletedAt: nowIso() }
             : undefined;
-      await this.db.completeOp(op.seq, undefined, base);
+      await this.db.completeOp(op.seq, base ? { collections: [base] } : {});
       if (base) this.collectionBases.set(op.id, base);
     }
     this.queue = this.queue.filter((o) => o.seq !== op.seq);
@@ -283,18 +352,43 @@ export class Store {
         deletedAt: t.deletedAt,
       });
     }
+    const highlights: LocalHighlight[] = (page.highlights ?? []).map((h) => ({ ...h, deleted: false, deletedAt: null }));
+    for (const t of page.highlightTombstones ?? []) {
+      const previous = this.highlightBases.get(t.id);
+      highlights.push({
+        ...(previous ?? {
+          id: t.id,
+          bookmarkId: "",
+          quote: "",
+          prefix: "",
+          suffix: "",
+          start: null,
+          end: null,
+          color: "yellow",
+          note: "",
+          anchor: null,
+          createdAt: t.deletedAt,
+        }),
+        updatedAt: t.deletedAt,
+        deleted: true,
+        deletedAt: t.deletedAt,
+      });
+    }
     const newBookmarks = bookmarks.filter((b) => pageRecordApplies(b, this.bases.get(b.clientBookmarkId)));
     const newCollections = collections.filter((c) => pageRecordApplies(c, this.collectionBases.get(c.id)));
-    await this.db.applyPage(newBookmarks, newCollections, cursor);
+    const newHighlights = highlights.filter((h) => pageRecordApplies(h, this.highlightBases.get(h.id)));
+    await this.db.applyPage({ bookmarks: newBookmarks, collections: newCollections, highlights: newHighlights }, cursor);
     for (const b of newBookmarks) this.bases.set(b.clientBookmarkId, b);
     for (const c of newCollections) this.collectionBases.set(c.id, c);
-    const changed = newBookmarks.length + newCollections.length;
+    for (const h of newHighlights) this.highlightBases.set(h.id, h);
+    const changed = newBookmarks.length + newCollections.length + newHighlights.length;
     if (changed) this.changed(newBookmarks.length > 200 ? null : newBookmarks.map((b) => b.clientBookmarkId));
   }
 
   async clear(): Promise<void> {
     this.bases.clear();
     this.collectionBases.clear();
+    this.highlightBases.clear();
     this.queue = [];
     this.changed(null);
   }

@@ -4,7 +4,7 @@
 
 import { ApiError, Offline, TRANSIENT, errorOf } from "./api.ts";
 import type { Db } from "./db.ts";
-import type { Bookmark, Collection, DeltaPage, Op } from "./model.ts";
+import type { Bookmark, Collection, DeltaPage, Highlight, Op } from "./model.ts";
 import { type SessionManager, authed } from "./session.ts";
 import type { Store } from "./store.ts";
 import { backoffMs } from "./backoff.ts";
@@ -32,11 +32,15 @@ export class SyncEngine {
   private pullQueued = false;
   private listeners = new Set<() => void>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly store: Store,
-    private readonly session: SessionManager,
-  ) {}
+  private readonly db: Db;
+  private readonly store: Store;
+  private readonly session: SessionManager;
+
+  constructor(db: Db, store: Store, session: SessionManager) {
+    this.db = db;
+    this.store = store;
+    this.session = session;
+  }
 
   subscribe(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -164,7 +168,7 @@ export class SyncEngine {
   }
 
   /** The server's record, or the ApiError that refuses the op for good; throws what may pass later. */
-  private async send(op: Op): Promise<Bookmark | Collection | null | ApiError> {
+  private async send(op: Op): Promise<Bookmark | Collection | Highlight | null | ApiError> {
     const id = encodeURIComponent(op.id);
     let response: Response;
     if (op.kind === "put") {
@@ -173,12 +177,16 @@ export class SyncEngine {
       response = await authed(this.session, `/v1/bookmarks/${id}`, { method: "DELETE" });
     } else if (op.kind === "collection-put") {
       response = await authed(this.session, `/v1/collections/${id}`, { method: "PUT", body: JSON.stringify(op.fields) });
-    } else {
+    } else if (op.kind === "collection-delete") {
       response = await authed(this.session, `/v1/collections/${id}`, { method: "DELETE" });
+    } else if (op.kind === "highlight-put") {
+      response = await authed(this.session, `/v1/highlights/${id}`, { method: "PUT", body: JSON.stringify(op.fields) });
+    } else {
+      response = await authed(this.session, `/v1/highlights/${id}`, { method: "DELETE" });
     }
     if (response.ok) {
       if (response.status === 204) return null;
-      return ((await response.json()) as { data: Bookmark | Collection }).data;
+      return ((await response.json()) as { data: Bookmark | Collection | Highlight }).data;
     }
     const error = await errorOf(response);
     if (TRANSIENT.has(error.status) || error.status === 401) throw error;
