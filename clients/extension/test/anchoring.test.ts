@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { anchor, anchorAll, codePointLength, selectorAt } from "../src/lib/anchoring.ts";
-import { codePointOffset, sliceCodePoints, utf16Index } from "../../shared/anchoring.ts";
+import { codePointOffset, sliceCodePoints, utf16Index } from "../../../clients/shared/anchoring.ts";
 
 interface Vector {
   name: string;
@@ -12,7 +12,7 @@ interface Vector {
   expected: { anchor: string; start: number | null; end: number | null };
 }
 
-const vectors = (JSON.parse(readFileSync(new URL("../../shared/vectors/anchoring.json", import.meta.url), "utf8")) as { vectors: Vector[] }).vectors;
+const vectors = (JSON.parse(readFileSync(new URL("../../../clients/shared/vectors/anchoring.json", import.meta.url), "utf8")) as { vectors: Vector[] }).vectors;
 
 for (const v of vectors) {
   test(`anchoring vector: ${v.name}`, () => {
