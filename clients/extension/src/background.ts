@@ -5,6 +5,7 @@ import { remove, save, update, knownBookmark, type SaveOutcome, type SaveRequest
 import { BADGE_SAVED_COLOR, BADGE_SAVED_TEXT, QUEUE_RETRY_MINUTES } from "./lib/config.ts";
 import { describeError } from "./lib/errors.ts";
 import type { PageState, Reply, Request } from "./lib/messages.ts";
+import { DECLINED_SITES_KEY } from "./lib/highlights.ts";
 import { CannotHighlight, type HighlightOutcome, highlightSelection, pageHighlights, redraw } from "./lib/highlighting.ts";
 import { isSaveableUrl, originPattern } from "./lib/server.ts";
 import { browserServices } from "./lib/services.ts";
@@ -12,6 +13,7 @@ import { browserServices } from "./lib/services.ts";
 const services = browserServices();
 const MENU_ID = "save-link";
 const HIGHLIGHT_MENU_ID = "highlight-selection";
+const MAX_DECLINED_SITES = 200;
 const QUEUE_ALARM = "send-queue";
 
 chrome.runtime.onInstalled.addListener(() => {
@@ -67,7 +69,7 @@ async function handle(message: Request): Promise<unknown> {
       await services.collections.sync(services.api);
       return services.collections.choices();
     case "highlights":
-      return pageHighlights(services, message.url, message.tabId);
+      return { ...(await pageHighlights(services, message.url, message.tabId)), siteAccess: await siteAccess(message.url) };
     case "account-changed":
       services.lookups.clear();
       await services.collections.clear();
@@ -116,7 +118,7 @@ export async function savePage(tab?: chrome.tabs.Tab): Promise<SaveOutcome | nul
  * declined, they are drawn when the toolbar button is clicked. */
 export async function highlightTab(tab?: chrome.tabs.Tab, askForSite = false): Promise<HighlightOutcome | null> {
   // Called before any await: the browser asks for the permission only inside the user's action.
-  if (askForSite && isSaveableUrl(tab?.url)) void askForSiteAccess(tab.url);
+  if (askForSite && isSaveableUrl(tab?.url)) askForSiteAccess(tab.url);
   const target = tab?.id !== undefined ? tab : (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
   if (target?.id === undefined || !isSaveableUrl(target.url)) return null;
   try {
@@ -130,16 +132,44 @@ export async function highlightTab(tab?: chrome.tabs.Tab, askForSite = false): P
   }
 }
 
-function askForSiteAccess(url: string): Promise<boolean> {
-  // Refused outside a user action (the test hooks): the access granted before, if any, stays.
-  return chrome.permissions.request({ origins: [originPattern(new URL(url).origin)] }).catch(() => false);
+// The sites whose access the person declined when asked at a highlight: not asked again from there
+// (the popup offers it). Read once per worker start; the request has to be made before any await.
+let declinedSites: Set<string> | null = null;
+void chrome.storage.local.get(DECLINED_SITES_KEY).then((items) => {
+  declinedSites = new Set([...(declinedSites ?? []), ...((items[DECLINED_SITES_KEY] as string[] | undefined) ?? [])]);
+});
+chrome.permissions.onAdded.addListener(({ origins }) => void allowedSites(origins ?? []));
+
+/** Sites granted since (from the popup, or the browser's settings) are no longer declined. */
+async function allowedSites(patterns: string[]): Promise<void> {
+  const allowed = new Set(patterns.map((pattern) => pattern.replace(/\/\*$/, "")));
+  const stored = ((await chrome.storage.local.get(DECLINED_SITES_KEY))[DECLINED_SITES_KEY] as string[] | undefined) ?? [];
+  declinedSites = new Set(stored.filter((origin) => !allowed.has(origin)));
+  await chrome.storage.local.set({ [DECLINED_SITES_KEY]: [...declinedSites] });
+}
+
+function askForSiteAccess(url: string): void {
+  const origin = new URL(url).origin;
+  if (declinedSites?.has(origin)) return;
+  chrome.permissions.request({ origins: [originPattern(origin)] }).then(
+    (granted) => {
+      if (granted) return;
+      declinedSites = new Set([...(declinedSites ?? []), origin].slice(-MAX_DECLINED_SITES));
+      void chrome.storage.local.set({ [DECLINED_SITES_KEY]: [...declinedSites] });
+    },
+    () => undefined, // outside a user action (the test hooks): the access granted before, if any, stays
+  );
+}
+
+async function siteAccess(url: string): Promise<boolean> {
+  return isSaveableUrl(url) && chrome.permissions.contains({ origins: [originPattern(new URL(url).origin)] });
 }
 
 /** A page finished loading: its highlights are drawn when the extension may script its site. */
 async function redrawIfAllowed(tabId: number, url: string | undefined): Promise<void> {
   if (!isSaveableUrl(url) || (await services.session.account()) === undefined) return;
   try {
-    if (!(await chrome.permissions.contains({ origins: [originPattern(new URL(url).origin)] }))) return;
+    if (!(await siteAccess(url))) return;
     await redraw(services, tabId, url);
   } catch {
     // The tab closed or navigated meanwhile.

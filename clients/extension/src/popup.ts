@@ -6,7 +6,7 @@ import type { CollectionChoice } from "./lib/collections.ts";
 import { byId } from "./lib/dom.ts";
 import { type HighlightLine, type PageHighlights, colorName, highlightsHeading } from "./lib/highlights.ts";
 import { ask, type PageState } from "./lib/messages.ts";
-import { isSaveableUrl } from "./lib/server.ts";
+import { isSaveableUrl, originPattern } from "./lib/server.ts";
 import { InvalidTags, formatTags, parseTags } from "./lib/tags.ts";
 
 const $ = byId;
@@ -123,6 +123,15 @@ function showHighlights(page: PageHighlights): void {
   $("highlights-missing").hidden = missing === 0;
   $("highlights-missing").textContent = `${missing} not found on this page: its text changed.`;
   $("highlight-list").replaceChildren(...page.lines.map(highlightItem));
+  $("site-access").hidden = page.siteAccess !== false || page.lines.length === 0;
+}
+
+/** The site's access, asked inside the click (the browser's prompt names the site). */
+function allowSite(): void {
+  if (!tab?.url) return;
+  void chrome.permissions.request({ origins: [originPattern(new URL(tab.url).origin)] }).then((granted) => {
+    if (granted) $("site-access").hidden = true;
+  });
 }
 
 function highlightItem(line: HighlightLine): HTMLLIElement {
@@ -167,6 +176,7 @@ async function main(): Promise<void> {
   $("open-options").addEventListener("click", () => void chrome.runtime.openOptionsPage());
   form.addEventListener("submit", (event) => void onSubmit(event));
   deleteButton.addEventListener("click", () => void onDelete());
+  $("allow-site").addEventListener("click", allowSite);
   tab = await targetTab();
   if (!isSaveableUrl(tab?.url)) {
     $("unsaveable").hidden = false;

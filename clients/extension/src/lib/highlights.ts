@@ -13,6 +13,9 @@ import type { KeyValue, LockRunner } from "./kv.ts";
 const KEY = "highlights";
 const LOCK = "bookmarks-highlights";
 
+/** storage.local: the sites whose access the person declined when asked at a highlight. */
+export const DECLINED_SITES_KEY = "declinedSites";
+
 export const COLORS: readonly HighlightColor[] = ["yellow", "green", "blue", "pink", "purple"];
 export const DEFAULT_COLOR: HighlightColor = "yellow";
 
@@ -45,6 +48,8 @@ export interface HighlightLine {
 export interface PageHighlights {
   bookmarkId: string | null;
   lines: HighlightLine[];
+  /** The extension may draw on the page's site when it loads (asked for at a highlight, or in the popup). */
+  siteAccess?: boolean;
 }
 
 /** "Yellow", for the popup's list. */
