@@ -14,7 +14,7 @@ async function buildTarget(target) {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(out, "icons"), { recursive: true });
   await build({
-    entryPoints: ["background", "popup", "options"].map((name) => join(root, "src", `${name}.ts`)),
+    entryPoints: ["background", "popup", "options", "highlighter"].map((name) => join(root, "src", `${name}.ts`)),
     outdir: out,
     bundle: true,
     format: "iife",

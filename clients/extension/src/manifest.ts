@@ -25,6 +25,7 @@ export function manifest(target: Target, version: string): Record<string, unknow
     optional_host_permissions: ["http://*/*", "https://*/*"],
     commands: {
       "save-page": { suggested_key: { default: "Alt+Shift+S" }, description: "Save this page" },
+      "highlight-selection": { suggested_key: { default: "Alt+Shift+H" }, description: "Highlight the selected text" },
     },
     content_security_policy: { extension_pages: "script-src 'self'; object-src 'self'" },
   };

@@ -4,8 +4,9 @@ import type { SaveOutcome, SaveRequest } from "./lib/actions.ts";
 import type { Bookmark } from "./lib/api.ts";
 import type { CollectionChoice } from "./lib/collections.ts";
 import { byId } from "./lib/dom.ts";
+import { type HighlightLine, type PageHighlights, colorName, highlightsHeading } from "./lib/highlights.ts";
 import { ask, type PageState } from "./lib/messages.ts";
-import { isSaveableUrl } from "./lib/server.ts";
+import { isSaveableUrl, originPattern } from "./lib/server.ts";
 import { InvalidTags, formatTags, parseTagInput } from "../../../clients/shared/tags.ts";
 
 const $ = byId;
@@ -92,6 +93,7 @@ async function onDelete(): Promise<void> {
   await busy("Deleting…", async () => {
     const result = await ask<string>({ type: "delete", id: target.clientBookmarkId, url: tab?.url ?? "", ...(tab?.id !== undefined ? { tabId: tab.id } : {}) });
     showSaved(null);
+    $("highlights").hidden = true;
     tagsInput.value = "";
     collectionSelect.value = "";
     status(result === "queued" ? "Deleted here; the server hears of it when you're back online." : "Deleted.", "ok");
@@ -110,6 +112,57 @@ async function busy(text: string, work: () => Promise<void>): Promise<void> {
   }
 }
 
+/** The page's highlights, as text only (a quote or note is never parsed as markup). */
+function showHighlights(page: PageHighlights): void {
+  const section = $("highlights");
+  section.hidden = page.bookmarkId === null;
+  if (page.bookmarkId === null) return;
+  const missing = page.lines.filter((line) => line.found === false).length;
+  $("highlights-heading").textContent = highlightsHeading(page.lines.length);
+  $("highlights-empty").hidden = page.lines.length > 0;
+  $("highlights-missing").hidden = missing === 0;
+  $("highlights-missing").textContent = `${missing} not found on this page: its text changed.`;
+  $("highlight-list").replaceChildren(...page.lines.map(highlightItem));
+  $("site-access").hidden = page.siteAccess !== false || page.lines.length === 0;
+}
+
+/** The site's access, asked inside the click (the browser's prompt names the site). */
+function allowSite(): void {
+  if (!tab?.url) return;
+  void chrome.permissions.request({ origins: [originPattern(new URL(tab.url).origin)] }).then((granted) => {
+    if (granted) $("site-access").hidden = true;
+  });
+}
+
+function highlightItem(line: HighlightLine): HTMLLIElement {
+  const item = document.createElement("li");
+  item.className = `swatch-${line.color}${line.found === false ? " missing" : ""}`;
+  const quote = document.createElement("p");
+  quote.className = "quote";
+  quote.textContent = `“${line.quote}”`;
+  item.append(quote);
+  if (line.note) {
+    const note = document.createElement("p");
+    note.className = "note";
+    note.textContent = line.note;
+    item.append(note);
+  }
+  const meta = document.createElement("p");
+  meta.className = "meta";
+  meta.textContent = line.found === false ? `${colorName(line.color)} · Not found on this page` : colorName(line.color);
+  item.append(meta);
+  return item;
+}
+
+async function refreshHighlights(): Promise<void> {
+  if (!tab?.url) return;
+  try {
+    showHighlights(await ask<PageHighlights>({ type: "highlights", url: tab.url, ...(tab.id !== undefined ? { tabId: tab.id } : {}) }));
+  } catch {
+    // Offline or signed out: no list.
+  }
+}
+
 async function refreshCollections(): Promise<void> {
   try {
     const choices = await ask<CollectionChoice[]>({ type: "collections" });
@@ -123,6 +176,7 @@ async function main(): Promise<void> {
   $("open-options").addEventListener("click", () => void chrome.runtime.openOptionsPage());
   form.addEventListener("submit", (event) => void onSubmit(event));
   deleteButton.addEventListener("click", () => void onDelete());
+  $("allow-site").addEventListener("click", allowSite);
   tab = await targetTab();
   if (!isSaveableUrl(tab?.url)) {
     $("unsaveable").hidden = false;
@@ -141,6 +195,7 @@ async function main(): Promise<void> {
   form.hidden = false;
   (state.bookmark ? tagsInput : saveButton).focus();
   void refreshCollections();
+  if (state.bookmark) void refreshHighlights();
   if (state.queued > 0) void ask({ type: "flush" }).then(() => ask<PageState>({ type: "state", url: tab?.url ?? "" })).then((s) => showQueued(s.queued));
 }
 

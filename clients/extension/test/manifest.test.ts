@@ -20,3 +20,13 @@ test("Chromium runs the background as a service worker, Firefox as scripts with 
   assert.deepEqual(firefox["background"], { scripts: ["background.js"] });
   assert.equal((firefox["browser_specific_settings"] as { gecko: { id: string } }).gecko.id, FIREFOX_ID);
 });
+
+test("both builds declare the two shortcuts: save this page and highlight the selection", () => {
+  for (const target of ["chromium", "firefox"] as const) {
+    const commands = manifest(target, "1.0.0")["commands"] as Record<string, { suggested_key: { default: string } }>;
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(commands).map(([name, c]) => [name, c.suggested_key.default])),
+      { "save-page": "Alt+Shift+S", "highlight-selection": "Alt+Shift+H" },
+    );
+  }
+});

@@ -19,11 +19,40 @@ export interface Collection {
   parentId: string | null;
 }
 
+export type HighlightColor = "yellow" | "green" | "blue" | "pink" | "purple";
+
+export interface Highlight {
+  id: string;
+  bookmarkId: string;
+  quote: string;
+  prefix: string;
+  suffix: string;
+  start: number | null;
+  end: number | null;
+  color: HighlightColor;
+  note: string;
+  anchor: "exact" | "fuzzy" | "orphan" | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A highlight PUT: ``bookmarkId`` and ``quote`` always; the context at creation only. */
+export interface HighlightWrite {
+  bookmarkId: string;
+  quote: string;
+  prefix?: string;
+  suffix?: string;
+  color?: HighlightColor;
+  note?: string;
+}
+
 export interface DeltaPage {
   cursor: string | null;
   nextCursor: string | null;
   collections: Collection[];
   collectionTombstones: { id: string }[];
+  highlights?: Highlight[];
+  highlightTombstones?: { id: string }[];
 }
 
 export interface BookmarkWrite {
@@ -70,6 +99,15 @@ export class ApiClient {
       if (error instanceof ApiError && error.status === 404) return null;
       throw error;
     }
+  }
+
+  async putHighlight(id: string, body: HighlightWrite): Promise<Highlight> {
+    const response = await this.call("PUT", `/v1/highlights/${encodeURIComponent(id)}`, body);
+    return ((await response.json()) as { data: Highlight }).data;
+  }
+
+  async deleteHighlight(id: string): Promise<void> {
+    await this.call("DELETE", `/v1/highlights/${encodeURIComponent(id)}`);
   }
 
   async capture(request: CaptureRequest): Promise<void> {

@@ -11,7 +11,8 @@ export type Request =
   | { type: "delete"; id: string; url: string; tabId?: number }
   | { type: "collections" }
   | { type: "account-changed" }
-  | { type: "flush" };
+  | { type: "flush" }
+  | { type: "highlights"; url: string; tabId?: number };
 
 export interface PageState {
   signedIn: boolean;

@@ -1,10 +1,11 @@
 /** Writes that could not reach the server, kept in storage.local and sent later in the order made.
  *
- * Every write is idempotent (PUT and DELETE by the client's own bookmark id), so a write sent twice,
+ * A highlight's PUT is queued after its bookmark's, so the server always knows the bookmark first.
+ * Every write is idempotent (PUT and DELETE by the client's own bookmark or highlight id), so a write sent twice,
  * e.g. when the worker stops between the answer and the removal from the queue, is harmless.
  */
 
-import type { ApiClient, BookmarkWrite } from "./api.ts";
+import type { ApiClient, BookmarkWrite, HighlightWrite } from "./api.ts";
 import { MAX_QUEUED_WRITES } from "./config.ts";
 import { ApiError, NotSignedIn, OfflineError } from "./errors.ts";
 import type { KeyValue, LockRunner } from "./kv.ts";
@@ -16,7 +17,9 @@ const RETRIED = new Set([401, 408, 429]);
 
 export type QueuedWrite =
   | { kind: "put"; id: string; body: BookmarkWrite }
-  | { kind: "delete"; id: string };
+  | { kind: "delete"; id: string }
+  | { kind: "highlight-put"; id: string; body: HighlightWrite }
+  | { kind: "highlight-delete"; id: string };
 
 export interface FlushResult {
   sent: number;
@@ -70,8 +73,20 @@ export class WriteQueue {
 
 async function send(api: ApiClient, write: QueuedWrite): Promise<"sent" | "refused" | "wait"> {
   try {
-    if (write.kind === "put") await api.putBookmark(write.id, write.body);
-    else await api.deleteBookmark(write.id);
+    switch (write.kind) {
+      case "put":
+        await api.putBookmark(write.id, write.body);
+        break;
+      case "delete":
+        await api.deleteBookmark(write.id);
+        break;
+      case "highlight-put":
+        await api.putHighlight(write.id, write.body);
+        break;
+      case "highlight-delete":
+        await api.deleteHighlight(write.id);
+        break;
+    }
     return "sent";
   } catch (error) {
     if (error instanceof OfflineError || error instanceof NotSignedIn) return "wait";

@@ -1,15 +1,16 @@
 /** The browser's parts wired together: one set per page or worker. */
 
-import type { ActionDeps } from "./actions.ts";
 import { ApiClient } from "./api.ts";
 import { captureTab } from "./capture.ts";
 import { CollectionStore } from "./collections.ts";
+import { type HighlightDeps, tabChannel } from "./highlighting.ts";
+import { HighlightStore } from "./highlights.ts";
 import { storageArea, webLocks } from "./kv.ts";
 import { LookupCache } from "./lookups.ts";
 import { WriteQueue } from "./queue.ts";
 import { SessionManager } from "./session.ts";
 
-export interface Services extends ActionDeps {
+export interface Services extends HighlightDeps {
   session: SessionManager;
   collections: CollectionStore;
 }
@@ -24,6 +25,8 @@ export function browserServices(): Services {
     api: new ApiClient(session, fetcher),
     queue: new WriteQueue(local, webLocks),
     collections: new CollectionStore(local),
+    highlights: new HighlightStore(local, webLocks),
+    page: tabChannel(),
     lookups: new LookupCache(),
     capture: captureTab,
     newId: () => crypto.randomUUID(),
