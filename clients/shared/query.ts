@@ -4,7 +4,7 @@
 // (the same canonical form).
 //
 //     term    := ["-"] (filter | phrase | word)
-//     filter  := name ":" (phrase | bare)    name = tag|domain|collection|is|link|after|before, any case
+//     filter  := name ":" (phrase | bare)    name = tag|domain|collection|is|has|link|after|before, any case
 //     phrase  := quote ... quote             quotes: " “ ” „ (any of them closes)
 //     word    := any run of non-space, non-quote characters
 //
@@ -23,7 +23,9 @@ export const MAX_FILTER_VALUE_CHARS = 200;
 
 export const FLAGS = ["favorite", "archived", "unread", "enriched", "pending", "failed", "broken"] as const;
 export const LINK_STATUSES = ["ok", "moved", "gone", "blocked", "unreachable"] as const;
+export const HAS = ["highlights"] as const;
 export type Flag = (typeof FLAGS)[number];
+export type Has = (typeof HAS)[number];
 export type LinkHealth = (typeof LINK_STATUSES)[number];
 
 export type Filter =
@@ -31,6 +33,7 @@ export type Filter =
   | { kind: "domain"; host: string } // as bookmarks store it: IDNA ASCII, lower case, no "www."
   | { kind: "collection"; collectionId: string }
   | { kind: "is"; flag: Flag }
+  | { kind: "has"; what: Has }
   | { kind: "link"; status: LinkHealth }
   | { kind: "after" | "before"; day: string }; // YYYY-MM-DD; after: the day included; before: excluded
 
@@ -113,6 +116,8 @@ function renderCondition({ filter, negated }: Condition): string {
       return `${sign}collection:"${filter.collectionId}"`;
     case "is":
       return `${sign}is:${filter.flag}`;
+    case "has":
+      return `${sign}has:${filter.what}`;
     case "link":
       return `${sign}link:${filter.status}`;
     default:
@@ -195,6 +200,11 @@ function parseFilter(token: Token): Filter {
       const flag = FLAGS.find((f) => f === value.toLowerCase());
       if (!flag) throw new QueryError(`Unknown is: value (known: ${FLAGS.map((f) => `is:${f}`).join(", ")})`, token.text);
       return { kind: "is", flag };
+    }
+    case "has": {
+      const what = HAS.find((h) => h === value.toLowerCase());
+      if (!what) throw new QueryError(`Unknown has: value (known: ${HAS.map((h) => `has:${h}`).join(", ")})`, token.text);
+      return { kind: "has", what };
     }
     case "link": {
       const status = LINK_STATUSES.find((s) => s === value.toLowerCase());

@@ -17,7 +17,12 @@ function haystack(b: LocalBookmark): string {
   );
 }
 
-function matches(b: LocalBookmark, { filter }: Condition): boolean {
+/** What a local match needs beyond the bookmark: the bookmarks that hold a live highlight here. */
+export interface MatchContext {
+  highlighted: ReadonlySet<string>;
+}
+
+function matches(b: LocalBookmark, { filter }: Condition, context: MatchContext): boolean {
   switch (filter.kind) {
     case "tag":
       return [...b.userTags, ...b.tags].some((t) => splitWords(fold(t)).join(" ") === filter.tag);
@@ -35,6 +40,8 @@ function matches(b: LocalBookmark, { filter }: Condition): boolean {
       return b.linkStatus === filter.status;
     case "is":
       return matchesFlag(b, filter.flag);
+    case "has":
+      return context.highlighted.has(b.clientBookmarkId);
   }
 }
 
@@ -58,11 +65,14 @@ function matchesFlag(b: LocalBookmark, flag: string): boolean {
 }
 
 /** A predicate for ``query``; words and phrases match as substrings of the folded fields. */
-export function compile(query: Query): (b: LocalBookmark) => boolean {
+export function compile(
+  query: Query,
+  context: MatchContext = { highlighted: new Set() },
+): (b: LocalBookmark) => boolean {
   const required = [...query.words, ...query.phrases];
   const excluded = [...query.excludedWords, ...query.excludedPhrases];
   return (b) => {
-    for (const c of query.conditions) if (matches(b, c) === c.negated) return false;
+    for (const c of query.conditions) if (matches(b, c, context) === c.negated) return false;
     if (!required.length && !excluded.length) return true;
     const hay = haystack(b);
     for (const t of required) if (!hay.includes(t)) return false;

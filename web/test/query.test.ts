@@ -65,3 +65,11 @@ test("is:broken finds gone and unreachable links; link: one status; an unknown s
   assert.deepEqual([gone, moved, unchecked].map(compile(parseQuery("link:Moved"))), [false, true, false]);
   assert.throws(() => parseQuery("link:dead"), QueryError);
 });
+
+test("has:highlights matches the bookmarks holding a live highlight on this device", () => {
+  const context = { highlighted: new Set(["b1"]) };
+  assert.equal(compile(parseQuery("has:highlights"), context)(bookmark({})), true);
+  assert.equal(compile(parseQuery("has:highlights"), context)(bookmark({ clientBookmarkId: "b2" })), false);
+  assert.equal(compile(parseQuery("-has:highlights"), context)(bookmark({ clientBookmarkId: "b2" })), true);
+  assert.throws(() => parseQuery("has:notes"), QueryError);
+});

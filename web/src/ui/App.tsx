@@ -175,7 +175,8 @@ function useSearch(device: Device, query: string): { rows: Row[] | null; error: 
   if (trimmed) {
     try {
       const terms = parseQuery(trimmed);
-      const match = compile(terms);
+      const highlighted = new Set(device.store.highlights().filter((h) => !h.deleted).map((h) => h.bookmarkId));
+      const match = compile(terms, { highlighted });
       local = { rows: device.store.list().filter(match).map((bookmark) => ({ bookmark, snippet: null })), words: positiveWords(terms) };
     } catch (e) {
       error = e instanceof QueryError ? e.message : String(e);
