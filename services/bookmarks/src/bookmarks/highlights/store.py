@@ -12,7 +12,7 @@ from sqlalchemy import ARRAY, UUID, ColumnElement, Interval, Text, and_, bindpar
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
-from sqlalchemy.sql.selectable import CTE, Subquery
+from sqlalchemy.sql.selectable import CTE
 
 from bookmarks.domain.model import Bookmark
 from bookmarks.highlights.rules import Highlight
@@ -70,15 +70,16 @@ _IDS = bindparam("ids", type_=ARRAY(Text))
 _MICRO = literal(timedelta(microseconds=1), Interval())
 
 
-Values = Callable[[Subquery], dict[str, Any]]
+Values = Callable[[CTE], dict[str, Any]]
 
 
 def _restreamed(chosen: ColumnElement[bool], values: Values, *extra: ColumnElement[Any]) -> Update:
     """Update the owner's highlights that ``chosen`` picks (it may name their bookmark's columns) with
-    ``values`` (of the ranked subquery, which carries ``extra``), each at a new stream position after the
-    user's last one, in highlight id order, and move the stream head past them: one statement. The caller
-    holds the stream row's lock (every write of the user takes it first), so no other write hands out
-    these positions meanwhile."""
+    ``values`` (of the ranked rows, which carry ``extra``), each at a new stream position after the user's
+    last one, in highlight id order, and move the stream head past them: one statement. The caller holds
+    the stream row's lock (every write of the user takes it first), so no other write hands out these
+    positions meanwhile. The ranked rows are MATERIALIZED: computed once, where an inlined subquery let the
+    planner run it again for every highlight of the user (quadratic)."""
     base = select(user_streams.c.last_position).where(user_streams.c.owner_uid == _OWNER).scalar_subquery()
     b = bookmarks.c
     source = highlights.join(
@@ -88,7 +89,8 @@ def _restreamed(chosen: ColumnElement[bool], values: Values, *extra: ColumnEleme
         select(_c.highlight_id, func.row_number().over(order_by=_c.highlight_id).label("n"), *extra)
         .select_from(source)
         .where(_c.owner_uid == _OWNER, chosen)
-        .subquery("ranked")
+        .cte("ranked")
+        .prefix_with("MATERIALIZED")
     )
     changed = (
         update(highlights)
@@ -101,7 +103,7 @@ def _restreamed(chosen: ColumnElement[bool], values: Values, *extra: ColumnEleme
     return update(user_streams).where(user_streams.c.owner_uid == _OWNER).values(last_position=head)
 
 
-def _following(ranked: Subquery) -> dict[str, Any]:
+def _following(ranked: CTE) -> dict[str, Any]:
     gone = ranked.c.bookmark_deleted_at
     return {"deleted_at": gone, "with_bookmark": gone.is_not(None)}
 
@@ -137,7 +139,8 @@ def deleted_with_bookmark_ctes() -> tuple[CTE, CTE]:
             _c.client_bookmark_id == bindparam("client_bookmark_id", type_=Text()),
             _c.deleted_at.is_(None),
         )
-        .subquery("live_marks")
+        .cte("live_marks")
+        .prefix_with("MATERIALIZED")
     )
     followed = (
         update(highlights)
