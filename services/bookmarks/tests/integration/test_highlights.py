@@ -3,13 +3,16 @@ through deletes, restores and merges, re-anchored whenever the page's readable t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer
 from sqlalchemy import select
+from sqlalchemy.dialects import postgresql
 
+from bookmarks.highlights import store as highlights_store
 from bookmarks.store.tables import page_texts
 from common.events import (
     EnrichmentCompleted,
@@ -318,3 +321,31 @@ async def test_highlight_changes_are_published_for_nudges(http: httpx.AsyncClien
         ]
     finally:
         await consumer.stop()
+
+
+async def test_following_a_bulk_delete_reads_each_highlight_once(
+    http: httpx.AsyncClient, user: Any, bookmarks_app: Any
+) -> None:
+    """The statement that moves highlights with their bookmarks ranks them once: its plan never probes a
+    bookmark per pair of highlights (an inlined ranking ran again for every highlight of the user)."""
+    count = 120
+    for n in range(count):
+        await put_bm(http, user, f"b{n}", f"https://pools.example/{n}")
+        await put_hl(http, user, f"h{n}", {"bookmarkId": f"b{n}", "quote": f"passage {n}"})
+    statement = highlights_store._follow_statement()
+    compiled = statement.compile(dialect=postgresql.asyncpg.dialect())  # type: ignore[no-untyped-call]
+    values = {"owner": user.id, "ids": [f"b{n}" for n in range(count)]}
+    arguments = [values.get(name, compiled.binds[name].value) for name in compiled.positiontup or ()]
+    async with bookmarks_app.state.sessions() as session:
+        driver = (await (await session.connection()).get_raw_connection()).driver_connection
+        # Every bookmark deleted (in this transaction, rolled back): every highlight must follow.
+        await driver.execute("UPDATE bookmarks SET deleted_at = now() WHERE owner_uid = $1", user.id)
+        found = await driver.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {compiled}", *arguments)
+        plan = json.loads(found) if isinstance(found, str) else found
+        await session.rollback()
+
+    def loops(node: dict[str, Any]) -> list[int]:
+        own = [node["Actual Loops"] * max(1, node["Actual Rows"])] if node.get("Relation Name") == "bookmarks" else []
+        return own + [n for child in node.get("Plans", []) for n in loops(child)]
+
+    assert max(loops(plan[0]["Plan"]), default=0) <= 2 * count

@@ -8,7 +8,21 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ARRAY, UUID, ColumnElement, Interval, Text, and_, bindparam, func, literal, or_, select, update
+from sqlalchemy import (
+    ARRAY,
+    UUID,
+    ColumnElement,
+    Interval,
+    Text,
+    and_,
+    bindparam,
+    func,
+    literal,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
@@ -73,28 +87,28 @@ _MICRO = literal(timedelta(microseconds=1), Interval())
 Values = Callable[[CTE], dict[str, Any]]
 
 
-def _restreamed(chosen: ColumnElement[bool], values: Values, *extra: ColumnElement[Any]) -> Update:
-    """Update the owner's highlights that ``chosen`` picks (it may name their bookmark's columns) with
-    ``values`` (of the ranked rows, which carry ``extra``), each at a new stream position after the user's
-    last one, in highlight id order, and move the stream head past them: one statement. The caller holds
-    the stream row's lock (every write of the user takes it first), so no other write hands out these
-    positions meanwhile. The ranked rows are MATERIALIZED: computed once, where an inlined subquery let the
-    planner run it again for every highlight of the user (quadratic)."""
+def _restreamed(
+    scope: ColumnElement[bool], chosen: ColumnElement[bool], values: Values, *extra: ColumnElement[Any]
+) -> Update:
+    """Update the owner's highlights of the bookmarks ``scope`` names (an indexed condition on
+    ``client_bookmark_id``) that ``chosen`` picks with ``values`` (of the ranked rows, which carry
+    ``extra``), each at a new stream position after the user's last one, in highlight id order, and move
+    the stream head past them: one statement. The caller holds the stream row's lock (every write of the
+    user takes it first), so no other write hands out these positions meanwhile.
+
+    The ranked rows are MATERIALIZED (computed once) and a highlight's bookmark is read by its key
+    (:func:`_bookmark_deleted_at`): with a join or an inlined subquery the planner, misled by a fresh
+    table's estimates, could read every bookmark of the user for each highlight (quadratic)."""
     base = select(user_streams.c.last_position).where(user_streams.c.owner_uid == _OWNER).scalar_subquery()
-    b = bookmarks.c
-    source = highlights.join(
-        bookmarks, and_(b.owner_uid == _c.owner_uid, b.client_bookmark_id == _c.client_bookmark_id)
-    )
     ranked = (
         select(_c.highlight_id, func.row_number().over(order_by=_c.highlight_id).label("n"), *extra)
-        .select_from(source)
-        .where(_c.owner_uid == _OWNER, chosen)
+        .where(_c.owner_uid == _OWNER, scope, chosen)
         .cte("ranked")
         .prefix_with("MATERIALIZED")
     )
     changed = (
         update(highlights)
-        .where(_c.owner_uid == _OWNER, _c.highlight_id == ranked.c.highlight_id)
+        .where(_c.owner_uid == _OWNER, scope, _c.highlight_id == ranked.c.highlight_id)
         .values(updated_at=base + ranked.c.n * _MICRO, **values(ranked))
         .returning(_c.highlight_id)
         .cte("changed")
@@ -108,20 +122,27 @@ def _following(ranked: CTE) -> dict[str, Any]:
     return {"deleted_at": gone, "with_bookmark": gone.is_not(None)}
 
 
+def _bookmark_deleted_at() -> ColumnElement[Any]:
+    """The highlight's bookmark's ``deleted_at``, read by the bookmark's key (one index probe a row)."""
+    b = bookmarks.c
+    return (
+        select(b.deleted_at)
+        .where(b.owner_uid == _c.owner_uid, b.client_bookmark_id == _c.client_bookmark_id)
+        .scalar_subquery()
+    )
+
+
 @functools.cache
 def _follow_statement() -> Update:
     """The highlights of the bookmarks ``ids`` follow them: a live highlight of a deleted bookmark is
     deleted with it (at its deletion time, marked ``with_bookmark``), and one deleted with its bookmark
     lives again once the bookmark does (a restore)."""
-    b = bookmarks.c
-    chosen = and_(
-        _c.client_bookmark_id == func.any(_IDS),
-        or_(
-            and_(_c.deleted_at.is_(None), b.deleted_at.is_not(None)),
-            and_(_c.deleted_at.is_not(None), _c.with_bookmark, b.deleted_at.is_(None)),
-        ),
+    gone = _bookmark_deleted_at()
+    chosen = or_(
+        and_(_c.deleted_at.is_(None), gone.is_not(None)),
+        and_(_c.deleted_at.is_not(None), _c.with_bookmark, gone.is_(None)),
     )
-    return _restreamed(chosen, _following, b.deleted_at.label("bookmark_deleted_at"))
+    return _restreamed(_c.client_bookmark_id == func.any(_IDS), chosen, _following, gone.label("bookmark_deleted_at"))
 
 
 def deleted_with_bookmark_ctes() -> tuple[CTE, CTE]:
@@ -132,19 +153,16 @@ def deleted_with_bookmark_ctes() -> tuple[CTE, CTE]:
     were when it began, which for highlights is all they need)."""
     owner = bindparam("owner_uid", type_=UUID(as_uuid=True))
     position = bindparam("updated_at", type_=highlights.c.updated_at.type)
+    of_bookmark = _c.client_bookmark_id == bindparam("client_bookmark_id", type_=Text())
     ranked = (
         select(_c.highlight_id, func.row_number().over(order_by=_c.highlight_id).label("n"))
-        .where(
-            _c.owner_uid == owner,
-            _c.client_bookmark_id == bindparam("client_bookmark_id", type_=Text()),
-            _c.deleted_at.is_(None),
-        )
+        .where(_c.owner_uid == owner, of_bookmark, _c.deleted_at.is_(None))
         .cte("live_marks")
         .prefix_with("MATERIALIZED")
     )
     followed = (
         update(highlights)
-        .where(_c.owner_uid == owner, _c.highlight_id == ranked.c.highlight_id)
+        .where(_c.owner_uid == owner, of_bookmark, _c.highlight_id == ranked.c.highlight_id)
         .values(
             deleted_at=bindparam("deleted_at", type_=highlights.c.deleted_at.type),
             with_bookmark=True,
@@ -175,7 +193,7 @@ async def move_to(session: AsyncSession, owner: uuid.UUID, from_ids: Sequence[st
     """Give the kept bookmark of a duplicates merge every highlight of the merged ones, at new positions."""
     if from_ids:
         chosen = _c.client_bookmark_id.in_(from_ids)
-        statement = _restreamed(chosen, lambda _: {"client_bookmark_id": literal(keep, Text())})
+        statement = _restreamed(chosen, true(), lambda _: {"client_bookmark_id": literal(keep, Text())})
         await session.execute(statement, {"owner": owner})
         await reindex(session, owner, [keep])
 
