@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { type ActionDeps, CannotSave, remove, save, update } from "../src/lib/actions.ts";
+import { type ActionDeps, CannotSave, knownBookmark, remove, save, update } from "../src/lib/actions.ts";
 import type { Captured } from "../src/lib/capture.ts";
 import { localLocks } from "../src/lib/kv.ts";
 import { LookupCache } from "../src/lib/lookups.ts";
@@ -110,4 +110,25 @@ test("a delete made offline is queued", async () => {
   server.offline = true;
   assert.equal(await remove(deps, "b1", URL_), "queued");
   assert.deepEqual(await deps.queue.all(), [{ kind: "delete", id: "b1" }]);
+});
+
+test("a lookup answer that left before a save cannot mark the saved page unsaved", async () => {
+  const { server, deps } = await setup();
+  let answer: (response: Response) => void = () => undefined;
+  server.on("GET /v1/bookmarks/lookup", () => new Promise<Response>((resolve) => { answer = resolve; }));
+  const racing = knownBookmark(deps, URL_); // the badge asks while the page is being saved
+  await new Promise((resolve) => setImmediate(resolve));
+  server.on("GET /v1/bookmarks/lookup", () => json(404, { code: "not-found", message: "Not saved." }));
+  await save(deps, { url: URL_, tabId: 7 });
+  answer(json(404, { code: "not-found", message: "Not saved." })); // asked before the save landed
+  assert.equal((await racing)?.clientBookmarkId, "new-id");
+  assert.equal(deps.lookups.get(URL_)?.clientBookmarkId, "new-id");
+  assert.equal((await knownBookmark(deps, URL_))?.clientBookmarkId, "new-id");
+});
+
+test("with nothing done meanwhile, a lookup answer is kept", async () => {
+  const { server, deps } = await setup();
+  assert.equal(await knownBookmark(deps, URL_), null);
+  assert.equal(await knownBookmark(deps, URL_), null);
+  assert.equal(server.count("GET /v1/bookmarks/lookup"), 1);
 });

@@ -86,10 +86,9 @@ export async function remove(deps: ActionDeps, id: string, url: string): Promise
 export async function knownBookmark(deps: ActionDeps, url: string): Promise<Bookmark | null> {
   const cached = deps.lookups.get(url);
   if (cached !== undefined) return cached;
+  const stamp = deps.lookups.stamp();
   try {
-    const bookmark = await deps.api.lookup(url);
-    deps.lookups.set(url, bookmark);
-    return bookmark;
+    return deps.lookups.settle(url, await deps.api.lookup(url), stamp);
   } catch {
     return null;
   }

@@ -1,4 +1,8 @@
-/** Recent lookup answers per page URL, so switching tabs does not ask the server every time. */
+/** Recent lookup answers per page URL, so switching tabs does not ask the server every time.
+ *
+ * What the extension itself did (a save, an edit, a delete) outranks a lookup answer that was already on
+ * its way: an answer is kept only when nothing was set or forgotten since its request left (see
+ * ``stamp`` and ``settle``), so a lookup racing a save cannot mark the saved page "not saved". */
 
 import type { Bookmark } from "./api.ts";
 import { LOOKUP_CACHE_ENTRIES, LOOKUP_TTL_MS } from "./config.ts";
@@ -12,6 +16,9 @@ export class LookupCache {
   private readonly entries = new Map<string, Entry>();
 
   private readonly now: () => number;
+
+  /** Counts the extension's own sets, forgets and clears. */
+  private changes = 0;
 
   constructor(now: () => number = Date.now) {
     this.now = now;
@@ -29,6 +36,27 @@ export class LookupCache {
   }
 
   set(url: string, bookmark: Bookmark | null): void {
+    this.changes += 1;
+    this.store(url, bookmark);
+  }
+
+  /** Taken before a lookup request; ``settle`` keeps its answer only if the cache has not changed since. */
+  stamp(): number {
+    return this.changes;
+  }
+
+  /** Keeps a lookup answer asked at ``stamp`` unless the extension's own writes came after; returns
+   * what the cache says now (the newer knowledge wins). */
+  settle(url: string, bookmark: Bookmark | null, stamp: number): Bookmark | null {
+    if (stamp === this.changes) {
+      this.store(url, bookmark);
+      return bookmark;
+    }
+    const known = this.get(url);
+    return known === undefined ? bookmark : known;
+  }
+
+  private store(url: string, bookmark: Bookmark | null): void {
     this.entries.delete(url);
     this.entries.set(url, { bookmark, at: this.now() });
     while (this.entries.size > LOOKUP_CACHE_ENTRIES) {
@@ -40,6 +68,7 @@ export class LookupCache {
 
   /** Forgets every answer about this bookmark's page, under whichever URL it was asked. */
   forget(url: string, id?: string): void {
+    this.changes += 1;
     this.entries.delete(url);
     if (id === undefined) return;
     for (const [key, entry] of this.entries) {
@@ -48,6 +77,7 @@ export class LookupCache {
   }
 
   clear(): void {
+    this.changes += 1;
     this.entries.clear();
   }
 }
