@@ -21,14 +21,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Self, TextIO
+from typing import TYPE_CHECKING, Self, TextIO
 
 from devstack._aio import run_blocking
 from devstack.broker import AUTO_CREATE_PARTITIONS, EmbeddedBroker, ensure_topics_blocking
 from devstack.errors import ConfigError, MigrationError, PortBusyError, ServiceStartError
 from devstack.healing import HEALTHY_SECONDS, Component, Healer
+from devstack.ports import lease_ports
 from devstack.postgres import EmbeddedPostgres
 from devstack.processes import ChildProcess, Supervisor
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DATABASES",
@@ -173,9 +177,10 @@ class StackConfig:
         output: TextIO | None = None,
         pg_data_dir: Path | None = None,
     ) -> StackConfig:
-        """Private data directory, free ports, non-durable PostgreSQL: never collides with ``make run``."""
+        """Private data directory, leased ports (:mod:`devstack.ports`), non-durable PostgreSQL: never
+        collides with ``make run`` nor with another test stack."""
         count = 2 + (2 * len(SERVICES) if services else 0)
-        pg_port, kafka_port, *service_ports = free_ports(count)
+        pg_port, kafka_port, *service_ports = lease_ports(count, partial(port_is_free, DEFAULT_HOST))
         names = [s.name for s in SERVICES]
         ports = dict(zip(names, service_ports[: len(names)], strict=True)) if services else {}
         metrics = dict(zip(names, service_ports[len(names) :], strict=True)) if services else {}
@@ -546,7 +551,7 @@ class Stack:
                     except httpx.HTTPError as exc:
                         pending[name] = f"GET {url}: {type(exc).__name__}"
                         continue
-                    if response.status_code == 200:
+                    if _is_ready_answer(response):
                         del pending[name]
                     else:
                         pending[name] = f"GET {url}: {response.status_code} {response.text[:200]}"
@@ -562,6 +567,16 @@ class Stack:
                         self._services[name].tail(),
                     )
                 time.sleep(0.2)
+
+
+def _is_ready_answer(response: httpx.Response) -> bool:
+    """Our services' ready answer, not merely a 200 from whatever else listens on the port."""
+    if response.status_code != 200:
+        return False
+    try:
+        return bool(response.json() == {"status": "ready"})
+    except ValueError:
+        return False
 
 
 def check_ports(plan: Iterable[tuple[str, int, str, str | None]]) -> None:

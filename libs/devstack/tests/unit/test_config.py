@@ -102,3 +102,15 @@ def test_test_stacks_get_free_metrics_ports(tmp_path: Path) -> None:
     config = StackConfig.for_tests(tmp_path)
     ports = [*config.service_ports.values(), *config.metrics_ports.values(), config.pg_port, config.kafka_port]
     assert len(set(ports)) == len(ports) == 12
+
+
+def test_only_our_services_ready_answer_counts_as_ready() -> None:
+    import httpx
+
+    from devstack.stack import _is_ready_answer
+
+    assert _is_ready_answer(httpx.Response(200, json={"status": "ready"}))
+    # Something else on the port (a metrics exporter answers every GET) is not a ready service.
+    assert not _is_ready_answer(httpx.Response(200, text="# HELP python_info Python platform information\n"))
+    assert not _is_ready_answer(httpx.Response(200, json={"status": "ok"}))
+    assert not _is_ready_answer(httpx.Response(503, json={"code": "unavailable", "message": "Not ready"}))

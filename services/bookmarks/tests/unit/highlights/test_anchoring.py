@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +70,14 @@ def test_a_quote_of_ideographs_beyond_the_alphabet_is_matched_exactly_only() -> 
     assert anchor(text[:200] + "x" + text[201:], Selector(quote)).kind == "orphan"
 
 
-def test_two_hundred_highlights_in_a_long_page_take_well_under_a_second() -> None:
+def test_two_hundred_edited_quotes_in_a_long_repetitive_page_each_find_their_own_place() -> None:
     words = [f"word{i % 997}" for i in range(20_000)]
     text = " ".join(words)
     selectors = [
         Selector(" ".join(words[i : i + 8]) + "!", start=len(" ".join(words[:i]))) for i in range(0, 20_000, 100)
     ]
-    started = time.perf_counter()
     found = anchor_all(text, selectors)
+    # Each quote's words repeat every 997 words: the old offset picks its own occurrence (speed is
+    # bench/highlights.py's to measure).
     assert all(a.kind == "fuzzy" for a in found)
-    # A guard against an accidental quadratic path, not a benchmark (bench/highlights.py measures).
-    assert time.perf_counter() - started < 20
+    assert all(a.start is not None and abs(a.start - s.start) <= 1 for a, s in zip(found, selectors, strict=True))
