@@ -18,7 +18,10 @@ const saveButton = $<HTMLButtonElement>("save");
 const deleteButton = $<HTMLButtonElement>("delete");
 
 let tab: chrome.tabs.Tab | undefined;
-let saved: Bookmark | null = null;
+/** What the popup shows of the page's bookmark: the server's, or the one just queued offline. */
+type ShownBookmark = Pick<Bookmark, "clientBookmarkId" | "url" | "title" | "userTags" | "collectionIds">;
+
+let saved: ShownBookmark | null = null;
 
 async function targetTab(): Promise<chrome.tabs.Tab | undefined> {
   // Opened as a page of its own (popup.html?tab=ID), it works on that tab; as a popup, on the active one.
@@ -40,7 +43,7 @@ function fillCollections(choices: CollectionChoice[], selected: string | undefin
   collectionSelect.value = selected ?? "";
 }
 
-function showSaved(bookmark: Bookmark | null): void {
+function showSaved(bookmark: ShownBookmark | null): void {
   saved = bookmark;
   $("saved-mark").hidden = bookmark === null;
   saveButton.textContent = bookmark ? "Save changes" : "Save page";

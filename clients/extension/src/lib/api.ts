@@ -1,74 +1,27 @@
-/** Calls of the platform's API, with the access token and one refresh on a 401. */
+/** Calls of the platform's API, with the access token and one refresh on a 401. Its wire types are the
+ * client core's (clients/shared/model.ts, generated from docs/openapi.json). */
 
 import { ApiError, OfflineError } from "./errors.ts";
+import type {
+  Bookmark,
+  BookmarkUpsert as BookmarkWrite,
+  CaptureRequest,
+  DeltaPage,
+  Highlight,
+  HighlightUpsert as HighlightWrite,
+} from "../../../../clients/shared/model.ts";
 import type { SessionManager } from "./session.ts";
 
-export interface Bookmark {
-  clientBookmarkId: string;
-  url: string;
-  title: string | null;
-  userTags: string[];
-  collectionIds: string[];
-  enrichmentStatus?: string;
-  snapshotStatus?: string;
-}
-
-export interface Collection {
-  id: string;
-  name: string;
-  parentId: string | null;
-}
-
-export type HighlightColor = "yellow" | "green" | "blue" | "pink" | "purple";
-
-export interface Highlight {
-  id: string;
-  bookmarkId: string;
-  quote: string;
-  prefix: string;
-  suffix: string;
-  start: number | null;
-  end: number | null;
-  color: HighlightColor;
-  note: string;
-  anchor: "exact" | "fuzzy" | "orphan" | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A highlight PUT: ``bookmarkId`` and ``quote`` always; the context at creation only. */
-export interface HighlightWrite {
-  bookmarkId: string;
-  quote: string;
-  prefix?: string;
-  suffix?: string;
-  color?: HighlightColor;
-  note?: string;
-}
-
-export interface DeltaPage {
-  cursor: string | null;
-  nextCursor: string | null;
-  collections: Collection[];
-  collectionTombstones: { id: string }[];
-  highlights?: Highlight[];
-  highlightTombstones?: { id: string }[];
-}
-
-export interface BookmarkWrite {
-  url: string;
-  title?: string;
-  userTags?: string[];
-  collectionIds?: string[];
-  clientSavedAt?: string;
-}
-
-export interface CaptureRequest {
-  clientBookmarkId: string;
-  url: string;
-  html: string;
-  title?: string;
-}
+export type {
+  Bookmark,
+  CaptureRequest,
+  Collection,
+  DeltaPage,
+  Highlight,
+  HighlightColor,
+  BookmarkUpsert as BookmarkWrite,
+  HighlightUpsert as HighlightWrite,
+} from "../../../../clients/shared/model.ts";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
