@@ -71,9 +71,10 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 
 web: venv web/dist/index.html
 
+# The client core's own tests (clients/shared/test) run here once; the extension's tests check it uses them.
 web-test: web
 	cd web && $(NODE) node_modules/typescript/bin/tsc --noEmit -p .
-	cd web && $(NODE) --test --experimental-strip-types --no-warnings 'test/**/*.test.ts'
+	cd web && $(NODE) --test --experimental-strip-types --no-warnings 'test/**/*.test.ts' '../clients/shared/test/*.test.ts'
 
 run: venv web
 	exec $(VENV_PY) -m devstack run

@@ -3,6 +3,7 @@
 // under one lock for all tabs of this browser, re-reads the stored token inside it, and stores the new
 // pair before anything uses it. A token is never presented twice by this device.
 
+import { withOneRefresh } from "../../clients/shared/errors.ts";
 import { ApiError, Offline, errorOf, send } from "./api.ts";
 import type { Db } from "./db.ts";
 import type { Session, User } from "./model.ts";
@@ -143,13 +144,7 @@ export class SessionManager {
 
 /** fetch with the session's token; a 401 refreshes once and tries again. */
 export async function authed(session: SessionManager, path: string, init: RequestInit = {}): Promise<Response> {
-  const token = await session.token();
-  let response = await send(path, init, token);
-  if (response.status === 401) {
-    const fresh = await session.refresh(token);
-    response = await send(path, init, fresh);
-  }
-  return response;
+  return withOneRefresh(session, (token) => send(path, init, token));
 }
 
 export async function authedJson<T>(session: SessionManager, path: string, init: RequestInit = {}): Promise<T> {

@@ -39,6 +39,21 @@ test("a write the server refuses is dropped, one it cannot take now is kept in f
   assert.deepEqual((await queue.all()).map((w) => w.id), ["busy", "c"]);
 });
 
+test("the queue follows the client core's policy: offline, 408, 429, 5xx and 401 wait; other 4xx are dropped", async () => {
+  const cases: [number, "refused" | "left"][] = [
+    [400, "refused"], [403, "refused"], [404, "refused"], [409, "refused"], [413, "refused"],
+    [401, "left"], [408, "left"], [429, "left"], [500, "left"], [501, "left"], [502, "left"], [504, "left"],
+  ];
+  for (const [status, expected] of cases) {
+    const { server, local, api } = await signedIn();
+    server.on("PUT /v1/bookmarks/*", () => json(status, { code: "some-code", message: "No." }));
+    const queue = new WriteQueue(local, localLocks());
+    await queue.add(put("a"));
+    const result = await queue.flush(api);
+    assert.equal(result[expected], 1, `${status}: ${JSON.stringify(result)}`);
+  }
+});
+
 test("the queue keeps at most MAX_QUEUED_WRITES writes, dropping the oldest", async () => {
   const queue = new WriteQueue(new MemoryKeyValue(), localLocks());
   for (let i = 0; i < MAX_QUEUED_WRITES + 3; i += 1) await queue.add(put(String(i)));

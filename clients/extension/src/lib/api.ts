@@ -1,6 +1,7 @@
 /** Calls of the platform's API, with the access token and one refresh on a 401. Its wire types are the
  * client core's (clients/shared/model.ts, generated from docs/openapi.json). */
 
+import { fetchOrOffline, withOneRefresh } from "../../../../clients/shared/errors.ts";
 import { ApiError, OfflineError } from "./errors.ts";
 import type {
   Bookmark,
@@ -75,11 +76,8 @@ export class ApiClient {
   }
 
   private async call(method: Method, path: string, body?: unknown): Promise<Response> {
-    const token = await this.session.accessToken();
-    let response = await this.send(method, path, token, body);
-    if (response.status === 401) {
-      response = await this.send(method, path, await this.session.refresh(token), body);
-    }
+    const tokens = { token: () => this.session.accessToken(), refresh: (rejected: string) => this.session.refresh(rejected) };
+    const response = await withOneRefresh(tokens, (token) => this.send(method, path, token, body));
     if (!response.ok) throw await ApiError.fromResponse(response);
     return response;
   }
@@ -92,11 +90,7 @@ export class ApiClient {
       init.body = JSON.stringify(body);
     }
     const url = (await this.session.serverUrl()) + path;
-    try {
-      return await this.fetcher(url, init);
-    } catch (error) {
-      throw new OfflineError(`Cannot reach the server: ${String(error)}`);
-    }
+    return fetchOrOffline(this.fetcher, url, init, (error) => new OfflineError(`Cannot reach the server: ${String(error)}`));
   }
 }
 
@@ -112,12 +106,7 @@ export async function signInRequest(
     init.headers = { "Content-Type": "application/json" };
     init.body = JSON.stringify({ code: pairingCode });
   }
-  let response: Response;
-  try {
-    response = await fetcher(serverUrl + path, init);
-  } catch (error) {
-    throw new OfflineError(`Cannot reach ${serverUrl}: ${String(error)}`);
-  }
+  const response = await fetchOrOffline(fetcher, serverUrl + path, init, (error) => new OfflineError(`Cannot reach ${serverUrl}: ${String(error)}`));
   if (!response.ok) throw await ApiError.fromResponse(response);
   return (await response.json()) as { accessToken: string; refreshToken: string; user: { id: string } };
 }

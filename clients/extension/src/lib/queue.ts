@@ -7,13 +7,11 @@
 
 import type { ApiClient, BookmarkWrite, HighlightWrite } from "./api.ts";
 import { MAX_QUEUED_WRITES } from "./config.ts";
-import { ApiError, NotSignedIn, OfflineError } from "./errors.ts";
+import { outcomeOf } from "../../../../clients/shared/errors.ts";
 import type { KeyValue, LockRunner } from "./kv.ts";
 
 const KEY = "queue";
 const LOCK = "bookmarks-queue";
-// Answers that say "not now" rather than "never": 401 (a session to renew), 408, 429.
-const RETRIED = new Set([401, 408, 429]);
 
 export type QueuedWrite =
   | { kind: "put"; id: string; body: BookmarkWrite }
@@ -89,10 +87,8 @@ async function send(api: ApiClient, write: QueuedWrite): Promise<"sent" | "refus
     }
     return "sent";
   } catch (error) {
-    if (error instanceof OfflineError || error instanceof NotSignedIn) return "wait";
-    if (error instanceof ApiError && error.status >= 400 && error.status < 500 && !RETRIED.has(error.status)) {
-      return "refused";
-    }
-    return "wait"; // the server may take it later
+    // The client core's policy: offline, 408, 429 and 5xx pass later; a session to renew (a 401, not
+    // signed in) keeps the write for after the sign-in; any other refusal would come again.
+    return outcomeOf(error) === "final" ? "refused" : "wait";
   }
 }
