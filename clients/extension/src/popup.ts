@@ -6,6 +6,7 @@ import type { CollectionChoice } from "./lib/collections.ts";
 import { byId } from "./lib/dom.ts";
 import { type HighlightLine, type PageHighlights, colorName, highlightsHeading } from "./lib/highlights.ts";
 import { ask, type PageState } from "./lib/messages.ts";
+import { queuedLine } from "./lib/queue.ts";
 import { isSaveableUrl, originPattern } from "./lib/server.ts";
 import { InvalidTags, formatTags, parseTagInput } from "../../../clients/shared/tags.ts";
 
@@ -56,7 +57,7 @@ function showSaved(bookmark: ShownBookmark | null): void {
 
 function showQueued(count: number): void {
   $("queued").hidden = count === 0;
-  $("queued").textContent = `${count} ${count === 1 ? "save" : "saves"} waiting to be sent.`;
+  $("queued").textContent = queuedLine(count);
 }
 
 function request(): SaveRequest {

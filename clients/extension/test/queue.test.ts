@@ -3,7 +3,8 @@ import { test } from "node:test";
 
 import { MAX_QUEUED_WRITES } from "../src/lib/config.ts";
 import { localLocks, MemoryKeyValue } from "../src/lib/kv.ts";
-import { WriteQueue } from "../src/lib/queue.ts";
+import { QueueFull, describeError } from "../src/lib/errors.ts";
+import { WriteQueue, queuedLine } from "../src/lib/queue.ts";
 import { json, signedIn } from "./fakes.ts";
 
 const put = (id: string) => ({ kind: "put" as const, id, body: { url: `https://example.com/${id}` } });
@@ -54,10 +55,18 @@ test("the queue follows the client core's policy: offline, 408, 429, 5xx and 401
   }
 });
 
-test("the queue keeps at most MAX_QUEUED_WRITES writes, dropping the oldest", async () => {
-  const queue = new WriteQueue(new MemoryKeyValue(), localLocks());
-  for (let i = 0; i < MAX_QUEUED_WRITES + 3; i += 1) await queue.add(put(String(i)));
+test("a full queue refuses a new write with a sentence and drops none it holds", async () => {
+  const { server, local, api } = await signedIn();
+  const queue = new WriteQueue(local, localLocks());
+  for (let i = 0; i < MAX_QUEUED_WRITES; i += 1) await queue.add(put(String(i)));
+  await assert.rejects(queue.add(put("one-too-many")), (e) => e instanceof QueueFull && describeError(e) === e.message && /waiting to be sent/.test(e.message));
   const writes = await queue.all();
   assert.equal(writes.length, MAX_QUEUED_WRITES);
-  assert.equal(writes[0]?.id, "3");
+  assert.deepEqual([writes[0]?.id, writes.at(-1)?.id], ["0", String(MAX_QUEUED_WRITES - 1)]);
+  assert.match(queuedLine(writes.length), /the most kept offline/);
+  assert.equal(queuedLine(1), "1 save waiting to be sent.");
+  server.on("PUT /v1/bookmarks/*", (r) => json(200, { data: r.body }));
+  await queue.flush(api); // sent, the queue takes writes again
+  await queue.add(put("next"));
+  assert.deepEqual((await queue.all()).map((w) => w.id), ["next"]);
 });

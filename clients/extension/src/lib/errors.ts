@@ -14,7 +14,17 @@ export class SessionExpired extends NotSignedIn {
   override name = "SessionExpired";
 }
 
-/** A short sentence for the popup and the options page. */
+/** The offline queue holds MAX_QUEUED_WRITES writes: a new one is refused, and the person told, rather
+ * than an older one dropped without a word. */
+export class QueueFull extends Error {
+  override name = "QueueFull";
+
+  constructor() {
+    super("Too many changes are waiting to be sent. Try again once you're back online.");
+  }
+}
+
+/** A short sentence for the popup, the badge's tooltip and the options page. */
 export function describeError(error: unknown): string {
   if (error instanceof SessionExpired) return "Your session ended. Sign in again in the options.";
   if (error instanceof NotSignedIn) return "Sign in first, in the options.";
