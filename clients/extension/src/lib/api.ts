@@ -10,6 +10,7 @@ import type {
   DeltaPage,
   Highlight,
   HighlightUpsert as HighlightWrite,
+  Session,
 } from "../../../../clients/shared/model.ts";
 import type { SessionManager } from "./session.ts";
 
@@ -99,7 +100,7 @@ export async function signInRequest(
   fetcher: typeof fetch,
   serverUrl: string,
   pairingCode: string | null,
-): Promise<{ accessToken: string; refreshToken: string; user: { id: string; isAnonymous?: boolean } }> {
+): Promise<Session> {
   const path = pairingCode === null ? "/v1/auth/anonymous" : "/v1/auth/pairing/claim";
   const init: RequestInit = { method: "POST" };
   if (pairingCode !== null) {
@@ -108,5 +109,5 @@ export async function signInRequest(
   }
   const response = await fetchOrOffline(fetcher, serverUrl + path, init, (error) => new OfflineError(`Cannot reach ${serverUrl}: ${String(error)}`));
   if (!response.ok) throw await ApiError.fromResponse(response);
-  return (await response.json()) as { accessToken: string; refreshToken: string; user: { id: string } };
+  return (await response.json()) as Session;
 }
