@@ -45,7 +45,7 @@ export type RefreshReply = { ok: true; session: Session } | { ok: false; status:
  * presents it once, stores the new pair before returning. Also run by the service worker, which
  * outlives a reload: a page closed mid-refresh cannot lose the new pair and reuse the old token.
  */
-export function rotateStored(db: Db): Promise<Session> {
+export async function rotateStored(db: Db): Promise<Session> {
   return rotation(db).rotate();
 }
 
