@@ -37,7 +37,7 @@ NPM := $(NODE) $(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js
 WEB_SOURCES := $(shell find web/src web/public clients/shared -type f 2>/dev/null) web/build.mjs web/package-lock.json
 
 .PHONY: help venv run infra lint test test-unit test-integration test-e2e bench helm-lint openapi web web-test migration \
-	wire-document-migration client-model field-check screenshots
+	wire-document-migration client-model client-types field-check screenshots
 
 help:
 	@echo "make run               start the whole platform locally (gateway on http://127.0.0.1:8080)"
@@ -50,6 +50,7 @@ help:
 	@echo "make migration SERVICE=bookmarks MSG='add foo'   autogenerate the next revision from the models"
 	@echo "make wire-document-migration   a bookmarks revision installing the current stored-document SQL"
 	@echo "make client-model      the reference client's Bookmark fields from the server's declaration"
+	@echo "make client-types      clients/shared/wire.ts (the web app's and the extension's wire types) from docs/openapi.json"
 	@echo "make field-check       add throw-away bookmark fields on a copy, regenerate, run the tests they can affect"
 	@echo "make screenshots       retake docs/screenshots with the browser tests"
 	@echo "make extension        build the browser extension into clients/extension/dist/{chromium,firefox}"
@@ -70,9 +71,10 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 
 web: venv web/dist/index.html
 
+# The client core's own tests (clients/shared/test) run here once; the extension's tests check it uses them.
 web-test: web
 	cd web && $(NODE) node_modules/typescript/bin/tsc --noEmit -p .
-	cd web && $(NODE) --test --experimental-strip-types --no-warnings 'test/**/*.test.ts'
+	cd web && $(NODE) --test --experimental-strip-types --no-warnings 'test/**/*.test.ts' '../clients/shared/test/*.test.ts'
 
 run: venv web
 	exec $(VENV_PY) -m devstack run
@@ -151,6 +153,12 @@ wire-document-migration: venv
 # does not import the server, so they are written into its models.py (a unit test says when they drift).
 client-model: venv
 	$(VENV_PY) -m bookmarks.client_model
+
+# The wire types of the web app and the extension (clients/shared/wire.ts) from docs/openapi.json, by the
+# openapi-typescript pinned in web/package.json; the web app's unit tests fail when the file differs from a
+# fresh generation (web/test/wire.test.ts).
+client-types: web/node_modules/.package-lock.json
+	cd web && $(NODE) node_modules/openapi-typescript/bin/cli.js ../docs/openapi.json --default-non-nullable false --output ../clients/shared/wire.ts
 
 # Adding a bookmark field is one edit of its declaration plus generated files: on a scratch copy of the
 # checkout, fields of four kinds are added, the generators run, and the tests a field can affect must pass

@@ -1,47 +1,20 @@
-// HTTP to the gateway (same origin). Errors are {code, message}; a failed fetch is Offline.
+// HTTP to the gateway (same origin), with the client core's errors and retry policy (clients/shared/errors.ts):
+// errors are {code, message}; a failed fetch is Offline.
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly retryAfter: number | null;
+import { ApiError, OfflineError, RETRYABLE_STATUSES, fetchOrOffline } from "../../clients/shared/errors.ts";
 
-  constructor(status: number, code: string, message: string, retryAfter: number | null = null) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.retryAfter = retryAfter;
-  }
+export { ApiError, OfflineError as Offline };
+
+/** The statuses whose request is sent again later (408, 429, 5xx); a 401 is the session's, see session.ts. */
+export const TRANSIENT: ReadonlySet<number> = RETRYABLE_STATUSES;
+
+export function errorOf(response: Response): Promise<ApiError> {
+  return ApiError.fromResponse(response);
 }
 
-export class Offline extends Error {
-  constructor() {
-    super("You're offline.");
-  }
-}
-
-export const TRANSIENT = new Set([408, 429, 500, 502, 503, 504]);
-
-export async function errorOf(response: Response): Promise<ApiError> {
-  let code = `http-${response.status}`;
-  let message = `The server answered ${response.status}.`;
-  try {
-    const body = (await response.json()) as { code?: unknown; message?: unknown };
-    if (typeof body.code === "string") code = body.code;
-    if (typeof body.message === "string") message = body.message;
-  } catch {
-    // Not JSON (a proxy's page): the status says enough.
-  }
-  const retry = Number(response.headers.get("retry-after"));
-  return new ApiError(response.status, code, message, Number.isFinite(retry) && retry > 0 ? retry : null);
-}
-
-export async function send(path: string, init: RequestInit = {}, token?: string): Promise<Response> {
+export function send(path: string, init: RequestInit = {}, token?: string): Promise<Response> {
   const headers = new Headers(init.headers);
   if (token) headers.set("Authorization", `Bearer ${token}`);
   if (init.body && typeof init.body === "string") headers.set("Content-Type", "application/json");
-  try {
-    return await fetch(path, { ...init, headers, cache: "no-store" });
-  } catch {
-    throw new Offline();
-  }
+  return fetchOrOffline(fetch, path, { ...init, headers, cache: "no-store" });
 }

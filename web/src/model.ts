@@ -1,51 +1,32 @@
-// Wire shapes of the API (docs/api-guide.md) and the local records built from them.
+// The local records the web app keeps, built on the API's wire shapes (clients/shared/model.ts, generated from
+// docs/openapi.json by `make client-types`).
 
-/** A link's health as the server's checks found it (docs/api-guide.md, section 15). */
-export type LinkStatus = "ok" | "moved" | "gone" | "blocked" | "unreachable";
+import type { Bookmark as WireBookmark, Collection, Highlight, HighlightUpsert } from "../../clients/shared/model.ts";
 
-export interface Bookmark {
-  clientBookmarkId: string;
-  url: string;
-  normalizedUrl?: string | null;
-  domain?: string | null;
-  title: string | null;
-  description: string | null;
-  thumbnailUrl: string | null;
-  summary: string | null;
-  saveWhy: string | null;
-  tags: string[];
-  enrichmentStatus: string;
-  snapshotStatus: string;
-  lastErrorCode: string | null;
-  isFavorite: boolean;
-  collectionIds: string[];
-  userTags: string[];
-  isArchived: boolean;
-  notes: string | null;
-  clientSavedAt: string | null;
-  lastOpenedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  enrichedAt: string | null;
-  ownerUid?: string | null;
-  /** Server-written; null until a check settled it (absent in records kept before the field existed). */
-  linkStatus?: LinkStatus | null;
-  linkCheckedAt?: string | null;
-  linkMovedTo?: string | null;
-}
+export { HIGHLIGHT_COLORS } from "../../clients/shared/model.ts";
+export type {
+  Collection,
+  DeltaPage,
+  Highlight,
+  HighlightColor,
+  ImportRecord,
+  LinkStatus,
+  SearchResult,
+  Session,
+  User,
+} from "../../clients/shared/model.ts";
+
+/** Fields the server writes after a save: absent from a bookmark made here until the server's answer, and
+ * from records kept before the field existed. */
+type ServerWritten = "ownerUid" | "normalizedUrl" | "domain" | "canonicalUrl" | "linkStatus" | "linkCheckedAt" | "linkMovedTo";
+
+/** A bookmark as the app holds it: the server's copy, or one made here that the server has not answered yet. */
+export type Bookmark = Omit<WireBookmark, ServerWritten> & { [K in ServerWritten]?: WireBookmark[K] | null };
 
 /** A local bookmark: the server's copy or our view of it, with deletion kept as a flag. */
 export interface LocalBookmark extends Bookmark {
   deleted?: boolean;
   deletedAt?: string | null;
-}
-
-export interface Collection {
-  id: string;
-  name: string;
-  parentId: string | null;
-  createdAt: string;
-  updatedAt: string;
 }
 
 export interface LocalCollection extends Collection {
@@ -72,25 +53,6 @@ export type BookmarkFields = Partial<
 
 export type CollectionFields = Partial<Pick<Collection, "name" | "parentId">>;
 
-export const HIGHLIGHT_COLORS = ["yellow", "green", "blue", "pink", "purple"] as const;
-export type HighlightColor = (typeof HIGHLIGHT_COLORS)[number];
-
-/** A passage of a saved page that the person marked, with an optional note (its offsets: code points). */
-export interface Highlight {
-  id: string;
-  bookmarkId: string;
-  quote: string;
-  prefix: string;
-  suffix: string;
-  start: number | null;
-  end: number | null;
-  color: HighlightColor;
-  note: string;
-  anchor: "exact" | "fuzzy" | "orphan" | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
 export interface LocalHighlight extends Highlight {
   deleted?: boolean;
   deletedAt?: string | null;
@@ -104,17 +66,9 @@ export function blankHighlight(id: string, at: string, bookmarkId = "", quote = 
   };
 }
 
-/** A highlight PUT: ``bookmarkId`` and ``quote`` always; the context and offsets at creation only. */
-export interface HighlightFields {
-  bookmarkId: string;
-  quote: string;
-  prefix?: string;
-  suffix?: string;
-  start?: number;
-  end?: number;
-  color?: HighlightColor;
-  note?: string;
-}
+/** A highlight PUT, the wire's without its nulls: ``bookmarkId`` and ``quote`` always; the context and
+ * offsets at creation only. */
+export type HighlightFields = { [K in keyof HighlightUpsert]: Exclude<HighlightUpsert[K], null> };
 
 export type Op =
   | { seq: number; kind: "put"; id: string; fields: BookmarkFields; createdAt: string }
@@ -134,49 +88,6 @@ export function familyOf(op: Pick<Op, "kind">): RecordFamily {
 }
 
 export type NewOp = Op extends infer T ? (T extends Op ? Omit<T, "seq"> : never) : never;
-
-export interface Session {
-  accessToken: string;
-  refreshToken: string;
-  user: User;
-}
-
-export interface User {
-  id: string;
-  isAnonymous: boolean;
-  displayName?: string | null;
-  email?: string | null;
-  isPro?: boolean;
-}
-
-export interface DeltaPage {
-  cursor: string | null;
-  nextCursor: string | null;
-  upserts: Bookmark[];
-  tombstones: { clientBookmarkId: string; deletedAt: string }[];
-  collections: Collection[];
-  collectionTombstones: { id: string; deletedAt: string }[];
-  highlights?: Highlight[];
-  highlightTombstones?: { id: string; deletedAt: string }[];
-}
-
-export interface SearchResult {
-  bookmark: Bookmark;
-  snippet: string | null;
-}
-
-export interface ImportRecord {
-  id: string;
-  status: "queued" | "running" | "completed" | "failed";
-  format: string;
-  total: number | null;
-  processed: number;
-  created: number;
-  updated: number;
-  unchanged: number;
-  invalid: number;
-  error: string | null;
-}
 
 export interface ImportItem {
   line: number;

@@ -1,8 +1,11 @@
 // The session: the refresh token lives in IndexedDB only, the access token in memory only.
-// Refresh tokens are single-use (a second use revokes the whole family), so every refresh happens
-// under one lock for all tabs of this browser, re-reads the stored token inside it, and stores the new
-// pair before anything uses it. A token is never presented twice by this device.
+// Refresh tokens are single-use (a second use revokes the whole family), so every refresh is the client
+// core's rotation (clients/shared/session.ts): under one Web Lock for all tabs of this browser, the stored
+// token re-read inside it, the new pair stored before anything uses it. A token is never presented twice
+// by this device.
 
+import { withOneRefresh } from "../../clients/shared/errors.ts";
+import { type LockRunner, SESSION_LOCK, SessionRotation } from "../../clients/shared/session.ts";
 import { ApiError, Offline, errorOf, send } from "./api.ts";
 import type { Db } from "./db.ts";
 import type { Session, User } from "./model.ts";
@@ -12,13 +15,27 @@ interface Stored {
   user: User;
 }
 
-export const SESSION_LOCK = "bookmarks-session";
+export { SESSION_LOCK };
 const WORKER_REPLY_MS = 10_000;
 
-async function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+/** Web Locks, shared by the tabs and the service worker; a browser without them runs the task at once. */
+const withLock: LockRunner = <T>(name: string, work: () => Promise<T>): Promise<T> => {
   const locks = (navigator as Navigator & { locks?: LockManager }).locks;
   if (!locks) return work();
   return locks.request(name, work) as Promise<T>;
+};
+
+/** The rotation of the refresh token kept in IndexedDB (`meta` "session"). */
+function rotation(db: Db): SessionRotation {
+  return new SessionRotation({
+    lock: withLock,
+    storage: {
+      refreshToken: async () => (await db.getMeta<Stored>("session"))?.refreshToken ?? null,
+      save: (session) => db.setMeta("session", { refreshToken: session.refreshToken, user: session.user } satisfies Stored),
+      clear: () => db.deleteMeta("session"),
+    },
+    send: (refreshToken) => send("/v1/auth/refresh", { method: "POST", body: JSON.stringify({ refreshToken }) }),
+  });
 }
 
 export type RefreshReply = { ok: true; session: Session } | { ok: false; status: number; code: string; message: string };
@@ -29,20 +46,7 @@ export type RefreshReply = { ok: true; session: Session } | { ok: false; status:
  * outlives a reload: a page closed mid-refresh cannot lose the new pair and reuse the old token.
  */
 export async function rotateStored(db: Db): Promise<Session> {
-  return withLock(SESSION_LOCK, async () => {
-    const stored = await db.getMeta<Stored>("session");
-    if (!stored) throw new ApiError(401, "signed-out", "You're signed out.");
-    const body = JSON.stringify({ refreshToken: stored.refreshToken });
-    const response = await send("/v1/auth/refresh", { method: "POST", body });
-    if (!response.ok) {
-      const error = await errorOf(response);
-      if (error.status === 401) await db.deleteMeta("session");
-      throw error;
-    }
-    const session = (await response.json()) as Session;
-    await db.setMeta("session", { refreshToken: session.refreshToken, user: session.user } satisfies Stored);
-    return session;
-  });
+  return rotation(db).rotate();
 }
 
 /** Asks the controlling service worker to rotate; null when there is none or it does not answer. */
@@ -143,13 +147,7 @@ export class SessionManager {
 
 /** fetch with the session's token; a 401 refreshes once and tries again. */
 export async function authed(session: SessionManager, path: string, init: RequestInit = {}): Promise<Response> {
-  const token = await session.token();
-  let response = await send(path, init, token);
-  if (response.status === 401) {
-    const fresh = await session.refresh(token);
-    response = await send(path, init, fresh);
-  }
-  return response;
+  return withOneRefresh(session, (token) => send(path, init, token));
 }
 
 export async function authedJson<T>(session: SessionManager, path: string, init: RequestInit = {}): Promise<T> {

@@ -115,7 +115,8 @@ test("the store lists highlights of live bookmarks, newest first, and merges uns
 
 test("delta pages bring highlights and their tombstones; an older copy never replaces a newer one", async () => {
   const { store } = newStore();
-  await store.applyPage(page({ upserts: [{ ...skeleton("b1", at), url: "https://a.test/" }] }), "c1");
+  const server = { ownerUid: "u1", normalizedUrl: "https://a.test/", domain: "a.test", canonicalUrl: null, linkStatus: null, linkCheckedAt: null, linkMovedTo: null };
+  await store.applyPage(page({ upserts: [{ ...skeleton("b1", at), url: "https://a.test/", ...server }] }), "c1");
   await store.applyPage(page({ highlights: [serverHighlight({ updatedAt: "2026-01-02T00:00:00Z", note: "new" })] }), "c2");
   await store.applyPage(page({ highlights: [serverHighlight({ note: "old" })] }), "c3");
   assert.equal(store.highlight("h1")?.note, "new");

@@ -6,6 +6,7 @@ import type { CollectionChoice } from "./lib/collections.ts";
 import { byId } from "./lib/dom.ts";
 import { type HighlightLine, type PageHighlights, colorName, highlightsHeading } from "./lib/highlights.ts";
 import { ask, type PageState } from "./lib/messages.ts";
+import { queuedLine } from "./lib/queue.ts";
 import { isSaveableUrl, originPattern } from "./lib/server.ts";
 import { InvalidTags, formatTags, parseTagInput } from "../../../clients/shared/tags.ts";
 
@@ -18,7 +19,10 @@ const saveButton = $<HTMLButtonElement>("save");
 const deleteButton = $<HTMLButtonElement>("delete");
 
 let tab: chrome.tabs.Tab | undefined;
-let saved: Bookmark | null = null;
+/** What the popup shows of the page's bookmark: the server's, or the one just queued offline. */
+type ShownBookmark = Pick<Bookmark, "clientBookmarkId" | "url" | "title" | "userTags" | "collectionIds">;
+
+let saved: ShownBookmark | null = null;
 
 async function targetTab(): Promise<chrome.tabs.Tab | undefined> {
   // Opened as a page of its own (popup.html?tab=ID), it works on that tab; as a popup, on the active one.
@@ -40,7 +44,7 @@ function fillCollections(choices: CollectionChoice[], selected: string | undefin
   collectionSelect.value = selected ?? "";
 }
 
-function showSaved(bookmark: Bookmark | null): void {
+function showSaved(bookmark: ShownBookmark | null): void {
   saved = bookmark;
   $("saved-mark").hidden = bookmark === null;
   saveButton.textContent = bookmark ? "Save changes" : "Save page";
@@ -53,7 +57,7 @@ function showSaved(bookmark: Bookmark | null): void {
 
 function showQueued(count: number): void {
   $("queued").hidden = count === 0;
-  $("queued").textContent = `${count} ${count === 1 ? "save" : "saves"} waiting to be sent.`;
+  $("queued").textContent = queuedLine(count);
 }
 
 function request(): SaveRequest {

@@ -5,6 +5,8 @@ import { type ActionDeps, CannotSave, knownBookmark, remove, save, update } from
 import type { Captured } from "../src/lib/capture.ts";
 import { localLocks } from "../src/lib/kv.ts";
 import { LookupCache } from "../src/lib/lookups.ts";
+import { MAX_QUEUED_WRITES } from "../src/lib/config.ts";
+import { QueueFull, describeError } from "../src/lib/errors.ts";
 import { WriteQueue } from "../src/lib/queue.ts";
 import { type FakeServer, type Seen, json, signedIn } from "./fakes.ts";
 
@@ -53,6 +55,15 @@ test("saving a page that is already saved updates that bookmark instead of addin
   const put = last(server, "PUT /v1/bookmarks/");
   assert.equal(put?.path, "/v1/bookmarks/old");
   assert.deepEqual(put?.body, { url: URL_, title: "Story" }); // tags, collections and save time are kept
+});
+
+test("offline with the queue full, a save is refused with the queue's sentence, the queue unchanged", async () => {
+  const { server, deps } = await setup();
+  for (let i = 0; i < MAX_QUEUED_WRITES; i += 1) await deps.queue.add({ kind: "delete", id: `old-${i}` });
+  server.offline = true;
+  await assert.rejects(save(deps, { url: URL_ }), (e) => e instanceof QueueFull && /Try again once you're back online/.test(describeError(e)));
+  await assert.rejects(remove(deps, "old-0", URL_), QueueFull);
+  assert.equal((await deps.queue.all()).length, MAX_QUEUED_WRITES);
 });
 
 test("a link is saved without a capture", async () => {

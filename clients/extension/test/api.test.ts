@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { ApiError as CoreApiError, OfflineError as CoreOfflineError } from "../../../clients/shared/errors.ts";
 import { ApiError, OfflineError } from "../src/lib/errors.ts";
 import { json, signedIn } from "./fakes.ts";
 
@@ -30,6 +31,11 @@ test("errors carry the server's code and message; an unreachable server is Offli
   await assert.rejects(api.lookup("nope"), (e) => e instanceof ApiError && e.code === "invalid-url" && e.message === "Not a URL.");
   server.offline = true;
   await assert.rejects(api.lookup("https://a.test/"), OfflineError);
+});
+
+test("the extension's errors are the client core's", () => {
+  assert.equal(ApiError, CoreApiError);
+  assert.equal(OfflineError, CoreOfflineError);
 });
 
 test("the lookup asks for the page's URL, encoded", async () => {

@@ -1,7 +1,7 @@
 /** A scripted stand-in for the server's HTTP API, as seen through fetch; the real server is exercised
  * by the end-to-end tests in tests/e2e/extension. */
 
-import { ApiClient } from "../src/lib/api.ts";
+import { ApiClient, type Bookmark } from "../src/lib/api.ts";
 import { MemoryKeyValue, localLocks } from "../src/lib/kv.ts";
 import { SessionManager } from "../src/lib/session.ts";
 
@@ -19,6 +19,18 @@ export function json(status: number, body: unknown): Response {
     status,
     headers: { "Content-Type": "application/json" },
   });
+}
+
+/** A bookmark as the server answers it: every wire field, `patch` over plain defaults. */
+export function wireBookmark(patch: Partial<Bookmark> = {}): Bookmark {
+  const at = "2026-11-28T00:00:00Z";
+  return {
+    ownerUid: "user-1", clientBookmarkId: "b1", url: "https://a.test/", normalizedUrl: "https://a.test/", domain: "a.test",
+    title: null, description: null, thumbnailUrl: null, summary: null, saveWhy: null, tags: [], enrichmentStatus: "pending",
+    snapshotStatus: "pending", lastErrorCode: null, isFavorite: false, collectionIds: [], userTags: [], isArchived: false,
+    notes: null, clientSavedAt: null, lastOpenedAt: null, createdAt: at, updatedAt: at, enrichedAt: null, linkStatus: null,
+    linkCheckedAt: null, linkMovedTo: null, canonicalUrl: null, ...patch,
+  };
 }
 
 export function jwt(claims: Record<string, unknown>): string {

@@ -7,6 +7,8 @@ import { HighlightStore, colorName, highlightWrite, highlightsHeading, linesOf }
 import { localLocks } from "../src/lib/kv.ts";
 import { LookupCache } from "../src/lib/lookups.ts";
 import type { DrawReply, PageRequest, SelectionReply } from "../src/lib/marks.ts";
+import { MAX_QUEUED_WRITES } from "../src/lib/config.ts";
+import { QueueFull } from "../src/lib/errors.ts";
 import { WriteQueue } from "../src/lib/queue.ts";
 import { type FakeServer, json, signedIn } from "./fakes.ts";
 
@@ -99,6 +101,15 @@ test("offline, the highlight is drawn and queued behind its bookmark's PUT, then
   server.offline = false;
   assert.deepEqual(await deps.queue.flush(deps.api), { sent: 2, refused: 0, left: 0 });
   assert.deepEqual(routes(server), ["PUT /v1/bookmarks/id-1", "PUT /v1/highlights/id-2"]);
+});
+
+test("with the queue full, a highlight that would wait behind it is refused and not kept", async () => {
+  const { server, deps } = await setup(true);
+  for (let i = 0; i < MAX_QUEUED_WRITES; i += 1) await deps.queue.add({ kind: "delete", id: `old-${i}` });
+  await assert.rejects(highlightSelection(deps, { id: 7, url: URL_ }), QueueFull);
+  assert.deepEqual(await deps.highlights.of("bm"), []);
+  assert.equal((await deps.queue.all()).length, MAX_QUEUED_WRITES);
+  assert.deepEqual(routes(server), [], "nothing sent");
 });
 
 test("a highlight the server refuses is not kept, and the refusal is the error", async () => {

@@ -3,7 +3,8 @@ import { test } from "node:test";
 
 import { MAX_QUEUED_WRITES } from "../src/lib/config.ts";
 import { localLocks, MemoryKeyValue } from "../src/lib/kv.ts";
-import { WriteQueue } from "../src/lib/queue.ts";
+import { QueueFull, describeError } from "../src/lib/errors.ts";
+import { WriteQueue, queuedLine } from "../src/lib/queue.ts";
 import { json, signedIn } from "./fakes.ts";
 
 const put = (id: string) => ({ kind: "put" as const, id, body: { url: `https://example.com/${id}` } });
@@ -39,10 +40,33 @@ test("a write the server refuses is dropped, one it cannot take now is kept in f
   assert.deepEqual((await queue.all()).map((w) => w.id), ["busy", "c"]);
 });
 
-test("the queue keeps at most MAX_QUEUED_WRITES writes, dropping the oldest", async () => {
-  const queue = new WriteQueue(new MemoryKeyValue(), localLocks());
-  for (let i = 0; i < MAX_QUEUED_WRITES + 3; i += 1) await queue.add(put(String(i)));
+test("the queue follows the client core's policy: offline, 408, 429, 5xx and 401 wait; other 4xx are dropped", async () => {
+  const cases: [number, "refused" | "left"][] = [
+    [400, "refused"], [403, "refused"], [404, "refused"], [409, "refused"], [413, "refused"],
+    [401, "left"], [408, "left"], [429, "left"], [500, "left"], [501, "left"], [502, "left"], [504, "left"],
+  ];
+  for (const [status, expected] of cases) {
+    const { server, local, api } = await signedIn();
+    server.on("PUT /v1/bookmarks/*", () => json(status, { code: "some-code", message: "No." }));
+    const queue = new WriteQueue(local, localLocks());
+    await queue.add(put("a"));
+    const result = await queue.flush(api);
+    assert.equal(result[expected], 1, `${status}: ${JSON.stringify(result)}`);
+  }
+});
+
+test("a full queue refuses a new write with a sentence and drops none it holds", async () => {
+  const { server, local, api } = await signedIn();
+  const queue = new WriteQueue(local, localLocks());
+  for (let i = 0; i < MAX_QUEUED_WRITES; i += 1) await queue.add(put(String(i)));
+  await assert.rejects(queue.add(put("one-too-many")), (e) => e instanceof QueueFull && describeError(e) === e.message && /waiting to be sent/.test(e.message));
   const writes = await queue.all();
   assert.equal(writes.length, MAX_QUEUED_WRITES);
-  assert.equal(writes[0]?.id, "3");
+  assert.deepEqual([writes[0]?.id, writes.at(-1)?.id], ["0", String(MAX_QUEUED_WRITES - 1)]);
+  assert.match(queuedLine(writes.length), /the most kept offline/);
+  assert.equal(queuedLine(1), "1 save waiting to be sent.");
+  server.on("PUT /v1/bookmarks/*", (r) => json(200, { data: r.body }));
+  await queue.flush(api); // sent, the queue takes writes again
+  await queue.add(put("next"));
+  assert.deepEqual((await queue.all()).map((w) => w.id), ["next"]);
 });

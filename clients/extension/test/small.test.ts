@@ -4,6 +4,7 @@ import { test } from "node:test";
 import { bound, utf8Length } from "../src/lib/capture.ts";
 import { LOOKUP_CACHE_ENTRIES, LOOKUP_TTL_MS, MAX_CAPTURE_HTML_BYTES } from "../src/lib/config.ts";
 import { LookupCache } from "../src/lib/lookups.ts";
+import { wireBookmark } from "./fakes.ts";
 import { InvalidServerUrl, isSaveableUrl, normalizeServerUrl, originPattern, saveProblem } from "../src/lib/server.ts";
 
 test("the server URL becomes an origin, and its permission pattern covers that origin only", () => {
@@ -39,7 +40,7 @@ test("a lone surrogate in the page becomes U+FFFD, so the server gets valid UTF-
 test("lookup answers expire after LOOKUP_TTL_MS and the cache holds a bounded number", () => {
   let now = 0;
   const cache = new LookupCache(() => now);
-  const bookmark = { clientBookmarkId: "b1", url: "https://a.test/", title: null, userTags: [], collectionIds: [] };
+  const bookmark = wireBookmark();
   cache.set("https://a.test/", bookmark);
   cache.set("https://b.test/", null);
   now = LOOKUP_TTL_MS - 1;
@@ -55,7 +56,7 @@ test("lookup answers expire after LOOKUP_TTL_MS and the cache holds a bounded nu
 
 test("forgetting a bookmark drops every URL it was looked up under", () => {
   const cache = new LookupCache();
-  const bookmark = { clientBookmarkId: "b1", url: "https://a.test/", title: null, userTags: [], collectionIds: [] };
+  const bookmark = wireBookmark();
   cache.set("https://a.test/?utm_source=x", bookmark);
   cache.set("https://www.a.test/", bookmark);
   cache.forget("https://a.test/", "b1");

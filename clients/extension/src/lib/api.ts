@@ -1,74 +1,29 @@
-/** Calls of the platform's API, with the access token and one refresh on a 401. */
+/** Calls of the platform's API, with the access token and one refresh on a 401. Its wire types are the
+ * client core's (clients/shared/model.ts, generated from docs/openapi.json). */
 
+import { fetchOrOffline, withOneRefresh } from "../../../../clients/shared/errors.ts";
 import { ApiError, OfflineError } from "./errors.ts";
+import type {
+  Bookmark,
+  BookmarkUpsert as BookmarkWrite,
+  CaptureRequest,
+  DeltaPage,
+  Highlight,
+  HighlightUpsert as HighlightWrite,
+  Session,
+} from "../../../../clients/shared/model.ts";
 import type { SessionManager } from "./session.ts";
 
-export interface Bookmark {
-  clientBookmarkId: string;
-  url: string;
-  title: string | null;
-  userTags: string[];
-  collectionIds: string[];
-  enrichmentStatus?: string;
-  snapshotStatus?: string;
-}
-
-export interface Collection {
-  id: string;
-  name: string;
-  parentId: string | null;
-}
-
-export type HighlightColor = "yellow" | "green" | "blue" | "pink" | "purple";
-
-export interface Highlight {
-  id: string;
-  bookmarkId: string;
-  quote: string;
-  prefix: string;
-  suffix: string;
-  start: number | null;
-  end: number | null;
-  color: HighlightColor;
-  note: string;
-  anchor: "exact" | "fuzzy" | "orphan" | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A highlight PUT: ``bookmarkId`` and ``quote`` always; the context at creation only. */
-export interface HighlightWrite {
-  bookmarkId: string;
-  quote: string;
-  prefix?: string;
-  suffix?: string;
-  color?: HighlightColor;
-  note?: string;
-}
-
-export interface DeltaPage {
-  cursor: string | null;
-  nextCursor: string | null;
-  collections: Collection[];
-  collectionTombstones: { id: string }[];
-  highlights?: Highlight[];
-  highlightTombstones?: { id: string }[];
-}
-
-export interface BookmarkWrite {
-  url: string;
-  title?: string;
-  userTags?: string[];
-  collectionIds?: string[];
-  clientSavedAt?: string;
-}
-
-export interface CaptureRequest {
-  clientBookmarkId: string;
-  url: string;
-  html: string;
-  title?: string;
-}
+export type {
+  Bookmark,
+  CaptureRequest,
+  Collection,
+  DeltaPage,
+  Highlight,
+  HighlightColor,
+  BookmarkUpsert as BookmarkWrite,
+  HighlightUpsert as HighlightWrite,
+} from "../../../../clients/shared/model.ts";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -122,11 +77,8 @@ export class ApiClient {
   }
 
   private async call(method: Method, path: string, body?: unknown): Promise<Response> {
-    const token = await this.session.accessToken();
-    let response = await this.send(method, path, token, body);
-    if (response.status === 401) {
-      response = await this.send(method, path, await this.session.refresh(token), body);
-    }
+    const tokens = { token: () => this.session.accessToken(), refresh: (rejected: string) => this.session.refresh(rejected) };
+    const response = await withOneRefresh(tokens, (token) => this.send(method, path, token, body));
     if (!response.ok) throw await ApiError.fromResponse(response);
     return response;
   }
@@ -139,11 +91,7 @@ export class ApiClient {
       init.body = JSON.stringify(body);
     }
     const url = (await this.session.serverUrl()) + path;
-    try {
-      return await this.fetcher(url, init);
-    } catch (error) {
-      throw new OfflineError(`Cannot reach the server: ${String(error)}`);
-    }
+    return fetchOrOffline(this.fetcher, url, init, (error) => new OfflineError(`Cannot reach the server: ${String(error)}`));
   }
 }
 
@@ -152,19 +100,14 @@ export async function signInRequest(
   fetcher: typeof fetch,
   serverUrl: string,
   pairingCode: string | null,
-): Promise<{ accessToken: string; refreshToken: string; user: { id: string; isAnonymous?: boolean } }> {
+): Promise<Session> {
   const path = pairingCode === null ? "/v1/auth/anonymous" : "/v1/auth/pairing/claim";
   const init: RequestInit = { method: "POST" };
   if (pairingCode !== null) {
     init.headers = { "Content-Type": "application/json" };
     init.body = JSON.stringify({ code: pairingCode });
   }
-  let response: Response;
-  try {
-    response = await fetcher(serverUrl + path, init);
-  } catch (error) {
-    throw new OfflineError(`Cannot reach ${serverUrl}: ${String(error)}`);
-  }
+  const response = await fetchOrOffline(fetcher, serverUrl + path, init, (error) => new OfflineError(`Cannot reach ${serverUrl}: ${String(error)}`));
   if (!response.ok) throw await ApiError.fromResponse(response);
-  return (await response.json()) as { accessToken: string; refreshToken: string; user: { id: string } };
+  return (await response.json()) as Session;
 }

@@ -10,9 +10,12 @@ import type { KeyValue } from "./kv.ts";
 
 const KEY = "collections";
 
+/** What the copy keeps of a collection: enough to name it in a select box. */
+type KeptCollection = Pick<Collection, "id" | "name" | "parentId">;
+
 interface CollectionCopy {
   cursor: string | null;
-  items: Record<string, Collection>;
+  items: Record<string, KeptCollection>;
 }
 
 export interface CollectionChoice {
@@ -57,12 +60,12 @@ export class CollectionStore {
   }
 }
 
-function pick(collection: Collection): Collection {
+function pick(collection: Collection): KeptCollection {
   return { id: collection.id, name: collection.name, parentId: collection.parentId };
 }
 
 /** A collection whose parent is unknown or deleted shows at the top level; the depth bound stops a cycle. */
-function pathOf(collection: Collection, items: Record<string, Collection>): string {
+function pathOf(collection: KeptCollection, items: Record<string, KeptCollection>): string {
   const names = [collection.name];
   let parent = collection.parentId ? items[collection.parentId] : undefined;
   for (let depth = 0; parent && depth < 10; depth += 1) {

@@ -14,7 +14,7 @@ export const LOOKUP_CACHE_ENTRIES = 200;
 /** Refresh an access token this long before its `exp`: the request still has to reach the server. */
 export const EXPIRY_SKEW_SECONDS = 15;
 
-/** Saves kept while offline; past this the oldest is dropped so storage stays small. */
+/** Writes kept while offline; past this a new one is refused with QueueFull (none is ever dropped). */
 export const MAX_QUEUED_WRITES = 500;
 
 /** Records per delta page when the collection list is synced. */

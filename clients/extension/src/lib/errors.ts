@@ -1,33 +1,9 @@
-/** What can go wrong talking to the server, in kinds the UI words differently. */
+/** What can go wrong talking to the server, in kinds the UI words differently. The API's errors and the
+ * retry policy are the client core's (clients/shared/errors.ts); signing in is the extension's own. */
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
+import { ApiError, OfflineError } from "../../../../clients/shared/errors.ts";
 
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    this.name = "ApiError";
-  }
-
-  static async fromResponse(response: Response): Promise<ApiError> {
-    let code = "http-" + String(response.status);
-    let message = `The server answered ${response.status}.`;
-    try {
-      const body: unknown = await response.json();
-      if (isErrorBody(body)) ({ code, message } = body);
-    } catch {
-      // A body that is not the JSON error contract keeps the generic sentence.
-    }
-    return new ApiError(response.status, code, message);
-  }
-}
-
-/** The server could not be reached (no network, server down, DNS): the write can wait in the queue. */
-export class OfflineError extends Error {
-  override name = "OfflineError";
-}
+export { ApiError, OfflineError } from "../../../../clients/shared/errors.ts";
 
 export class NotSignedIn extends Error {
   override name = "NotSignedIn";
@@ -38,13 +14,17 @@ export class SessionExpired extends NotSignedIn {
   override name = "SessionExpired";
 }
 
-function isErrorBody(body: unknown): body is { code: string; message: string } {
-  if (typeof body !== "object" || body === null) return false;
-  const { code, message } = body as Record<string, unknown>;
-  return typeof code === "string" && typeof message === "string";
+/** The offline queue holds MAX_QUEUED_WRITES writes: a new one is refused, and the person told, rather
+ * than an older one dropped without a word. */
+export class QueueFull extends Error {
+  override name = "QueueFull";
+
+  constructor() {
+    super("Too many changes are waiting to be sent. Try again once you're back online.");
+  }
 }
 
-/** A short sentence for the popup and the options page. */
+/** A short sentence for the popup, the badge's tooltip and the options page. */
 export function describeError(error: unknown): string {
   if (error instanceof SessionExpired) return "Your session ended. Sign in again in the options.";
   if (error instanceof NotSignedIn) return "Sign in first, in the options.";

@@ -53,9 +53,17 @@ export async function highlightSelection(deps: HighlightDeps, tab: TabInfo): Pro
   const write = highlightWrite(bookmarkId, selection.selector);
   await deps.highlights.put(localHighlight(id, write, deps.now()));
   let state: HighlightOutcome["state"] = "saved";
+  const queue = async (): Promise<void> => {
+    state = "queued";
+    try {
+      await deps.queue.add({ kind: "highlight-put", id, body: write });
+    } catch (error) {
+      await deps.highlights.remove(id); // refused (the queue is full): nothing kept that will not be sent
+      throw error;
+    }
+  };
   if ((await deps.queue.all()).length > 0) {
-    state = "queued"; // behind the bookmark's own queued PUT, or any write still waiting
-    await deps.queue.add({ kind: "highlight-put", id, body: write });
+    await queue(); // behind the bookmark's own queued PUT, or any write still waiting
   } else {
     try {
       await deps.highlights.put(await deps.api.putHighlight(id, write));
@@ -64,8 +72,7 @@ export async function highlightSelection(deps: HighlightDeps, tab: TabInfo): Pro
         await deps.highlights.remove(id);
         throw error;
       }
-      state = "queued";
-      await deps.queue.add({ kind: "highlight-put", id, body: write });
+      await queue();
     }
   }
   const highlights = await deps.highlights.of(bookmarkId);

@@ -6,6 +6,7 @@
  * request, so the next sync replays that page (harmless) and goes on with what is newer.
  */
 
+import { HIGHLIGHT_COLORS } from "../../../../clients/shared/model.ts";
 import type { ApiClient, Highlight, HighlightColor, HighlightWrite } from "./api.ts";
 import { DELTA_PAGE_LIMIT } from "./config.ts";
 import type { KeyValue, LockRunner } from "./kv.ts";
@@ -16,7 +17,7 @@ const LOCK = "bookmarks-highlights";
 /** storage.local: the sites whose access the person declined when asked at a highlight. */
 export const DECLINED_SITES_KEY = "declinedSites";
 
-export const COLORS: readonly HighlightColor[] = ["yellow", "green", "blue", "pink", "purple"];
+export const COLORS: readonly HighlightColor[] = HIGHLIGHT_COLORS;
 export const DEFAULT_COLOR: HighlightColor = "yellow";
 
 /** A selection's selector as the content script reports it: up to 64 code points of context each side. */

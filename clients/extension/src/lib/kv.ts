@@ -1,5 +1,7 @@
 /** A small typed key-value store: chrome.storage areas in the browser, a Map in unit tests. */
 
+import type { LockRunner } from "../../../../clients/shared/session.ts";
+
 export interface KeyValue {
   get<T>(key: string): Promise<T | undefined>;
   set(key: string, value: unknown): Promise<void>;
@@ -38,8 +40,9 @@ export class MemoryKeyValue implements KeyValue {
   }
 }
 
-/** Runs `task` while holding the lock `name`, shared by every page and worker of the extension. */
-export type LockRunner = <T>(name: string, task: () => Promise<T>) => Promise<T>;
+/** Runs `task` while holding the lock `name`, shared by every page and worker of the extension (the client
+ * core's lock adapter). */
+export type { LockRunner };
 
 export const webLocks: LockRunner = (name, task) => navigator.locks.request(name, task);
 

@@ -2,18 +2,18 @@
  *
  * A highlight's PUT is queued after its bookmark's, so the server always knows the bookmark first.
  * Every write is idempotent (PUT and DELETE by the client's own bookmark or highlight id), so a write sent twice,
- * e.g. when the worker stops between the answer and the removal from the queue, is harmless.
+ * e.g. when the worker stops between the answer and the removal from the queue, is harmless. The queue is
+ * bounded (MAX_QUEUED_WRITES): when full it refuses a new write with QueueFull and never drops one it holds.
  */
 
 import type { ApiClient, BookmarkWrite, HighlightWrite } from "./api.ts";
 import { MAX_QUEUED_WRITES } from "./config.ts";
-import { ApiError, NotSignedIn, OfflineError } from "./errors.ts";
+import { outcomeOf } from "../../../../clients/shared/errors.ts";
+import { QueueFull } from "./errors.ts";
 import type { KeyValue, LockRunner } from "./kv.ts";
 
 const KEY = "queue";
 const LOCK = "bookmarks-queue";
-// Answers that say "not now" rather than "never": 401 (a session to renew), 408, 429.
-const RETRIED = new Set([401, 408, 429]);
 
 export type QueuedWrite =
   | { kind: "put"; id: string; body: BookmarkWrite }
@@ -27,6 +27,12 @@ export interface FlushResult {
   left: number;
 }
 
+/** The popup's line about the writes waiting, which says when the queue is full. */
+export function queuedLine(count: number): string {
+  const waiting = `${count} ${count === 1 ? "save" : "saves"} waiting to be sent.`;
+  return count >= MAX_QUEUED_WRITES ? `${waiting} That's the most kept offline: new changes need a connection.` : waiting;
+}
+
 export class WriteQueue {
   private readonly local: KeyValue;
   private readonly lock: LockRunner;
@@ -36,10 +42,12 @@ export class WriteQueue {
     this.lock = lock;
   }
 
+  /** Keeps `write` after the others; throws QueueFull, keeping nothing, when the queue is full. */
   async add(write: QueuedWrite): Promise<void> {
     await this.lock(LOCK, async () => {
-      const writes = [...(await this.all()), write];
-      await this.local.set(KEY, writes.slice(-MAX_QUEUED_WRITES));
+      const writes = await this.all();
+      if (writes.length >= MAX_QUEUED_WRITES) throw new QueueFull();
+      await this.local.set(KEY, [...writes, write]);
     });
   }
 
@@ -89,10 +97,8 @@ async function send(api: ApiClient, write: QueuedWrite): Promise<"sent" | "refus
     }
     return "sent";
   } catch (error) {
-    if (error instanceof OfflineError || error instanceof NotSignedIn) return "wait";
-    if (error instanceof ApiError && error.status >= 400 && error.status < 500 && !RETRIED.has(error.status)) {
-      return "refused";
-    }
-    return "wait"; // the server may take it later
+    // The client core's policy: offline, 408, 429 and 5xx pass later; a session to renew (a 401, not
+    // signed in) keeps the write for after the sign-in; any other refusal would come again.
+    return outcomeOf(error) === "final" ? "refused" : "wait";
   }
 }

@@ -1,12 +1,15 @@
 /** The signed-in device: server URL, tokens and their rotation.
  *
  * Refresh tokens are single-use and a reused one revokes every token of the sign-in, so a refresh
- * happens at most once per token however many pages and the worker hit a 401 at once: the refresh
- * runs under a lock shared by all of them, and whoever comes second finds the access token already
- * replaced and uses the new one. The refresh token lives in storage.local (it outlives the browser
+ * happens at most once per token however many pages and the worker hit a 401 at once: the refresh is
+ * the client core's rotation (clients/shared/session.ts) under a lock shared by all of them, and whoever
+ * comes second finds the access token already replaced and uses the new one. The refresh token lives in storage.local (it outlives the browser
  * session); the access token only in storage.session (memory, gone when the browser closes).
  */
 
+import { fetchOrOffline } from "../../../../clients/shared/errors.ts";
+import type { Session } from "../../../../clients/shared/model.ts";
+import { SessionRotation } from "../../../../clients/shared/session.ts";
 import { DEFAULT_SERVER_URL } from "./config.ts";
 import { ApiError, NotSignedIn, OfflineError, SessionExpired } from "./errors.ts";
 import { isNearlyExpired } from "./jwt.ts";
@@ -15,7 +18,6 @@ import type { KeyValue, LockRunner } from "./kv.ts";
 const SERVER_KEY = "serverUrl";
 const ACCOUNT_KEY = "account";
 const ACCESS_KEY = "accessToken";
-const REFRESH_LOCK = "bookmarks-session";
 
 export interface Account {
   userId: string;
@@ -23,11 +25,8 @@ export interface Account {
   refreshToken: string;
 }
 
-interface TokenPair {
-  accessToken: string;
-  refreshToken: string;
-  user: { id: string; isAnonymous?: boolean };
-}
+/** What a sign-in answer must hold for this device (a full Session, or the fakes' smaller pair). */
+type TokenPair = Pick<Session, "accessToken" | "refreshToken"> & { user: { id: string; isAnonymous?: boolean } };
 
 export interface SessionDeps {
   local: KeyValue;
@@ -41,9 +40,24 @@ export class SessionManager {
   readonly refreshes: string[] = []; // refresh tokens spent by this manager (diagnostics and tests)
 
   private readonly deps: SessionDeps;
+  private readonly rotation: SessionRotation;
 
   constructor(deps: SessionDeps) {
     this.deps = deps;
+    this.rotation = new SessionRotation({
+      lock: deps.lock,
+      storage: {
+        refreshToken: async () => (await this.account())?.refreshToken ?? null,
+        save: (pair) => this.store(pair),
+        clear: () => this.clear(),
+        accessToken: async () => (await deps.memory.get<string>(ACCESS_KEY)) ?? null,
+      },
+      send: async (refreshToken) => {
+        const response = await this.post("/v1/auth/refresh", { refreshToken });
+        this.refreshes.push(refreshToken);
+        return response;
+      },
+    });
   }
 
   async serverUrl(): Promise<string> {
@@ -62,59 +76,44 @@ export class SessionManager {
   }
 
   /** Replaces `stale` (null: there was none); if another page or the worker already did, returns theirs. */
-  refresh(stale: string | null): Promise<string> {
-    return this.deps.lock(REFRESH_LOCK, () => this.refreshLocked(stale));
+  async refresh(stale: string | null): Promise<string> {
+    try {
+      return await this.rotation.replace(stale);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "signed-out") throw new NotSignedIn("Not signed in.");
+      if (error instanceof ApiError && error.status === 401) throw new SessionExpired(error.message);
+      throw error;
+    }
   }
 
   /** Starts a session from a sign-in answer (anonymous or pairing claim) on `serverUrl`. */
   async adopt(serverUrl: string, pair: TokenPair): Promise<Account> {
     const account = toAccount(pair);
-    await this.deps.lock(REFRESH_LOCK, async () => {
+    await this.rotation.locked(async () => {
       await this.deps.local.set(SERVER_KEY, serverUrl);
-      await this.deps.local.set(ACCOUNT_KEY, account);
-      await this.deps.memory.set(ACCESS_KEY, pair.accessToken);
+      await this.store(pair);
     });
     return account;
   }
 
   async forget(): Promise<void> {
-    await this.deps.lock(REFRESH_LOCK, async () => {
-      await this.deps.local.remove(ACCOUNT_KEY);
-      await this.deps.memory.remove(ACCESS_KEY);
-    });
+    await this.rotation.locked(() => this.clear());
   }
 
-  private async refreshLocked(stale: string | null): Promise<string> {
-    const current = await this.deps.memory.get<string>(ACCESS_KEY);
-    if (current && current !== stale) return current; // rotated by someone else while we waited
-    const account = await this.account();
-    if (!account) throw new NotSignedIn("Not signed in.");
-    const response = await this.post("/v1/auth/refresh", { refreshToken: account.refreshToken });
-    this.refreshes.push(account.refreshToken);
-    if (response.status === 401) {
-      await this.deps.local.remove(ACCOUNT_KEY);
-      await this.deps.memory.remove(ACCESS_KEY);
-      throw new SessionExpired((await ApiError.fromResponse(response)).message);
-    }
-    if (!response.ok) throw await ApiError.fromResponse(response);
-    const pair = (await response.json()) as TokenPair;
-    // The old refresh token is spent: store the new pair before anything else can fail.
+  private async store(pair: TokenPair): Promise<void> {
     await this.deps.local.set(ACCOUNT_KEY, toAccount(pair));
     await this.deps.memory.set(ACCESS_KEY, pair.accessToken);
-    return pair.accessToken;
+  }
+
+  private async clear(): Promise<void> {
+    await this.deps.local.remove(ACCOUNT_KEY);
+    await this.deps.memory.remove(ACCESS_KEY);
   }
 
   private async post(path: string, body: unknown): Promise<Response> {
     const url = (await this.serverUrl()) + path;
-    try {
-      return await this.deps.fetch(url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
-    } catch (error) {
-      throw new OfflineError(`Cannot reach ${url}: ${String(error)}`);
-    }
+    const init = { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+    return fetchOrOffline(this.deps.fetch, url, init, (error) => new OfflineError(`Cannot reach ${url}: ${String(error)}`));
   }
 
   private nowSeconds(): number {
