@@ -7,6 +7,7 @@ import { isBroken } from "../links.ts";
 import type { LocalBookmark, SearchResult } from "../model.ts";
 import { QueryError, compile, parseQuery, positiveWords } from "../query.ts";
 import { pauseMessage } from "../quota.ts";
+import { shortcutAllowed } from "../shortcuts.ts";
 import { urlProblem, withScheme } from "../urls.ts";
 import { BulkBar, SelectAllMatching } from "./Bulk.tsx";
 import { CollectionBar } from "./CollectionBar.tsx";
@@ -229,6 +230,8 @@ function useShortcuts(device: Device, rows: Row[]) {
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
+      // Single keys only while this device's shortcuts are on (Settings, "Keyboard shortcuts").
+      if (!shortcutAllowed(event)) return;
       if (event.key === "Escape") {
         // A dialog closes itself (over the Reader, Escape closes the dialog only).
         if (ui.readerId && (event.target as Element | null)?.closest?.("dialog")) return;
