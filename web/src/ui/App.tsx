@@ -37,7 +37,7 @@ function SyncStatus({ device }: { device: Device }) {
   else if (device.sync.state === "syncing") text = "Syncing…";
   else if (device.sync.state === "error") text = "Sync paused";
   return (
-    <div class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`} role="status" aria-label="Sync" title={device.sync.lastError ?? ""}>
+    <div class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`} role="status" title={device.sync.lastError ?? ""}>
       <Icon name="cloud" />
       <span>{text}</span>
     </div>
@@ -321,7 +321,7 @@ function EnrichNotice({ device }: { device: Device }) {
   useSubscription(device.autoEnrich.subscribe.bind(device.autoEnrich));
   const pause = device.autoEnrich.notice;
   return (
-    <div class="notice-area" role="status" aria-label="Enrichment notice">
+    <div class="notice-area" role="status">
       {pause && (
         <div class="notice">
           <span>{pauseMessage(pause)}</span>
