@@ -37,9 +37,9 @@ function SyncStatus({ device }: { device: Device }) {
   else if (device.sync.state === "syncing") text = "Syncing…";
   else if (device.sync.state === "error") text = "Sync paused";
   return (
-    <div class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`} role="status" title={device.sync.lastError ?? ""}>
+    <div class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`} role="status">
       <Icon name="cloud" />
-      <span>{text}</span>
+      <span title={device.sync.lastError ?? undefined}>{text}</span>
     </div>
   );
 }
