@@ -19,6 +19,7 @@ from web_support import (
     expect_status,
     open_library,
     row,
+    screenshot,
     seed_session,
     sync_status,
 )
@@ -98,6 +99,7 @@ async def test_the_virtual_list_tells_its_size_and_each_rows_place(new_device: A
     middle = await rendered(page)
     assert min(r["index"] for r in middle) > 0
     check_rows(middle, COUNT, newest_first)
+    await screenshot(page, "list-scrolled-light-desktop")
     await scroll_to(page, COUNT - 5)
     end = await rendered(page)
     check_rows(end, COUNT, newest_first)
@@ -136,13 +138,14 @@ async def shortcuts_do_nothing(page: Any) -> None:
     await expect(page.get_by_role("textbox", name="URL")).not_to_be_focused()
     await press_and_settle(page, "j")
     await expect(page.locator("li.row.active")).to_have_count(0)
-    # On a focused row, "f" and "e" would favorite and archive it.
-    item = row(page, "keys.example")
+    # On a focused row (the second), "k", "f" and "e" would move up, favorite and archive.
+    item = row(page, "keys.example/one")
     await item.focus()
-    await expect(page.locator("li.row.active")).to_have_count(1)
-    for key in ("f", "e"):
+    await expect(page.locator("li.row.active")).to_have_attribute("data-index", "1")
+    for key in ("k", "f", "e"):
         await page.keyboard.press(key)
     await page.wait_for_timeout(400)
+    await expect(page.locator("li.row.active")).to_have_attribute("data-index", "1")
     await expect(item.locator(".fav")).to_have_count(0)
     await expect(item).to_have_count(1)
     # Enter, a standard key, still opens the focused row's details; Escape closes them.
@@ -167,8 +170,9 @@ async def close_settings(page: Any) -> None:
 
 async def test_single_key_shortcuts_can_be_turned_off_on_this_device(new_device: Any) -> None:
     page = await new_device()
-    await add_link(page, "https://keys.example/one")
-    await expect(row(page, "keys.example")).to_have_count(1)
+    for n, path in enumerate(("one", "two")):
+        await add_link(page, f"https://keys.example/{path}")
+        await expect(row(page, "keys.example")).to_have_count(n + 1)
     await expect_status(page, "Synced")
 
     # On by default: "?" opens the help, which says where to turn them off.
@@ -181,6 +185,8 @@ async def test_single_key_shortcuts_can_be_turned_off_on_this_device(new_device:
     switch = await settings_switch(page)
     await expect(switch).to_be_checked()
     assert await axe_violations(page) == [], describe(await axe_violations(page))
+    await switch.scroll_into_view_if_needed()
+    await screenshot(page, "settings-keyboard-light-desktop")
     await switch.uncheck()
     await close_settings(page)
 
@@ -200,9 +206,10 @@ async def test_single_key_shortcuts_can_be_turned_off_on_this_device(new_device:
     await switch.check()
     await close_settings(page)
 
-    # On again: the keys work at once.
-    await press_and_settle(page, "j")
-    await expect(page.locator("li.row.active")).to_have_count(1)
+    # On again: the keys work at once ("k" from the second row to the first).
+    await expect(page.locator("li.row.active")).to_have_attribute("data-index", "1")
+    await press_and_settle(page, "k")
+    await expect(page.locator("li.row.active")).to_have_attribute("data-index", "0")
     await press_and_settle(page, "/")
     await expect(page.get_by_role("searchbox", name="Search")).to_be_focused()
     await page.keyboard.press("Escape")
@@ -215,8 +222,13 @@ async def expect_sync_state(page: Any, state: str) -> None:
     """The sync state shows ``state``, and what assistive technology gets is that text, not a label over it."""
     await expect_status(page, state)
     status = sync_status(page)
-    assert (await status.inner_text()).strip() == state
-    assert await status.aria_snapshot() == f"- status: {state}"
+    seen: tuple[str, str] = ("", "")
+    for _ in range(50):  # read both at one moment: a sync can start between two reads
+        seen = ((await status.inner_text()).strip(), await status.aria_snapshot())
+        if seen == (state, f"- status: {state}"):
+            return
+        await page.wait_for_timeout(200)
+    raise AssertionError(f"shown and announced differ from {state!r}: {seen}")
 
 
 async def test_status_regions_say_the_text_they_show(new_device: Any) -> None:
