@@ -243,6 +243,6 @@ async def test_status_regions_say_the_text_they_show(new_device: Any) -> None:
     # No status of the views (the sync state, the enrichment notice, Details' link check) has a label of its own.
     await row(page, "status.example").get_by_role("button", name="Details").click()
     await expect(page.get_by_role("region", name="Bookmark details")).to_be_visible()
-    assert await page.get_by_role("status").count() >= 3
+    assert await page.locator('[role="status"]').count() >= 3
     assert await page.locator('[role="status"][aria-label]').count() == 0
     assert page.errors == []
