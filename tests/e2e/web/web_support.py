@@ -23,8 +23,13 @@ async def open_library(page: Any) -> None:
     await expect_status(page, "Synced")
 
 
+def sync_status(page: Any) -> Any:
+    """The sync state in the page's banner: a status whose only text is what it shows ("Synced", "Offline"…)."""
+    return page.get_by_role("banner").get_by_role("status")
+
+
 async def expect_status(page: Any, text: str, timeout: float = 30_000) -> None:
-    await expect(page.get_by_role("status", name="Sync")).to_contain_text(text, timeout=timeout)
+    await expect(sync_status(page)).to_contain_text(text, timeout=timeout)
 
 
 def row(page: Any, title: str) -> Any:

@@ -7,6 +7,7 @@ import { isBroken } from "../links.ts";
 import type { LocalBookmark, SearchResult } from "../model.ts";
 import { QueryError, compile, parseQuery, positiveWords } from "../query.ts";
 import { pauseMessage } from "../quota.ts";
+import { shortcutAllowed } from "../shortcuts.ts";
 import { urlProblem, withScheme } from "../urls.ts";
 import { BulkBar, SelectAllMatching } from "./Bulk.tsx";
 import { CollectionBar } from "./CollectionBar.tsx";
@@ -36,9 +37,9 @@ function SyncStatus({ device }: { device: Device }) {
   else if (device.sync.state === "syncing") text = "Syncing…";
   else if (device.sync.state === "error") text = "Sync paused";
   return (
-    <div class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`} role="status" aria-label="Sync" title={device.sync.lastError ?? ""}>
+    <div class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`} role="status">
       <Icon name="cloud" />
-      <span>{text}</span>
+      <span title={device.sync.lastError ?? undefined}>{text}</span>
     </div>
   );
 }
@@ -229,6 +230,8 @@ function useShortcuts(device: Device, rows: Row[]) {
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.ctrlKey || event.metaKey || event.altKey) return;
+      // Single keys only while this device's shortcuts are on (Settings, "Keyboard shortcuts").
+      if (!shortcutAllowed(event)) return;
       if (event.key === "Escape") {
         // A dialog closes itself (over the Reader, Escape closes the dialog only).
         if (ui.readerId && (event.target as Element | null)?.closest?.("dialog")) return;
@@ -318,7 +321,7 @@ function EnrichNotice({ device }: { device: Device }) {
   useSubscription(device.autoEnrich.subscribe.bind(device.autoEnrich));
   const pause = device.autoEnrich.notice;
   return (
-    <div class="notice-area" role="status" aria-label="Enrichment notice">
+    <div class="notice-area" role="status">
       {pause && (
         <div class="notice">
           <span>{pauseMessage(pause)}</span>

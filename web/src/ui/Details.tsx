@@ -109,7 +109,7 @@ function LinkHealth({ device, bookmark: b }: { device: Device; bookmark: LocalBo
         </a>
       </div>
       {!online && <p class="hint">Checking a link needs a connection.</p>}
-      <p class={message ? "message" : "sr-only"} role="status" aria-label="Link check">
+      <p class={message ? "message" : "sr-only"} role="status">
         {message ?? ""}
       </p>
     </div>
@@ -209,7 +209,7 @@ export function Details({ device, bookmark: b }: { device: Device; bookmark: Loc
         </button>
       </div>
       {message && (
-        <p class="message" role="status" aria-label="Enrichment">
+        <p class="message" role="status">
           {message}
         </p>
       )}

@@ -29,6 +29,7 @@ export function Help(props: { onClose: () => void }) {
           ))}
         </tbody>
       </table>
+      <p class="hint">You can turn the single-key shortcuts off in Settings.</p>
     </Dialog>
   );
 }

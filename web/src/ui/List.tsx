@@ -1,5 +1,6 @@
 // The list "Bookmarks": the library (or the search results) newest first, rendered in a window of
-// rows around the scroll position so 10,000 bookmarks scroll as smoothly as 10.
+// rows around the scroll position so 10,000 bookmarks scroll as smoothly as 10. Each rendered row
+// tells assistive technology the list's whole size and its place in it (aria-setsize, aria-posinset).
 
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Device } from "../app.ts";
@@ -56,6 +57,8 @@ function RowView(props: { row: Row; index: number; pending: boolean; words: stri
       style={{ transform: `translateY(${props.index * ROW_HEIGHT}px)` }}
       data-index={props.index}
       data-id={b.clientBookmarkId}
+      aria-setsize={props.rows.length}
+      aria-posinset={props.index + 1}
       tabIndex={props.index === ui.active ? 0 : -1}
       onFocus={() => ui.active !== props.index && setUi({ active: props.index })}
     >

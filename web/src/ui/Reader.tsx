@@ -8,6 +8,7 @@ import { MAX_QUOTE, TextMap, type TextSelector, anchorAll, codePointLength, sele
 import type { Device } from "../app.ts";
 import type { LocalBookmark, LocalHighlight } from "../model.ts";
 import { type ReaderSettings, readerDocument } from "../readable.ts";
+import { shortcutAllowed } from "../shortcuts.ts";
 import { authed } from "../session.ts";
 import { Icon } from "./common.tsx";
 import { HighlightDialog, knownColor } from "./Highlights.tsx";
@@ -164,7 +165,7 @@ export function Reader({ device, bookmark: b }: { device: Device; bookmark: Loca
       if (mark && (event.key === "Enter" || event.key === " ")) {
         event.preventDefault();
         setOpenId(mark.dataset.highlight ?? null);
-      } else if (event.key === "h" && latest.current.pending) {
+      } else if (event.key === "h" && latest.current.pending && shortcutAllowed(event)) {
         event.preventDefault();
         void latest.current.create();
       } else if (event.key === "Escape") {
@@ -201,7 +202,7 @@ export function Reader({ device, bookmark: b }: { device: Device; bookmark: Loca
         if (e.key === "Escape") {
           e.stopPropagation();
           close();
-        } else if (e.key === "h" && pending && !e.ctrlKey && !e.metaKey && !e.altKey) {
+        } else if (e.key === "h" && pending && !e.ctrlKey && !e.metaKey && !e.altKey && shortcutAllowed(e)) {
           e.preventDefault();
           void create();
         }

@@ -1,4 +1,4 @@
-// Settings: AI consent, plan, devices (pair and join), sign out, theme.
+// Settings: AI consent, plan, devices (pair and join), keyboard shortcuts, theme, sign out.
 
 import { useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api.ts";
@@ -6,6 +6,7 @@ import type { Device } from "../app.ts";
 import { autoEnrichPreference, setAutoEnrichPreference } from "../autoEnrich.ts";
 import type { User } from "../model.ts";
 import { type QuotaUse, planLineWithoutUse, quotaLine } from "../quota.ts";
+import { setShortcutsOn, shortcutsOn } from "../shortcuts.ts";
 import { Dialog } from "./Dialog.tsx";
 import { JoinForm } from "./Join.tsx";
 import { type Theme, applyTheme, currentTheme } from "./theme.ts";
@@ -96,6 +97,7 @@ export function Settings(props: { device: Device; onClose: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const [theme, setTheme] = useState<Theme>(currentTheme());
   const [autoEnrich, setAutoEnrich] = useState(autoEnrichPreference);
+  const [shortcuts, setShortcuts] = useState(shortcutsOn);
   useEffect(() => {
     device.json<{ useAi: boolean } | { data: { useAi: boolean } }>("/v1/me/settings").then(
       (body) => {
@@ -165,6 +167,25 @@ export function Settings(props: { device: Device; onClose: () => void }) {
           <p class="hint">Switch this device to another library. Its current library stays on the server but leaves this device.</p>
           <JoinForm device={device} onJoined={props.onClose} />
         </details>
+      </section>
+      <section aria-labelledby="s-keyboard">
+        <h3 id="s-keyboard">Keyboard</h3>
+        <label class="switch">
+          <input
+            type="checkbox"
+            checked={shortcuts}
+            aria-describedby="s-keyboard-hint"
+            onChange={(e) => {
+              setShortcutsOn(e.currentTarget.checked);
+              setShortcuts(e.currentTarget.checked);
+            }}
+          />
+          <span class="switch-track" aria-hidden="true" />
+          Keyboard shortcuts
+        </label>
+        <p class="hint" id="s-keyboard-hint">
+          Single keys like n, / and j act right away. Turn them off if they get in your way (this device only).
+        </p>
       </section>
       <section aria-labelledby="s-theme">
         <h3 id="s-theme">Theme</h3>
