@@ -2,7 +2,7 @@
  * the browser around it (an in-memory IndexedDB, Web Locks, timers that only run when a test says so).
  * The real server is exercised by the end-to-end tests in tests/e2e/web. */
 
-import { IDBFactory } from "fake-indexeddb";
+import { IDBFactory, IDBObjectStore } from "fake-indexeddb";
 import { Db } from "../src/db.ts";
 import type { Bookmark, Collection, DeltaPage, Highlight, Op, Session } from "../src/model.ts";
 import { SessionManager } from "../src/session.ts";
@@ -379,4 +379,34 @@ export async function stored(name?: string): Promise<{
   } finally {
     db.close();
   }
+}
+
+/**
+ * The page dies in the middle of an IndexedDB transaction: at the first write that ``where`` picks, the
+ * transaction is aborted, so none of its writes land (what a closed tab or a killed browser leaves).
+ * Returns a function telling whether it happened; the hook goes away after one crash or at ``undo``.
+ */
+export function crashAt(where: (store: string, value: unknown, key: unknown) => boolean): { crashed: () => boolean; undo: () => void } {
+  const proto = IDBObjectStore.prototype as unknown as Record<"put" | "delete", (this: IDBObjectStore, ...args: unknown[]) => IDBRequest>;
+  const put = proto.put;
+  const remove = proto.delete;
+  let crashed = false;
+  const undo = (): void => {
+    proto.put = put;
+    proto.delete = remove;
+  };
+  const hook = (original: typeof put, valueFirst: boolean) =>
+    function (this: IDBObjectStore, ...args: unknown[]): IDBRequest {
+      const [value, key] = valueFirst ? [args[0], args[1]] : [undefined, args[0]];
+      if (!crashed && where(this.name, value, key)) {
+        crashed = true;
+        undo();
+        this.transaction.abort();
+        return {} as IDBRequest;
+      }
+      return original.apply(this, args);
+    };
+  proto.put = hook(put, true);
+  proto.delete = hook(remove, false);
+  return { crashed: () => crashed, undo };
 }
