@@ -205,8 +205,10 @@ export class Store {
       if (tail.kind === "put" && only.kind === "put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
       if (tail.kind === "highlight-put" && only.kind === "highlight-put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
       if (merged) {
-        await this.db.replaceOp(merged);
+        // In memory before the database write: a flush starting meanwhile sends the merged op (merged
+        // after, it would send the older one and its completion would drop the merged one, queue and all).
         this.queue[this.queue.length - 1] = merged;
+        await this.db.replaceOp(merged);
         this.changed(ids);
         return;
       }

@@ -277,6 +277,20 @@ test("an edit made while its bookmark's PUT is in flight is sent after it, not f
   assert.deepEqual((await stored()).queue, []);
 });
 
+test("an edit racing the start of a flush is not lost", async () => {
+  const tab = await signedInTab();
+  await tab.store.put("a", { url: "https://a.test/", title: "1" });
+  // The edit folds into the unsent PUT while the engine picks that PUT up to send it.
+  const editing = tab.store.put("a", { title: "2" });
+  const running = tab.sync.run(false);
+  await Promise.all([editing, running]);
+  await tab.sync.run(false);
+  assert.deepEqual(server.seen.filter((r) => r.method === "PUT").map((r) => r.body), [{ url: "https://a.test/", title: "2" }]);
+  assert.equal(server.bookmark("a")?.title, "2");
+  assert.equal(tab.store.get("a")?.title, "2");
+  assert.deepEqual((await stored()).queue, []);
+});
+
 test("a delete after an unsent create keeps both, in order; the bookmark ends deleted everywhere", async () => {
   const tab = await signedInTab();
   await tab.store.put("a", { url: "https://a.test/", title: "A" });
