@@ -265,11 +265,14 @@ test("an edit made while its bookmark's PUT is in flight is sent after it, not f
   });
   await tab.store.put("a", { url: "https://a.test/", title: "1" });
   const running = tab.sync.run(false);
-  await until(() => server.count("PUT /v1/bookmarks/a") === 1);
-  await tab.store.put("a", { title: "2" });
-  assert.equal(tab.store.queue.length, 2);
-  gate.resolve();
-  await running;
+  try {
+    await until(() => server.count("PUT /v1/bookmarks/a") === 1);
+    await tab.store.put("a", { title: "2" });
+    assert.equal(tab.store.queue.length, 2);
+  } finally {
+    gate.resolve(); // the engine holds the browser's sync lock until its answer
+    await running;
+  }
   const bodies = server.seen.filter((r) => r.method === "PUT").map((r) => r.body);
   assert.deepEqual(bodies, [{ url: "https://a.test/", title: "1" }, { url: "https://a.test/", title: "2" }]);
   assert.equal(server.bookmark("a")?.title, "2");
