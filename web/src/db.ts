@@ -31,6 +31,15 @@ function done(tx: IDBTransaction): Promise<void> {
   });
 }
 
+/** A value as text with its objects' keys in order: equal for equal ops, whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
 function putRecords(tx: IDBTransaction, records: Records): void {
   for (const record of records.bookmarks ?? []) tx.objectStore("bookmarks").put(record);
   for (const record of records.collections ?? []) tx.objectStore("collections").put(record);
@@ -151,10 +160,23 @@ export class Db {
     await done(tx);
   }
 
-  /** The server accepted (or refused) ``seq``: drop it and store the record's new base together. */
-  async completeOp(seq: number, records: Records = {}): Promise<void> {
+  /**
+   * The server accepted (or refused) ``seq``: drop it and store the record's new base together. With
+   * ``sent`` (the op as it was sent), an op changed since (another page of the browser folded an edit
+   * into it meanwhile) stays queued, to be sent as it is now.
+   */
+  async completeOp(seq: number, records: Records = {}, sent?: Op): Promise<void> {
     const tx = this.db.transaction(["queue", "bookmarks", "collections", "highlights"], "readwrite");
-    tx.objectStore("queue").delete(seq);
+    const queue = tx.objectStore("queue");
+    if (sent) {
+      const current = queue.get(seq) as IDBRequest<Op | undefined>;
+      current.onsuccess = () => {
+        if (current.result && canonical(current.result) !== canonical(sent)) return;
+        queue.delete(seq);
+      };
+    } else {
+      queue.delete(seq);
+    }
     putRecords(tx, records);
     await done(tx);
   }

@@ -294,6 +294,33 @@ test("an edit racing the start of a flush is not lost", async () => {
   assert.deepEqual((await stored()).queue, []);
 });
 
+test("an edit folded into a PUT another page of the browser is sending stays queued and is sent", async () => {
+  const editing = await signedInTab();
+  await editing.store.put("a", { url: "https://a.test/", title: "1" });
+  const sending = await openTab(); // another page of the browser, which read the queue from the database
+  const gate = deferred();
+  const put = server.routes.get("PUT /v1/bookmarks/*")!;
+  server.on("PUT /v1/bookmarks/*", async (request) => {
+    await gate.promise;
+    return put(request);
+  });
+  const running = sending.sync.run(false);
+  try {
+    await until(() => server.count("PUT /v1/bookmarks/a") === 1);
+    await editing.store.put("a", { title: "2" }); // this page sends nothing: it folds into its unsent tail
+    assert.equal(editing.store.queue.length, 1);
+  } finally {
+    gate.resolve();
+    await running;
+  }
+  assert.deepEqual((await stored()).queue.map((op) => op.kind === "put" && op.fields.title), ["2"], "the folded edit is still queued");
+  await editing.store.load(); // what the other page's change message makes it do
+  await editing.sync.run(true);
+  assert.equal(server.bookmark("a")?.title, "2");
+  assert.equal(editing.store.get("a")?.title, "2");
+  assert.deepEqual((await stored()).queue, []);
+});
+
 test("a delete after an unsent create keeps both, in order; the bookmark ends deleted everywhere", async () => {
   const tab = await signedInTab();
   await tab.store.put("a", { url: "https://a.test/", title: "A" });
