@@ -233,6 +233,16 @@ test("a crash after the server accepted a write but before the queue forgot it s
   assert.deepEqual(server.bookmarks().size, 1);
 });
 
+test("a cursor the server refuses starts that sync from scratch and converges", async () => {
+  library();
+  const tab = await signedInTab();
+  await tab.db.setMeta("cursor", "forged");
+  await tab.sync.run(true);
+  assert.deepEqual(deltaCursors(), ["forged", null]);
+  assert.equal(tab.sync.state, "synced");
+  await assertConverged(tab);
+});
+
 // -- the queue ------------------------------------------------------------------------------------------
 
 test("edits of one unsent bookmark fold into one PUT carrying every field", async () => {
