@@ -380,6 +380,34 @@ test("interleaved edits of two bookmarks keep their order; after a reload the st
   assert.deepEqual(reloaded.store.highlights().map((h) => h.id), ["h2"]);
 });
 
+test("a write answered after the engine stopped and the device joined another library leaves no trace in it", async () => {
+  const tab = await signedInTab();
+  await tab.store.put("old", { url: "https://old.test/", title: "Old library" });
+  const gate = deferred();
+  const put = server.routes.get("PUT /v1/bookmarks/*")!;
+  server.on("PUT /v1/bookmarks/*", async (request) => {
+    await gate.promise;
+    return put(request);
+  });
+  const running = tab.sync.run(false);
+  try {
+    await until(() => server.count("PUT /v1/bookmarks/old") === 1);
+    // What joining another library does (app.ts): stop the engine, clear the library, start again.
+    tab.sync.stop();
+    await tab.db.clearLibrary();
+    await tab.store.clear();
+  } finally {
+    gate.resolve();
+    await running;
+  }
+  assert.deepEqual((await stored()).bookmarks, [], "the old library's answer is not stored in the new one");
+  assert.equal(tab.store.get("old"), undefined);
+  assert.equal(server.count("GET /v1/bookmarks/delta"), 0, "the stopped engine pulls nothing");
+  await tab.store.put("new", { url: "https://new.test/" });
+  await tab.sync.run(true);
+  assert.deepEqual(server.calls().filter((c) => !c.includes("auth")), ["PUT /v1/bookmarks/old"], "nor starts a cycle until a restart");
+});
+
 test("a refused write leaves the queue and is reported; a transient failure keeps it first in line", async () => {
   const tab = await signedInTab();
   const put = server.routes.get("PUT /v1/bookmarks/*")!;
