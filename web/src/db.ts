@@ -4,7 +4,6 @@
 import type { LocalBookmark, LocalCollection, LocalHighlight, Op } from "./model.ts";
 
 export const DB_NAME = "bookmarks";
-const VERSION = 2;
 type StoreName = "bookmarks" | "collections" | "highlights" | "queue" | "meta";
 
 /** The server's copies one answer or one delta page brings. */
@@ -32,25 +31,81 @@ function done(tx: IDBTransaction): Promise<void> {
   });
 }
 
+/** A value as text with its objects' keys in order: equal for equal ops, whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
 function putRecords(tx: IDBTransaction, records: Records): void {
   for (const record of records.bookmarks ?? []) tx.objectStore("bookmarks").put(record);
   for (const record of records.collections ?? []) tx.objectStore("collections").put(record);
   for (const record of records.highlights ?? []) tx.objectStore("highlights").put(record);
 }
 
-export class Db {
-  private constructor(private readonly db: IDBDatabase) {}
+/**
+ * One step of the schema: what ``version`` changes in the one before it. A database runs, in order and
+ * inside its upgrade transaction, every step newer than its own version; a fresh one runs them all. A
+ * step is never edited once released: a change of schema is a new step with the next version.
+ */
+export interface Upgrade {
+  version: number;
+  apply(db: IDBDatabase, tx: IDBTransaction): void;
+}
 
-  static open(name = DB_NAME): Promise<Db> {
-    const request = indexedDB.open(name, VERSION);
-    request.onupgradeneeded = () => {
-      const db = request.result;
-      const has = (name: string) => db.objectStoreNames.contains(name);
-      if (!has("bookmarks")) db.createObjectStore("bookmarks", { keyPath: "clientBookmarkId" });
-      if (!has("collections")) db.createObjectStore("collections", { keyPath: "id" });
-      if (!has("highlights")) db.createObjectStore("highlights", { keyPath: "id" });
-      if (!has("queue")) db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
-      if (!has("meta")) db.createObjectStore("meta");
+export const UPGRADES: readonly Upgrade[] = [
+  {
+    version: 1,
+    apply(db) {
+      db.createObjectStore("bookmarks", { keyPath: "clientBookmarkId" });
+      db.createObjectStore("collections", { keyPath: "id" });
+      db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
+      db.createObjectStore("meta");
+    },
+  },
+  {
+    version: 2,
+    apply(db) {
+      db.createObjectStore("highlights", { keyPath: "id" });
+    },
+  },
+];
+
+/** The version a list of steps leads to (its last); refuses a list out of order. */
+export function versionOf(upgrades: readonly Upgrade[]): number {
+  let version = 0;
+  for (const step of upgrades) {
+    if (!Number.isInteger(step.version) || step.version <= version) {
+      throw new Error(`IndexedDB upgrade steps out of order at version ${step.version}`);
+    }
+    version = step.version;
+  }
+  return version;
+}
+
+export class Db {
+  private readonly db: IDBDatabase;
+
+  private constructor(db: IDBDatabase) {
+    this.db = db;
+  }
+
+  /** ``upgrades``: the schema's steps (tests give their own list to exercise the mechanism). */
+  static open(name = DB_NAME, upgrades: readonly Upgrade[] = UPGRADES): Promise<Db> {
+    let version: number;
+    try {
+      version = versionOf(upgrades);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const request = indexedDB.open(name, version);
+    request.onupgradeneeded = (event) => {
+      const tx = request.transaction;
+      if (!tx) throw new Error("IndexedDB upgrade without its transaction");
+      for (const step of upgrades) if (step.version > event.oldVersion) step.apply(request.result, tx);
     };
     return promised(request).then((db) => {
       // A newer build of the app (another tab) needs a newer database: this copy gives way (a page
@@ -105,10 +160,23 @@ export class Db {
     await done(tx);
   }
 
-  /** The server accepted (or refused) ``seq``: drop it and store the record's new base together. */
-  async completeOp(seq: number, records: Records = {}): Promise<void> {
+  /**
+   * The server accepted (or refused) ``seq``: drop it and store the record's new base together. With
+   * ``sent`` (the op as it was sent), an op changed since (another page of the browser folded an edit
+   * into it meanwhile) stays queued, to be sent as it is now.
+   */
+  async completeOp(seq: number, records: Records = {}, sent?: Op): Promise<void> {
     const tx = this.db.transaction(["queue", "bookmarks", "collections", "highlights"], "readwrite");
-    tx.objectStore("queue").delete(seq);
+    const queue = tx.objectStore("queue");
+    if (sent) {
+      const current = queue.get(seq) as IDBRequest<Op | undefined>;
+      current.onsuccess = () => {
+        if (current.result && canonical(current.result) !== canonical(sent)) return;
+        queue.delete(seq);
+      };
+    } else {
+      queue.delete(seq);
+    }
     putRecords(tx, records);
     await done(tx);
   }

@@ -205,8 +205,10 @@ export class Store {
       if (tail.kind === "put" && only.kind === "put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
       if (tail.kind === "highlight-put" && only.kind === "highlight-put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
       if (merged) {
-        await this.db.replaceOp(merged);
+        // In memory before the database write: a flush starting meanwhile sends the merged op (merged
+        // after, it would send the older one and its completion would drop the merged one, queue and all).
         this.queue[this.queue.length - 1] = merged;
+        await this.db.replaceOp(merged);
         this.changed(ids);
         return;
       }
@@ -299,13 +301,13 @@ export class Store {
       const sent = baseAfterSent(current, op, response as Bookmark | null);
       // A page applied while the write was in flight may already hold a newer copy than its answer.
       const base = sent && current && op.kind === "put" && !pageRecordApplies(sent, current) ? current : sent;
-      await this.db.completeOp(op.seq, base ? { bookmarks: [base] } : {});
+      await this.db.completeOp(op.seq, base ? { bookmarks: [base] } : {}, op);
       if (base) this.bases.set(op.id, base);
     } else if (family === "highlight") {
       const current = this.highlightBases.get(op.id);
       const sent = highlightAfterSent(current, op, response as Highlight | null);
       const base = sent && current && op.kind === "highlight-put" && !pageRecordApplies(sent, current) ? current : sent;
-      await this.db.completeOp(op.seq, base ? { highlights: [base] } : {});
+      await this.db.completeOp(op.seq, base ? { highlights: [base] } : {}, op);
       if (base) this.highlightBases.set(op.id, base);
     } else {
       const previous = this.collectionBases.get(op.id);
@@ -317,7 +319,7 @@ export class Store {
           : previous
             ? { ...previous, deleted: true, deletedAt: nowIso() }
             : undefined;
-      await this.db.completeOp(op.seq, base ? { collections: [base] } : {});
+      await this.db.completeOp(op.seq, base ? { collections: [base] } : {}, op);
       if (base) this.collectionBases.set(op.id, base);
     }
     this.queue = this.queue.filter((o) => o.seq !== op.seq);
@@ -326,7 +328,7 @@ export class Store {
 
   /** The server refused ``op``: it leaves the queue and the server's copy shows again. */
   async rejected(op: Op): Promise<void> {
-    await this.db.completeOp(op.seq);
+    await this.db.completeOp(op.seq, {}, op);
     this.queue = this.queue.filter((o) => o.seq !== op.seq);
     this.changed([op.id]);
   }

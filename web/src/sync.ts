@@ -13,6 +13,9 @@ export type SyncState = "synced" | "syncing" | "offline" | "error";
 const PAGE_SIZE = 1000;
 const CLOSE_UNAUTHORIZED = 4401;
 
+/** Ends a cycle that outlived ``stop()``: its answers belong to a session or a library that has ended. */
+class Superseded extends Error {}
+
 async function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
   const locks = (navigator as Navigator & { locks?: LockManager }).locks;
   return locks ? (locks.request(name, work) as Promise<T>) : work();
@@ -29,6 +32,8 @@ export class SyncEngine {
   private retryTimer: number | undefined;
   private socketTimer: number | undefined;
   private stopped = false;
+  /** Counts ``stop()`` calls: a cycle applies what the server says only while it is the one it began in. */
+  private generation = 0;
   private pullQueued = false;
   private listeners = new Set<() => void>();
 
@@ -81,6 +86,7 @@ export class SyncEngine {
 
   stop(): void {
     this.stopped = true;
+    this.generation += 1;
     window.clearTimeout(this.retryTimer);
     window.clearTimeout(this.socketTimer);
     const socket = this.socket;
@@ -109,20 +115,26 @@ export class SyncEngine {
   }
 
   private async cycle(pull: boolean): Promise<void> {
+    const generation = this.generation;
     if (pull) this.pullQueued = false;
+    if (this.stopped) return; // queued before a stop: nothing is sent or pulled until a restart
     if (!navigator.onLine) {
       this.setState("offline");
       return;
     }
     this.setState("syncing");
     try {
-      await this.flush();
-      if (pull || this.store.queue.length === 0) await this.pull();
+      await this.flush(generation);
+      if (pull || this.store.queue.length === 0) await this.pull(generation);
       this.setState(this.store.queue.length ? "error" : "synced");
       window.clearTimeout(this.retryTimer);
     } catch (error) {
-      this.failed(error);
+      if (!(error instanceof Superseded)) this.failed(error);
     }
+  }
+
+  private ensureCurrent(generation: number): void {
+    if (generation !== this.generation) throw new Superseded();
   }
 
   private failed(error: unknown): void {
@@ -148,13 +160,15 @@ export class SyncEngine {
   }
 
   /** Sends queued writes in order. Transient failures stop the flush (the op stays first in line). */
-  private async flush(): Promise<void> {
+  private async flush(generation: number): Promise<void> {
     for (;;) {
+      this.ensureCurrent(generation);
       const op = this.store.queue[0];
       if (!op) return;
       this.store.inFlight = op.seq;
       try {
         const response = await this.send(op);
+        this.ensureCurrent(generation); // stopped meanwhile (a sign-out, a join): the op stays queued
         if (response instanceof ApiError) {
           await this.store.rejected(op);
           this.onRejected(op, response);
@@ -194,9 +208,10 @@ export class SyncEngine {
   }
 
   /** Delta pages until the end; the stored cursor is the one of the last request made. */
-  private async pull(): Promise<void> {
+  private async pull(generation: number): Promise<void> {
     let cursor = (await this.db.getMeta<string | null>("cursor")) ?? null;
     for (;;) {
+      this.ensureCurrent(generation);
       const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
       if (cursor) params.set("cursor", cursor);
       const response = await authed(this.session, `/v1/bookmarks/delta?${params}`);
@@ -210,6 +225,7 @@ export class SyncEngine {
       }
       if (!response.ok) throw await errorOf(response);
       const page = ((await response.json()) as { data: DeltaPage }).data;
+      this.ensureCurrent(generation);
       await this.store.applyPage(page, page.nextCursor ?? cursor);
       if (!page.nextCursor) return;
       cursor = page.nextCursor;
