@@ -4,7 +4,8 @@
 
 import { IDBFactory, IDBObjectStore } from "fake-indexeddb";
 import { Db } from "../src/db.ts";
-import type { Bookmark, Collection, DeltaPage, Highlight, Op, Session } from "../src/model.ts";
+import type { Bookmark } from "../../clients/shared/model.ts"; // the server's records are whole wire bookmarks
+import type { Collection, DeltaPage, Highlight, Op, Session } from "../src/model.ts";
 import { SessionManager } from "../src/session.ts";
 import { Store } from "../src/store.ts";
 import { SyncEngine } from "../src/sync.ts";
@@ -88,7 +89,7 @@ export class FakeServer {
     const session = {
       accessToken: `access-${this.issued}`,
       refreshToken: `refresh-${this.issued}`,
-      user: { id: "user-1", isAnonymous: true },
+      user: { id: "user-1", isAnonymous: true, displayName: null, email: null, photoUrl: null, isPro: false },
     };
     this.live.add(session.accessToken);
     return session;

@@ -204,6 +204,8 @@ async function stalePageOf(id: string): Promise<DeltaPage> {
     tombstones: [],
     collections: [{ ...server.collection(id)!, name: "Renamed", updatedAt: "2027-01-01T00:00:00.000Z" }],
     collectionTombstones: [],
+    highlights: [],
+    highlightTombstones: [],
   };
 }
 
