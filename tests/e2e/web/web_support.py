@@ -24,8 +24,8 @@ async def open_library(page: Any) -> None:
 
 
 def sync_status(page: Any) -> Any:
-    """The sync state in the page's banner: a status whose only text is what it shows ("Synced", "Offline"…)."""
-    return page.get_by_role("banner").get_by_role("status")
+    """The sync state: the status "Sync", whose text (and description) is what it shows ("Synced", "Offline"…)."""
+    return page.get_by_role("status", name="Sync", exact=True)
 
 
 async def expect_status(page: Any, text: str, timeout: float = 30_000) -> None:

@@ -37,9 +37,17 @@ function SyncStatus({ device }: { device: Device }) {
   else if (device.sync.state === "syncing") text = "Syncing…";
   else if (device.sync.state === "error") text = "Sync paused";
   return (
-    <div class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`} role="status">
+    // Named "Sync" (what the region is), described by its text (what it says), so a label never hides the text.
+    <div
+      class={`sync sync-${offline ? "offline" : waiting ? "waiting" : device.sync.state}`}
+      role="status"
+      aria-label="Sync"
+      aria-describedby="sync-state"
+    >
       <Icon name="cloud" />
-      <span title={device.sync.lastError ?? undefined}>{text}</span>
+      <span id="sync-state" title={device.sync.lastError ?? undefined}>
+        {text}
+      </span>
     </div>
   );
 }
