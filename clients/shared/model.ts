@@ -41,6 +41,15 @@ export type SearchResult = Schemas["SearchResult"];
 export type ImportStatus = "queued" | "running" | "completed" | "failed";
 export type ImportRecord = Omit<Schemas["ImportRecord"], "status"> & { status: ImportStatus };
 export type CaptureRequest = Schemas["CaptureRequest"];
+export type BulkRequest = Schemas["BulkRequest"];
+export type BulkResult = Schemas["BulkResult"];
+export type UndoResult = Schemas["UndoResult"];
+export type DuplicateGroup = Schemas["DuplicateGroup"];
+export type DuplicatesPage = Schemas["DuplicatesData"];
+export type MergeRequest = Schemas["MergeRequest"];
+export type TrashItem = Schemas["TrashItem"];
+export type TrashPage = Schemas["TrashPageData"];
+export type QuotaData = Schemas["QuotaData"];
 export type PreviewData = Schemas["PreviewData"];
 /** Every error answer's body (docs/api-guide.md, section 1). */
 export type ErrorBody = Schemas["Error"];

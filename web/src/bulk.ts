@@ -1,6 +1,8 @@
 // Bulk changes through the server: one ``POST /v1/bookmarks/bulk`` for a selection (its ids) or for
 // everything a search matches (its text as ``query``), and the words said of what it changed.
 
+import type { BulkResult, UndoResult as BulkUndoResult, BulkRequest as WireBulkRequest } from "../../clients/shared/model.ts";
+
 export type BulkAction =
   | "archive"
   | "unarchive"
@@ -15,23 +17,9 @@ export type BulkAction =
 /** What a bulk change acts on: bookmarks picked by hand, or every live match of a search. */
 export type BulkTarget = { kind: "ids"; ids: string[] } | { kind: "query"; query: string };
 
-export interface BulkRequest {
-  action: BulkAction;
-  ids?: string[];
-  query?: string;
-  tags?: string[];
-  collectionId?: string;
-}
-
-export interface BulkResult {
-  affected: number;
-  undoToken: string;
-}
-
-export interface BulkUndoResult {
-  restored: number;
-  skipped: number;
-}
+/** The wire's request with its action narrowed to those the server knows (the document says "string"). */
+export type BulkRequest = Omit<WireBulkRequest, "action"> & { action: BulkAction };
+export type { BulkResult, BulkUndoResult };
 
 /** The most ids one call takes (the server's bound). */
 export const MAX_BULK_IDS = 1000;

@@ -1,22 +1,11 @@
 // Duplicates: the server's groups of bookmarks sharing a normalized URL, and what the view says of them.
 // The calls (online only) are Device's, in app.ts; a merge and its undo reach this device through delta.
 
+import type { DuplicateGroup, DuplicatesPage, MergeRequest } from "../../clients/shared/model.ts";
 import type { Bookmark } from "./model.ts";
 
-export interface DuplicateGroup {
-  key: string;
-  bookmarks: Bookmark[];
-}
-
-export interface DuplicatePage {
-  groups: DuplicateGroup[];
-  nextCursor: string | null;
-}
-
-export interface MergeRequest {
-  keep: string;
-  merge: string[];
-}
+export type { DuplicateGroup, MergeRequest };
+export type DuplicatePage = DuplicatesPage;
 
 export const DUPLICATES_PAGE_SIZE = 20;
 

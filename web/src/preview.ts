@@ -1,20 +1,11 @@
 // Link previews (GET /v1/previews): what a preview may write into a bookmark, and which thumbnails the
 // app shows. Pure: no I/O, so web/test covers it.
 
+import type { PreviewData } from "../../clients/shared/model.ts";
 import type { Bookmark, BookmarkFields } from "./model.ts";
 
 /** The preview of a page as the server read it; every field is null when the page has none. */
-export interface Preview {
-  url: string;
-  normalizedUrl: string | null;
-  title: string | null;
-  description: string | null;
-  siteName: string | null;
-  language: string | null;
-  imageUrl: string | null;
-  faviconUrl: string | null;
-  canonicalUrl: string | null;
-}
+export type Preview = PreviewData;
 
 /** Where the platform serves preview pictures: same origin, no auth, immutable. */
 const PLATFORM_IMAGE = /^\/v1\/previews\/images\/[0-9a-f]{64}\.webp$/;

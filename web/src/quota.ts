@@ -1,13 +1,8 @@
 // The enrichment quota line in Settings, from GET /v1/enrichment/quota.
 
-export interface QuotaUse {
-  plan: "free" | "pro";
-  monthlyLimit: number | null;
-  usedThisMonth: number;
-  remainingThisMonth: number | null;
-  resetsAt: string;
-  perMinuteLimit: number | null;
-}
+import type { QuotaData } from "../../clients/shared/model.ts";
+
+export type QuotaUse = QuotaData;
 
 // Fixed names rather than the browser's locale: the quota resets on a UTC date, which this shows as is.
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];

@@ -1,19 +1,9 @@
 // The trash's wire shapes and what the view says of them. The calls (online only) are Device's, in app.ts:
 // a restore reaches this device like any other change, through delta; a purge changes nothing a device keeps.
 
-import type { Bookmark } from "./model.ts";
+import type { TrashItem, TrashPage } from "../../clients/shared/model.ts";
 
-export interface TrashItem {
-  bookmark: Bookmark;
-  deletedAt: string;
-  purgeAt: string;
-  mergedInto: string | null;
-}
-
-export interface TrashPage {
-  items: TrashItem[];
-  nextCursor: string | null;
-}
+export type { TrashItem, TrashPage };
 
 export const TRASH_PAGE_SIZE = 50;
 

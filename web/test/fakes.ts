@@ -9,22 +9,9 @@ import type { Collection, DeltaPage, Highlight, Op, Session } from "../src/model
 import { SessionManager } from "../src/session.ts";
 import { Store } from "../src/store.ts";
 import { SyncEngine } from "../src/sync.ts";
+import { ScriptedServer, type Seen, json } from "../../clients/shared/test/scriptedServer.ts";
 
-export interface Seen {
-  method: string;
-  path: string;
-  auth: string | null;
-  body: unknown;
-}
-
-type Handler = (request: Seen) => Response | Promise<Response>;
-
-export function json(status: number, body: unknown): Response {
-  return new Response(status === 204 ? null : JSON.stringify(body), {
-    status,
-    headers: { "Content-Type": "application/json" },
-  });
-}
+export { json, type Seen } from "../../clients/shared/test/scriptedServer.ts";
 
 /** A promise a test settles by hand: a server answer held until the test lets it go. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -51,10 +38,7 @@ const EPOCH = Date.parse("2026-01-01T00:00:00.000Z");
  * one stream, its ``updatedAt`` is that position's time, and delta pages list the newest change of each
  * record after the cursor's position, in stream order, as the API guide's section 4 says.
  */
-export class FakeServer {
-  readonly seen: Seen[] = [];
-  readonly routes = new Map<string, Handler>();
-  offline = false;
+export class FakeServer extends ScriptedServer {
   /** At most this many records a page, whatever the request's limit (a small number makes several pages). */
   pageSize = 1000;
   private clock = 0;
@@ -66,6 +50,7 @@ export class FakeServer {
   revoked = false;
 
   constructor() {
+    super("http://app.test");
     this.routes.set("POST /v1/auth/anonymous", () => json(200, this.pair()));
     this.routes.set("POST /v1/auth/refresh", (request) => {
       const token = (request.body as { refreshToken: string }).refreshToken;
@@ -103,15 +88,6 @@ export class FakeServer {
   private revokeFamily(): void {
     this.revoked = true;
     this.live.clear();
-  }
-
-  on(route: string, handler: Handler): this {
-    this.routes.set(route, handler);
-    return this;
-  }
-
-  count(route: string): number {
-    return this.seen.filter((r) => `${r.method} ${r.path.split("?")[0]}` === route).length;
   }
 
   /** The requests made, as "METHOD /path" without the query. */
@@ -282,28 +258,6 @@ export class FakeServer {
       else page.highlightTombstones!.push({ id: e.id, deletedAt: e.deletedAt! });
     }
     return json(200, { data: page });
-  }
-
-  readonly fetch: typeof fetch = async (input, init) => {
-    if (this.offline) throw new TypeError("Failed to fetch");
-    const url = new URL(String(input), "http://app.test");
-    const headers = new Headers(init?.headers);
-    const request: Seen = {
-      method: init?.method ?? "GET",
-      path: url.pathname + url.search,
-      auth: headers.get("Authorization"),
-      body: typeof init?.body === "string" ? JSON.parse(init.body) : undefined,
-    };
-    this.seen.push(request);
-    const handler = this.routes.get(`${request.method} ${url.pathname}`) ?? this.prefixRoute(request.method, url.pathname);
-    return handler ? handler(request) : json(404, { code: "not-found", message: "No such route." });
-  };
-
-  private prefixRoute(method: string, path: string): Handler | undefined {
-    for (const [route, handler] of this.routes) {
-      if (route.endsWith("*") && `${method} ${path}`.startsWith(route.slice(0, -1))) return handler;
-    }
-    return undefined;
   }
 }
 

@@ -4,22 +4,9 @@
 import { ApiClient, type Bookmark } from "../src/lib/api.ts";
 import { MemoryKeyValue, localLocks } from "../src/lib/kv.ts";
 import { SessionManager } from "../src/lib/session.ts";
+import { ScriptedServer, json } from "../../shared/test/scriptedServer.ts";
 
-export interface Seen {
-  method: string;
-  path: string;
-  auth: string | null;
-  body: unknown;
-}
-
-type Handler = (request: Seen) => Response | Promise<Response>;
-
-export function json(status: number, body: unknown): Response {
-  return new Response(status === 204 ? null : JSON.stringify(body), {
-    status,
-    headers: { "Content-Type": "application/json" },
-  });
-}
+export { json, type Seen } from "../../shared/test/scriptedServer.ts";
 
 /** A bookmark as the server answers it: every wire field, `patch` over plain defaults. */
 export function wireBookmark(patch: Partial<Bookmark> = {}): Bookmark {
@@ -38,15 +25,13 @@ export function jwt(claims: Record<string, unknown>): string {
   return `${part({ alg: "none" })}.${part(claims)}.sig`;
 }
 
-export class FakeServer {
-  readonly seen: Seen[] = [];
-  readonly routes = new Map<string, Handler>();
-  offline = false;
+export class FakeServer extends ScriptedServer {
   /** Refresh tokens are single-use: the fake refuses a reuse like the real server. */
   private readonly spent = new Set<string>();
   private issued = 0;
 
   constructor() {
+    super();
     this.routes.set("POST /v1/auth/refresh", (request) => {
       const token = (request.body as { refreshToken: string }).refreshToken;
       if (this.spent.has(token) || !token.startsWith("refresh-")) return json(401, { code: "invalid-refresh-token", message: "Sign in again." });
@@ -58,37 +43,6 @@ export class FakeServer {
   pair(): { accessToken: string; refreshToken: string; user: { id: string; isAnonymous: boolean } } {
     this.issued += 1;
     return { accessToken: `access-${this.issued}`, refreshToken: `refresh-${this.issued}`, user: { id: "user-1", isAnonymous: true } };
-  }
-
-  on(route: string, handler: Handler): this {
-    this.routes.set(route, handler);
-    return this;
-  }
-
-  count(route: string): number {
-    return this.seen.filter((r) => `${r.method} ${r.path.split("?")[0]}` === route).length;
-  }
-
-  readonly fetch: typeof fetch = async (input, init) => {
-    if (this.offline) throw new TypeError("Failed to fetch");
-    const url = new URL(String(input));
-    const headers = new Headers(init?.headers);
-    const request: Seen = {
-      method: init?.method ?? "GET",
-      path: url.pathname + url.search,
-      auth: headers.get("Authorization"),
-      body: typeof init?.body === "string" ? JSON.parse(init.body) : undefined,
-    };
-    this.seen.push(request);
-    const handler = this.routes.get(`${request.method} ${url.pathname}`) ?? this.prefixRoute(request.method, url.pathname);
-    return handler ? handler(request) : json(404, { code: "not-found", message: "No such route." });
-  };
-
-  private prefixRoute(method: string, path: string): Handler | undefined {
-    for (const [route, handler] of this.routes) {
-      if (route.endsWith("*") && `${method} ${path}`.startsWith(route.slice(0, -1))) return handler;
-    }
-    return undefined;
   }
 }
 
