@@ -4,9 +4,9 @@
 import { ApiClient, type Bookmark } from "../src/lib/api.ts";
 import { MemoryKeyValue, localLocks } from "../src/lib/kv.ts";
 import { SessionManager } from "../src/lib/session.ts";
-import { ScriptedServer, json } from "../../shared/test/scriptedServer.ts";
+import { ScriptedServer, json } from "../../../clients/shared/test/scriptedServer.ts";
 
-export { json, type Seen } from "../../shared/test/scriptedServer.ts";
+export { json, type Seen } from "../../../clients/shared/test/scriptedServer.ts";
 
 /** A bookmark as the server answers it: every wire field, `patch` over plain defaults. */
 export function wireBookmark(patch: Partial<Bookmark> = {}): Bookmark {
