@@ -54,6 +54,7 @@ help:
 	@echo "make field-check       add throw-away bookmark fields on a copy, regenerate, run the tests they can affect"
 	@echo "make screenshots       retake docs/screenshots with the browser tests"
 	@echo "make extension        build the browser extension into clients/extension/dist/{chromium,firefox}"
+	@echo "make firefox-driver   puppeteer-core for the Firefox runs of tests/e2e/firefox (they run it themselves)"
 
 $(UV):
 	$(PYTHON) -m venv .bootstrap

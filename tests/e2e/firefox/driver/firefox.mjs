@@ -15,10 +15,10 @@ export async function launch({ prefs = {}, args = [] } = {}) {
     headless: true,
     args,
     extraPrefsFirefox: {
-      // No first-run pages, no update or telemetry traffic: only the tests' own requests leave the browser.
-      "app.update.disabledForTesting": true,
-      "browser.shell.checkDefaultBrowser": false,
-      "datareporting.policy.dataSubmissionEnabled": false,
+      // puppeteer's profile already turns off updates, telemetry and remote settings; nor do captive-portal
+      // and connectivity probes leave the machine: only the tests' own requests do.
+      "network.captive-portal-service.enabled": false,
+      "network.connectivity-service.enabled": false,
       ...prefs,
     },
     defaultViewport: { width: 1280, height: 800 },
