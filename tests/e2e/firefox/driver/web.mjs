@@ -128,7 +128,8 @@ async function library(browser) {
   return { url, title };
 }
 
-/** Writes while the browser is offline wait in the queue (and say so), and reach the server on reconnect. */
+/** Writes while the browser is offline wait in the queue (and say so), and reach the server on reconnect;
+ *  offline, a reload opens the app from its service worker. */
 async function offline(browser) {
   const page = await openLibrary(browser);
   await join(page);
@@ -153,6 +154,15 @@ async function offline(browser) {
   await page.setOfflineMode(false);
   await synced(page);
   await until(async () => (await rows(page, "Not synced")).length === 0, "every row synced");
+
+  // Offline again, a reload: the service worker serves the app, which shows the library it keeps. (A page
+  // loaded under BiDi's offline emulation gets no "online" event when it ends, so the reconnect is above.)
+  await page.setOfflineMode(true);
+  await page.reload();
+  await page.waitForSelector(BOOKMARKS);
+  await expectRows(page, "firefox-offline.example", 2);
+  await expectRows(page, renamed, 1);
+  await expectText(page, SYNC, "Offline");
   if (page.errors.length) throw new Error(`errors on the page: ${page.errors.join("; ")}`);
   return { first, renamed, second: "https://firefox-offline.example/second" };
 }
