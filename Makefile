@@ -54,6 +54,7 @@ help:
 	@echo "make field-check       add throw-away bookmark fields on a copy, regenerate, run the tests they can affect"
 	@echo "make screenshots       retake docs/screenshots with the browser tests"
 	@echo "make extension        build the browser extension into clients/extension/dist/{chromium,firefox}"
+	@echo "make firefox-driver   puppeteer-core for the Firefox runs of tests/e2e/firefox (they run it themselves)"
 
 $(UV):
 	$(PYTHON) -m venv .bootstrap
@@ -184,3 +185,12 @@ extension-test: extension
 	$(EXT_ENV) node_modules/.bin/tsc --noEmit -p tsconfig.json
 	$(EXT_ENV) node --test test/*.test.ts
 	$(EXT_ENV) node_modules/.bin/addons-linter --warnings-as-errors --output text dist/firefox
+
+# The Firefox runs' driver (tests/e2e/firefox): puppeteer-core, which speaks WebDriver BiDi to Debian's
+# firefox-esr; install scripts off (it downloads no browser). The tests there run this target themselves.
+FIREFOX_E2E_DIR := tests/e2e/firefox
+.PHONY: firefox-driver
+
+firefox-driver: venv
+	@if [ ! -f $(FIREFOX_E2E_DIR)/node_modules/.package-lock.json ] || [ $(FIREFOX_E2E_DIR)/package-lock.json -nt $(FIREFOX_E2E_DIR)/node_modules/.package-lock.json ]; then \
+		cd $(FIREFOX_E2E_DIR) && PATH="$(NODE_BIN):$$PATH" node "$(NODE_BIN)/../lib/node_modules/npm/bin/npm-cli.js" ci --ignore-scripts --no-audit --no-fund; fi
