@@ -21,7 +21,9 @@ from bookmarks.highlights.routes import router as highlights_router
 from bookmarks.housekeeping import run_housekeeping
 from bookmarks.imports.routes import router as imports_router
 from bookmarks.imports.service import JobConfig, run_import_worker
+from bookmarks.search.routes import router as search_router
 from bookmarks.settings import Settings
+from bookmarks.sync.routes import router as sync_router
 from bookmarks.trash.routes import router as trash_router
 from common.app import create_service_app
 from common.auth import AccessTokenVerifier
@@ -83,6 +85,8 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
         lifespan=lifespan,
         routers=[
             bulk_router,
+            sync_router,
+            search_router,
             router,
             collections_router,
             highlights_router,
