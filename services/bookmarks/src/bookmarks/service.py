@@ -18,8 +18,9 @@ from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGon
 from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.highlights import service as highlights_service
 from bookmarks.highlights import store as highlights_store
-from bookmarks.search.index import PageText
+from bookmarks.imports import store as imports_store
 from bookmarks.store import digests, lookups, repository
+from bookmarks.store.rows import PageText
 from common import anti_entropy
 from common.db import DriverConnection, SessionFactory, driver_transaction, transaction
 from common.events import (
@@ -207,12 +208,23 @@ async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is None:
             return
-        if await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=existing is None):
+        if await _put_tombstone(driver, record, create=existing is None):
             return
         existing = await _read_again(driver, owner, client_bookmark_id)
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is not None:
-            await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=False)
+            await _put_tombstone(driver, record, create=False)
+
+
+async def _put_tombstone(driver: DriverConnection, record: Bookmark, *, create: bool) -> bool:
+    """The tombstone and its event; the bookmark's highlights are deleted with it, in the same statement."""
+    return await repository.put_bookmark_with_event(
+        driver,
+        record,
+        _deleted_event(record),
+        create=create,
+        tombstone_ctes=highlights_store.deleted_with_bookmark_ctes,
+    )
 
 
 async def replace_collections(
@@ -362,6 +374,7 @@ async def apply_plan_change(session: AsyncSession, owner: uuid.UUID, is_pro: boo
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
     await repository.purge_user(session, owner)
     await highlights_store.purge_user(session, owner)
+    await imports_store.purge_user(session, owner)
 
 
 async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.UUID) -> None:
