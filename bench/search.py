@@ -43,13 +43,16 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
 from bookmarks.domain.model import Bookmark
-from bookmarks.search.index import PageText
+from bookmarks.search.index import SEARCH_INDEX
 from bookmarks.store import repository
+from bookmarks.store.rows import PageText, install_index
 from bookmarks.store.tables import bookmarks
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 ADMIN_TOKEN = "bench-admin-token"  # noqa: S105 - a local, throwaway stack
 BATCH = 250
+
+install_index(SEARCH_INDEX)  # the bookmark row's statements write search's columns (as bookmarks.main does)
 
 SENTENCES = {
     "en": [

@@ -103,9 +103,12 @@ def _plain_server() -> None:
 
 
 def _documents_from_columns() -> None:
+    import dataclasses
+
     from sqlalchemy import Text, case, literal, null
 
     import bookmarks.api.wire as wire
+    import bookmarks.sync.routes as sync_routes
 
     def bookmark(table: Any, is_pro: Any) -> Any:
         stored = wire._sql_members((name, table.c[attr], kind) for name, attr, kind in wire._STORED_FIELDS)
@@ -113,13 +116,8 @@ def _documents_from_columns() -> None:
         save_why = wire._sql_members([(wire._GATED, gated, "plain")], first=False)
         return wire._concat([*stored, *save_why, literal("}", Text())])
 
-    documents = wire.DeltaDocuments(
-        bookmark=bookmark,
-        bookmark_tombstone=wire.DELTA_DOCUMENTS.bookmark_tombstone,
-        collection=wire.DELTA_DOCUMENTS.collection,
-        collection_tombstone=wire.DELTA_DOCUMENTS.collection_tombstone,
-    )
-    _replace(wire, "DELTA_DOCUMENTS", documents)
+    documents = dataclasses.replace(sync_routes.DELTA_DOCUMENTS, bookmark=bookmark)
+    _replace(sync_routes, "DELTA_DOCUMENTS", documents)
 
 
 def _no_proxy_fast_path() -> None:

@@ -1,17 +1,22 @@
-"""What every database-owning service process runs: engine and sessions, the outbox relay, optionally a
-consumer, the database readiness check and the broker reachability metric — built in the lifespan, torn
-down in reverse."""
+"""The backbone every process runs, built in its lifespan and torn down in reverse.
+
+:func:`process_backbone` is what every process runs, the gateway included: its readiness checks (the
+topics it uses found with ``KAFKA_TOPIC_PARTITIONS`` partitions, and its own), the broker reachability
+metric, and the background tasks, which stop when the process does. :func:`service_backbone` is that
+plus what a database-owning process runs: engine and sessions, the outbox relay, optionally a consumer,
+and the database readiness check.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from common.app import watch_broker
+from common.app import ReadinessCheck, watch_broker
 from common.consumer import BatchHandler, ConsumerRunner, EventFilter, Handler
 from common.db import DatabaseReadiness, Deadlines, SessionFactory, create_engine, create_session_factory
 from common.events import PUBLISHED_TOPICS
@@ -19,6 +24,43 @@ from common.outbox import OutboxRelay
 from common.settings import CommonSettings
 from common.tasks import BackgroundTasks
 from common.topics import TopicCheck
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessBackbone:
+    tasks: BackgroundTasks
+    topics: TopicCheck
+
+
+@asynccontextmanager
+async def process_backbone(
+    app: FastAPI,
+    *,
+    service: str,
+    settings: CommonSettings,
+    topics: Iterable[str],
+    checks_before: Sequence[tuple[str, ReadinessCheck]] = (),
+    checks_after: Sequence[tuple[str, ReadinessCheck]] = (),
+) -> AsyncIterator[ProcessBackbone]:
+    """Start what every process runs; ``app.state.readiness_checks`` gets ``checks_before``, the topic
+    check of ``topics``, then ``checks_after``. The process adds its own loops to ``tasks``: they stop
+    (in reverse) when this ends, before whatever the process opened around it is closed."""
+    topic_check = TopicCheck(
+        service=service,
+        bootstrap=settings.kafka_bootstrap_servers,
+        topics=topics,
+        partitions=settings.kafka_topic_partitions,
+    )
+    # The broker is not a readiness dependency once the topics were found as configured at start (0136):
+    # its state is the kafka_broker_reachable metric.
+    app.state.readiness_checks = [*checks_before, ("topics", topic_check), *checks_after]
+    tasks = BackgroundTasks()
+    tasks.start("topic-check", topic_check.run())
+    tasks.start("broker-probe", watch_broker(service, settings.kafka_bootstrap_servers))
+    try:
+        yield ProcessBackbone(tasks=tasks, topics=topic_check)
+    finally:
+        await tasks.stop()
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +98,6 @@ async def service_backbone(
         service=service,
     )
     sessions = create_session_factory(engine, concurrency=max(settings.db_concurrency, min_connections))
-    tasks = BackgroundTasks()
     relay = OutboxRelay(
         service=service, engine=engine, database_url=database_url, bootstrap=settings.kafka_bootstrap_servers
     )
@@ -72,25 +113,17 @@ async def service_backbone(
             batch_handlers=batch_handlers,
         )
     app.state.sessions, app.state.relay, app.state.consumer = sessions, relay, consumer
-    topics = TopicCheck(
-        service=service,
-        bootstrap=settings.kafka_bootstrap_servers,
-        topics=[*PUBLISHED_TOPICS.get(service, ()), *(handlers or {}), *(batch_handlers or {})],
-        partitions=settings.kafka_topic_partitions,
-    )
-    # The broker is not a readiness dependency once the topics were found as configured at start (0136):
-    # its state is the kafka_broker_reachable metric.
-    app.state.readiness_checks = [
-        ("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds)),
-        ("topics", topics),
-    ]
-    tasks.start("topic-check", topics.run())
-    tasks.start("broker-probe", watch_broker(service, settings.kafka_bootstrap_servers))
-    tasks.start("outbox-relay", relay.run())
-    if consumer is not None:
-        tasks.start("consumer", consumer.run())
     try:
-        yield Backbone(engine=engine, sessions=sessions, relay=relay, consumer=consumer, tasks=tasks)
+        async with process_backbone(
+            app,
+            service=service,
+            settings=settings,
+            topics=[*PUBLISHED_TOPICS.get(service, ()), *(handlers or {}), *(batch_handlers or {})],
+            checks_before=[("database", DatabaseReadiness(engine, grace_seconds=settings.db_ready_grace_seconds))],
+        ) as base:
+            base.tasks.start("outbox-relay", relay.run())
+            if consumer is not None:
+                base.tasks.start("consumer", consumer.run())
+            yield Backbone(engine=engine, sessions=sessions, relay=relay, consumer=consumer, tasks=base.tasks)
     finally:
-        await tasks.stop()
         await engine.dispose()

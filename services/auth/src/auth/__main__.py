@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from auth.main import create_app
 from auth.settings import Settings
-from common.logging import register_secret, setup_logging
-from common.server import serve
+from common.process import run_process
 
 
 def main() -> None:
     settings = Settings()
-    setup_logging("auth", settings.log_level)
-    register_secret(settings.admin_token.get_secret_value() if settings.admin_token else None)
-    serve(
-        create_app(settings),
-        service="auth",
-        settings=settings,
+    run_process(
+        "auth",
+        settings,
+        create_app,
         host=settings.host,
         port=settings.port,
         metrics_port=settings.metrics_port,
+        secrets=[settings.admin_token.get_secret_value() if settings.admin_token else None],
     )
 
 

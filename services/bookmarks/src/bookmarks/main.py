@@ -21,7 +21,11 @@ from bookmarks.highlights.routes import router as highlights_router
 from bookmarks.housekeeping import run_housekeeping
 from bookmarks.imports.routes import router as imports_router
 from bookmarks.imports.service import JobConfig, run_import_worker
+from bookmarks.search.index import SEARCH_INDEX
+from bookmarks.search.routes import router as search_router
 from bookmarks.settings import Settings
+from bookmarks.store.rows import install_index
+from bookmarks.sync.routes import router as sync_router
 from bookmarks.trash.routes import router as trash_router
 from common.app import create_service_app
 from common.auth import AccessTokenVerifier
@@ -30,6 +34,10 @@ from common.runtime import service_backbone
 from common.tracing import setup_tracing
 
 SERVICE = "bookmarks"
+
+# The bookmark row's statements write search's columns with the record's (store/rows.py): installed on
+# import, so every process and test that builds the app, or imports this module, writes complete rows.
+install_index(SEARCH_INDEX)
 
 
 def create_app(settings: Settings | None = None, *, consumer_group: str | None = None) -> FastAPI:
@@ -83,6 +91,8 @@ def create_app(settings: Settings | None = None, *, consumer_group: str | None =
         lifespan=lifespan,
         routers=[
             bulk_router,
+            sync_router,
+            search_router,
             router,
             collections_router,
             highlights_router,

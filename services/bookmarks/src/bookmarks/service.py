@@ -14,14 +14,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bookmarks.domain import collections as collection_rules
 from bookmarks.domain import model as rules
 from bookmarks.domain.collections import Collection, CollectionWrite, NestingError
-from bookmarks.domain.cursor import StreamPosition, decode_cursor, encode_cursor
 from bookmarks.domain.errors import BookmarkNotFound, InvalidCollection, UserGone
 from bookmarks.domain.model import Bookmark, BookmarkWrite
 from bookmarks.highlights import service as highlights_service
 from bookmarks.highlights import store as highlights_store
-from bookmarks.search.index import PageText
-from bookmarks.store import delta, digests, lookups, repository
-from bookmarks.store.delta import DeltaDocuments, DeltaSlice
+from bookmarks.imports import store as imports_store
+from bookmarks.store import digests, lookups, repository
+from bookmarks.store.rows import PageText
 from common import anti_entropy
 from common.db import DriverConnection, SessionFactory, driver_transaction, transaction
 from common.events import (
@@ -39,13 +38,6 @@ from common.outbox import add_events
 from common.urls import normalize_url
 
 _MICRO = repository.ONE_MICROSECOND
-
-
-@dataclass(frozen=True, slots=True)
-class DeltaPage:
-    cursor: str | None
-    next_cursor: str | None
-    records: DeltaSlice
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +111,6 @@ def _collection_event(record: Collection) -> CollectionChanged:
 
 def new_collection_event(record: Collection) -> CollectionChanged:
     return _collection_event(record)
-
-
-async def _guard_user(session: AsyncSession, owner: uuid.UUID) -> None:
-    if await repository.is_user_deleted(session, owner):
-        raise UserGone()
 
 
 async def _open(session: AsyncSession, owner: uuid.UUID) -> repository.StreamSlot:
@@ -221,12 +208,23 @@ async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is None:
             return
-        if await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=existing is None):
+        if await _put_tombstone(driver, record, create=existing is None):
             return
         existing = await _read_again(driver, owner, client_bookmark_id)
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is not None:
-            await repository.put_bookmark_with_event(driver, record, _deleted_event(record), create=False)
+            await _put_tombstone(driver, record, create=False)
+
+
+async def _put_tombstone(driver: DriverConnection, record: Bookmark, *, create: bool) -> bool:
+    """The tombstone and its event; the bookmark's highlights are deleted with it, in the same statement."""
+    return await repository.put_bookmark_with_event(
+        driver,
+        record,
+        _deleted_event(record),
+        create=create,
+        tombstone_ctes=highlights_store.deleted_with_bookmark_ctes,
+    )
 
 
 async def replace_collections(
@@ -298,33 +296,6 @@ async def delete_collection(*, sessions: SessionFactory, owner: uuid.UUID, colle
                 if not member.is_deleted:
                     events.append(_saved_event(stripped))
         await add_events(session, events)
-
-
-# --- delta --------------------------------------------------------------------------------------------
-
-
-async def read_delta(
-    *,
-    sessions: SessionFactory,
-    owner: uuid.UUID,
-    cursor: str | None,
-    limit: int,
-    cursor_secret: str,
-    documents: DeltaDocuments,
-) -> DeltaPage:
-    """One page of the user's stream strictly after ``cursor``; ``next_cursor`` is None at the end."""
-    after: StreamPosition | None = None
-    if cursor:
-        after = decode_cursor(cursor, owner=owner, secret=cursor_secret)
-    async with sessions() as session:
-        page = await delta.delta_page(session, owner, after, limit, documents)
-        if not page.count:
-            # A deleted user's stream is purged, so only an empty page needs the (rare) check.
-            await _guard_user(session, owner)
-    next_cursor = None
-    if page.more and page.last is not None:
-        next_cursor = encode_cursor(page.last, owner=owner, secret=cursor_secret)
-    return DeltaPage(cursor=cursor or None, next_cursor=next_cursor, records=page)
 
 
 # --- applying events from other services -------------------------------------------------------------
@@ -403,6 +374,7 @@ async def apply_plan_change(session: AsyncSession, owner: uuid.UUID, is_pro: boo
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
     await repository.purge_user(session, owner)
     await highlights_store.purge_user(session, owner)
+    await imports_store.purge_user(session, owner)
 
 
 async def merge_users(session: AsyncSession, *, source: uuid.UUID, target: uuid.UUID) -> None:

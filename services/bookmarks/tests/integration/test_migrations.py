@@ -23,7 +23,8 @@ from bookmarks.api import wire
 from bookmarks.imports import store as import_store
 from bookmarks.migrate import MIGRATIONS_DIR, schema
 from bookmarks.search.folding import fold_function_sql
-from bookmarks.store import delta, lookups, repository
+from bookmarks.store import lookups, repository
+from bookmarks.sync import documents, queries
 from bookmarks.wire_migration import latest_function_sql, write_revision
 from common.migrations import alembic_config, head_and_previous, next_revision_id
 from devstack.migration_checks import engine_on, execute, schema_problems, scratch_database, upgrade_to
@@ -119,7 +120,7 @@ async def test_data_of_the_previous_release_survives_the_upgrade_to_head(databas
     async with engine_on(database) as engine, AsyncSession(engine) as session:
         records = {b.client_bookmark_id: b for b in await repository.all_for_owner(session, OWNER)}
         folders = await repository.all_collections_for_owner(session, OWNER)
-        page = await delta.delta_page(session, OWNER, None, 50, wire.DELTA_DOCUMENTS)
+        page = await queries.delta_page(session, OWNER, None, 50, documents.DELTA_DOCUMENTS)
         job = await import_store.find_import(session, OWNER, IMPORT)
         report = await import_store.report_page(session, IMPORT, 0, 10)
         chunk = await import_store.read_chunk(session, IMPORT, 0)

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from common.logging import setup_logging
-from common.server import serve
+from common.process import run_process
 from enrichment.main import create_app
 from enrichment.settings import Settings
 
 
 def main() -> None:
     settings = Settings()
-    setup_logging("enrichment", settings.log_level)
-    serve(
-        create_app(settings),
-        service="enrichment",
-        settings=settings,
-        host=settings.host,
-        port=settings.port,
-        metrics_port=settings.metrics_port,
+    run_process(
+        "enrichment", settings, create_app, host=settings.host, port=settings.port, metrics_port=settings.metrics_port
     )
 
 

@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import logging
-
-from common.logging import setup_logging
-from common.server import serve
+from common.process import run_process
 from gateway.main import create_app
 from gateway.settings import Settings
 
 
 def main() -> None:
     settings = Settings()
-    setup_logging("gateway", settings.log_level)
-    # httpx logs every proxied request at INFO; the access log already has one line per request.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    serve(
-        create_app(settings),
-        service="gateway",
-        settings=settings,
+    run_process(
+        "gateway",
+        settings,
+        create_app,
         host=settings.host,
         port=settings.port,
         metrics_port=settings.metrics_port,
+        # httpx logs every proxied request at INFO; the access log already has one line per request.
+        quiet_loggers=["httpx"],
         # WebSocket pings (ASGI cannot send them; the server's protocol layer does) and dead-peer detection.
         ws_ping_interval=settings.ws_ping_seconds,
         ws_ping_timeout=settings.ws_ping_seconds,

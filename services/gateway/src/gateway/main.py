@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from common.app import create_service_app, watch_broker
+from common.app import create_service_app
 from common.auth import AccessTokenVerifier
 from common.events import (
     TOPIC_BOOKMARK_DELETED,
@@ -22,8 +22,7 @@ from common.events import (
     TOPIC_USER_MERGED,
 )
 from common.jwt import JwksClient
-from common.tasks import BackgroundTasks
-from common.topics import TopicCheck
+from common.runtime import process_backbone
 from common.tracing import setup_tracing
 from gateway.api.routes import build_router, install_proxy_fast_path
 from gateway.denylist import DenyList
@@ -127,28 +126,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if not tail.caught_up.is_set():
                 raise RuntimeError("deny-list not loaded yet")
 
-        topics = TopicCheck(
-            service=SERVICE,
-            bootstrap=settings.kafka_bootstrap_servers,
-            topics=tail.topics,
-            partitions=settings.kafka_topic_partitions,
-        )
-        app.state.readiness_checks = [
-            ("jwks", jwks_reachable),
-            ("topics", topics),
-            ("events", events_ready),
-        ]
-        app.state.event_tail = tail
-        tasks = BackgroundTasks()
-        tasks.start("topic-check", topics.run())
-        tasks.start("event-tail", tail.run())
-        tasks.start("broker-probe", watch_broker(SERVICE, settings.kafka_bootstrap_servers))
-        tasks.start("openapi-catalog", gateway.catalog.run())
+        # The gateway runs the backbone every process runs (common.runtime.process_backbone): readiness,
+        # topic check, broker probe, background tasks. It owns no database, so no relay and no consumer:
+        # its Kafka tail reads every partition in every replica, without a group (events/consumers.py).
         try:
-            yield
+            async with process_backbone(
+                app,
+                service=SERVICE,
+                settings=settings,
+                topics=tail.topics,
+                checks_before=[("jwks", jwks_reachable)],
+                checks_after=[("events", events_ready)],
+            ) as backbone:
+                app.state.event_tail = tail
+                backbone.tasks.start("event-tail", tail.run())
+                backbone.tasks.start("openapi-catalog", gateway.catalog.run())
+                try:
+                    yield
+                finally:
+                    hub.close_all()
         finally:
-            hub.close_all()
-            await tasks.stop()
             await proxy.aclose()
 
     routers = [build_router()]

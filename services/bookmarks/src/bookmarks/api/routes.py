@@ -1,4 +1,5 @@
-"""HTTP routes of the bookmarks service (docs/api-guide.md, sections 3, 4 and 11)."""
+"""HTTP routes of bookmarks and collections (docs/api-guide.md, sections 3 and 11); each feature's routes
+are in its folder (delta in ``sync/``, search in ``search/``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pydantic.alias_generators import to_snake
 
 from bookmarks import service
 from bookmarks.api import wire
-from bookmarks.api.deps import AppSettings, ClientBookmarkId, CollectionId, CurrentUser, Sessions
+from bookmarks.api.deps import ClientBookmarkId, CollectionId, CurrentUser, Sessions
 from bookmarks.api.schemas import (
     ERROR_RESPONSES,
     BookmarkEnvelope,
@@ -18,12 +19,8 @@ from bookmarks.api.schemas import (
     CollectionEnvelope,
     CollectionsReplace,
     CollectionUpsert,
-    DeltaEnvelope,
-    SearchEnvelope,
 )
 from bookmarks.domain.collections import KEEP_PARENT, CollectionWrite
-from bookmarks.metrics import DELTA_PAGE_RECORDS
-from bookmarks.search import service as search_service
 from common import anti_entropy
 from common.errors import InvalidUrl
 from common.urls import InvalidUrlError
@@ -35,54 +32,8 @@ router = APIRouter(prefix="/v1/bookmarks", tags=["bookmarks"], responses=ERROR_R
 collections_router = APIRouter(prefix="/v1/collections", tags=["collections"], responses=ERROR_RESPONSES)
 
 
-@router.get("/delta", response_model=DeltaEnvelope)
-async def get_delta(
-    user: CurrentUser,
-    sessions: Sessions,
-    settings: AppSettings,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-) -> Response:
-    """Delta sync: bookmarks and collections strictly after ``cursor`` in stream order; ``limit``
-    counts every record of the page."""
-    page = await service.read_delta(
-        sessions=sessions,
-        owner=user.user_id,
-        cursor=cursor,
-        limit=limit,
-        cursor_secret=settings.cursor_secret,
-        documents=wire.DELTA_DOCUMENTS,
-    )
-    DELTA_PAGE_RECORDS.labels("bookmarks").observe(page.records.count)
-    # Every record arrives as its wire JSON, rendered by PostgreSQL from the declared wire models
-    # (api/wire.py; an integration test holds it equal to the Python rendering field by field).
-    return Response(wire.delta_body(page.cursor, page.next_cursor, page.records), media_type="application/json")
-
-
 def _json(payload: dict[str, Any]) -> Response:
     return Response(wire.dumps(payload), media_type="application/json")
-
-
-@router.get("/search", response_model=SearchEnvelope)
-async def search_bookmarks(
-    user: CurrentUser,
-    sessions: Sessions,
-    settings: AppSettings,
-    q: Annotated[str | None, Query(description="The query (docs/api-guide.md, section 12).")] = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-) -> dict[str, Any]:
-    """Full-text search of the caller's live bookmarks: ranked results with ``<mark>`` snippets."""
-    page = await search_service.search(
-        sessions=sessions,
-        owner=user.user_id,
-        q=q,
-        limit=limit,
-        cursor=cursor,
-        cursor_secret=settings.cursor_secret,
-    )
-    results = [{"bookmark": wire.bookmark(r.record, is_pro=page.is_pro), "snippet": r.snippet} for r in page.results]
-    return {"data": {"results": results, "nextCursor": page.next_cursor}}
 
 
 @router.get("/lookup", response_model=BookmarkEnvelope)

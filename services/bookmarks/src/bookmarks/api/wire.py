@@ -5,9 +5,9 @@ built from the record's declaration, ``api/schemas.py``); values are formatted h
 kind (bookmarks.domain.fields).
 
 One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
-in Python for a single record (:func:`bookmark`, :func:`collection`, :func:`highlight`), and compiled to SQL for delta
-pages (:data:`DELTA_DOCUMENTS`), so a 1,000-record page builds no Python object per record
-(docs/decisions/0052-stored-delta-documents.md). A bookmark's document is rendered
+in Python for a single record (:func:`bookmark`, :func:`collection`, :func:`highlight`), and compiled to SQL
+for delta pages (the ``sql_*`` functions, gathered in ``bookmarks.sync.documents``), so a 1,000-record page
+builds no Python object per record (docs/decisions/0052-stored-delta-documents.md). A bookmark's document is rendered
 once per write, by a trigger whose body is this plan compiled against the new row
 (:func:`document_function_sql`, frozen in a migration; a unit test says when the plan drifts from it),
 and stored without ``saveWhy``, which a page appends under the Pro gate. Collections, highlights and
@@ -35,7 +35,6 @@ from bookmarks.domain.fields import Kind as DeclaredKind
 from bookmarks.domain.fields import declared_fields
 from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
 from bookmarks.highlights.rules import Highlight
-from bookmarks.store.delta import DeltaDocuments, DeltaSlice
 from bookmarks.store.tables import bookmarks
 
 # Wire name -> domain attribute, per record, for the names that are not plain camelCase of the attribute.
@@ -228,10 +227,10 @@ def highlight_tombstone(record: Highlight) -> dict[str, Any]:
     return {"id": record.highlight_id, "deletedAt": iso(record.deleted_at)}
 
 
-# --- delta pages ---------------------------------------------------------------------------------------
+# --- the SQL documents of delta pages (gathered in bookmarks.sync.documents) -------------------------
 
 
-def _sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
+def sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
     """:func:`bookmark` in SQL: the stored document (:func:`document_function_sql`) closed by ``saveWhy``,
     gated on the owner's plan read in the same statement."""
     gated = case((is_pro, table.c[to_snake(_GATED)]), else_=null())
@@ -239,50 +238,23 @@ def _sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[An
     return _concat([table.c.wire_document, *save_why, literal("}", Text())])
 
 
-def _sql_bookmark_tombstone(table: Table) -> ColumnElement[Any]:
+def sql_bookmark_tombstone(table: Table) -> ColumnElement[Any]:
     return _sql_object(
         [("clientBookmarkId", table.c.client_bookmark_id, "plain"), ("deletedAt", table.c.deleted_at, "iso")]
     )
 
 
-def _sql_collection(table: Table) -> ColumnElement[Any]:
+def sql_collection(table: Table) -> ColumnElement[Any]:
     return _sql_plan(_COLLECTION_FIELDS, table)
 
 
-def _sql_collection_tombstone(table: Table) -> ColumnElement[Any]:
+def sql_collection_tombstone(table: Table) -> ColumnElement[Any]:
     return _sql_object([("id", table.c.collection_id, "plain"), ("deletedAt", table.c.deleted_at, "iso")])
 
 
-def _sql_highlight(table: Table) -> ColumnElement[Any]:
+def sql_highlight(table: Table) -> ColumnElement[Any]:
     return _sql_plan(_HIGHLIGHT_FIELDS, table)
 
 
-def _sql_highlight_tombstone(table: Table) -> ColumnElement[Any]:
+def sql_highlight_tombstone(table: Table) -> ColumnElement[Any]:
     return _sql_object([("id", table.c.highlight_id, "plain"), ("deletedAt", table.c.deleted_at, "iso")])
-
-
-DELTA_DOCUMENTS = DeltaDocuments(
-    bookmark=_sql_bookmark,
-    bookmark_tombstone=_sql_bookmark_tombstone,
-    collection=_sql_collection,
-    collection_tombstone=_sql_collection_tombstone,
-    highlight=_sql_highlight,
-    highlight_tombstone=_sql_highlight_tombstone,
-)
-
-
-def delta_body(cursor: str | None, next_cursor: str | None, page: DeltaSlice) -> bytes:
-    """The delta envelope around the documents PostgreSQL rendered (each group comma-joined JSON)."""
-    groups = (
-        ("upserts", page.bookmarks),
-        ("tombstones", page.bookmark_tombstones),
-        ("collections", page.collections),
-        ("collectionTombstones", page.collection_tombstones),
-        ("highlights", page.highlights),
-        ("highlightTombstones", page.highlight_tombstones),
-    )
-    parts = [b'{"data":{"cursor":', dumps(cursor), b',"nextCursor":', dumps(next_cursor)]
-    for key, documents in groups:
-        parts += [b',"', key.encode(), b'":[', documents, b"]"]
-    parts.append(b"}}")
-    return b"".join(parts)

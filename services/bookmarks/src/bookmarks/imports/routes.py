@@ -14,9 +14,9 @@ from sqlalchemy import RowMapping
 from bookmarks.api.deps import AppSettings, CurrentUser, Sessions
 from bookmarks.api.schemas import ERROR_RESPONSES, ImportEnvelope
 from bookmarks.api.wire import iso
-from bookmarks.imports import store
+from bookmarks.imports import service
 from bookmarks.imports.formats.upload import FORMAT_CHOICES, read_upload
-from common.db import SessionFactory, transaction
+from common.db import SessionFactory
 from common.errors import NotFound
 
 IMPORT_ROUTE: Final = "POST /v1/imports"
@@ -68,15 +68,9 @@ async def create_import(
     limit = settings.max_body_bytes_by_route.get(IMPORT_ROUTE, settings.max_body_bytes)
     upload = await read_upload(request.headers.get("content-type"), request.stream(), max_file_bytes=limit)
     with upload.file:
-        async with transaction(sessions) as session:
-            row = await store.create_import(
-                session,
-                import_id=uuid.uuid4(),
-                owner=user.user_id,
-                fmt=upload.format,
-                upload=upload.file,
-                size=upload.size,
-            )
+        row = await service.create_import(
+            sessions, owner=user.user_id, fmt=upload.format, upload=upload.file, size=upload.size
+        )
     wakeup = getattr(request.app.state, "import_wakeup", None)
     if wakeup is not None:
         wakeup.set()
@@ -88,8 +82,7 @@ async def _owned(sessions: SessionFactory, owner: uuid.UUID, import_id: str) -> 
         key = uuid.UUID(import_id)
     except ValueError:
         raise NotFound("No such import.") from None
-    async with sessions() as session:
-        row = await store.find_import(session, owner, key)
+    row = await service.find_import(sessions, owner, key)
     if row is None:
         raise NotFound("No such import.")
     return row
@@ -102,14 +95,8 @@ async def get_import(importId: str, user: CurrentUser, sessions: Sessions) -> di
 
 
 async def _report_lines(sessions: SessionFactory, import_id: uuid.UUID) -> AsyncIterator[bytes]:
-    after = -1
-    while True:
-        async with sessions() as session:
-            rows = await store.report_page(session, import_id, after, _REPORT_PAGE)
-        if not rows:
-            return
+    async for rows in service.report_pages(sessions, import_id, _REPORT_PAGE):
         yield b"".join(_report_line(r) for r in rows)
-        after = rows[-1]["ordinal"]
 
 
 def _report_line(row: RowMapping) -> bytes:

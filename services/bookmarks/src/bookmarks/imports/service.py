@@ -14,11 +14,11 @@ import asyncio
 import logging
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import islice
-from typing import Any, BinaryIO, Final, cast
+from typing import IO, Any, BinaryIO, Final, cast
 
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,6 +59,37 @@ class JobConfig:
 
 class LeaseLost(Exception):
     """Another worker owns the import now (ours expired): stop without writing anything more."""
+
+
+# --- the routes' use cases: the upload, the import's state, its report ---------------------------------
+
+
+async def create_import(
+    sessions: SessionFactory, *, owner: uuid.UUID, fmt: str, upload: IO[bytes], size: int
+) -> RowMapping:
+    """The queued import row and its stored upload, in one transaction (the worker claims it)."""
+    async with transaction(sessions) as session:
+        return await store.create_import(
+            session, import_id=uuid.uuid4(), owner=owner, fmt=fmt, upload=upload, size=size
+        )
+
+
+async def find_import(sessions: SessionFactory, owner: uuid.UUID, import_id: uuid.UUID) -> RowMapping | None:
+    """The owner's import ``import_id``; None when there is none (or it is another user's)."""
+    async with sessions() as session:
+        return await store.find_import(session, owner, import_id)
+
+
+async def report_pages(sessions: SessionFactory, import_id: uuid.UUID, size: int) -> AsyncIterator[list[RowMapping]]:
+    """The import's report rows in file order, ``size`` at a time, each page read in a session of its own."""
+    after = -1
+    while True:
+        async with sessions() as session:
+            rows = await store.report_page(session, import_id, after, size)
+        if not rows:
+            return
+        yield rows
+        after = rows[-1]["ordinal"]
 
 
 # --- one batch --------------------------------------------------------------------------------------

@@ -145,3 +145,8 @@ async def live_by_normalized_url(
 async def live_collections(session: AsyncSession, owner: uuid.UUID) -> list[Collection]:
     statement = select(collections).where(collections.c.owner_uid == owner, collections.c.deleted_at.is_(None))
     return [Collection.from_row(r) for r in (await session.execute(statement)).mappings()]
+
+
+async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
+    """The user's imports (their chunks and report rows go with them: ON DELETE CASCADE)."""
+    await session.execute(delete(imports).where(imports.c.owner_uid == owner))

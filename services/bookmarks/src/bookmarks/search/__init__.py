@@ -1,7 +1,7 @@
 """Full-text search over a user's bookmarks (docs/api-guide.md, section 12), one feature in one folder.
 
-- :mod:`.service`: the use case behind ``GET /v1/bookmarks/search`` (the route itself stays on the
-  ``/v1/bookmarks`` router in ``api/routes.py``, between ``/delta`` and ``/lookup``).
+- :mod:`.routes`: ``GET /v1/bookmarks/search``.
+- :mod:`.service`: the use case behind it.
 - :mod:`.queries`: the search reads; :mod:`.index`: the row's search columns, written with the row.
 - :mod:`.query`: ``parse_query(q) -> Query``, the query language as a typed, frozen AST.
 - :mod:`.folding`: ``fold(text)`` (accents and case) and its IMMUTABLE SQL twin.

@@ -1,23 +1,24 @@
 """The search columns of a bookmark row, written by the same statement as the row, so search
 is never behind a write.
 
-:func:`index_values` gives the INSERT's values; :func:`index_updates` the ``ON CONFLICT DO UPDATE`` part.
-A write without page text (a PUT) rebuilds the own-fields part and keeps the stored page part and
-language; an enrichment result brings a new page part and language. A tombstone keeps no search data.
+The store builds the row's statements (``store/rows.py``); :data:`SEARCH_INDEX` gives their search
+columns (:class:`bookmarks.store.rows.RowIndex`), installed by ``main.py``. A write without page text (a
+PUT) rebuilds the own-fields part and keeps the stored page part and language; an enrichment result
+brings a new page part and language (:func:`index_values`, :func:`index_updates`). A tombstone keeps no
+search data. The highlights' part is rebuilt by :func:`highlights_statement`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 from pydantic_core import to_json
-from sqlalchemy.dialects.postgresql import JSONB, insert
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.sql.elements import ColumnClause, ColumnElement
+from sqlalchemy.sql.selectable import FromClause
 
 from bookmarks.domain.model import Bookmark
 from bookmarks.search.sql import (
@@ -36,15 +37,8 @@ from bookmarks.search.sql import (
     regconfig,
     search_tags,
 )
+from bookmarks.store.rows import PageText
 from bookmarks.store.tables import bookmarks
-
-
-@dataclass(frozen=True, slots=True)
-class PageText:
-    """What enrichment extracted: the readable text (capped by enrichment) and its language."""
-
-    text: str | None
-    language: str | None
 
 
 def document_of(record: Bookmark) -> SearchDocument:
@@ -74,14 +68,18 @@ def _stored_parts() -> ColumnElement[Any]:
     return sa.func.tsvector_concat(bookmarks.c.search_highlight_vector, bookmarks.c.search_page_vector)
 
 
+def _tombstone_values() -> dict[str, Any]:
+    return {"search_vector": _empty(), "search_head": _empty(), "search_tags": [],
+            "search_page_text": None, "search_page_vector": _empty()} | _NO_HIGHLIGHTS  # fmt: skip
+
+
 def index_values(
     record: Bookmark, page: PageText | None, page_part: ColumnElement[Any] | None = None
 ) -> dict[str, Any]:
     """Search column values for inserting ``record`` (with ``page`` when enrichment brought one;
-    ``page_part``: its vector computed once elsewhere, see :func:`upsert_statement`)."""
+    ``page_part``: its vector computed once elsewhere, see :meth:`SearchIndex.page_values`)."""
     if record.deleted_at is not None:
-        return {"search_vector": _empty(), "search_head": _empty(), "search_tags": [],
-                "search_page_text": None, "search_page_vector": _empty()} | _NO_HIGHLIGHTS  # fmt: skip
+        return _tombstone_values()
     config = regconfig(config_for_language(page.language) if page is not None else SIMPLE)
     document = document_of(record)
     if page_part is None:
@@ -117,119 +115,80 @@ def index_updates(record: Bookmark, page: PageText | None, excluded: Any) -> dic
     }
 
 
-def upsert_statement(record: Bookmark, page: PageText | None, *, only_if_absent: bool = False) -> Any:
-    """``INSERT … ON CONFLICT DO UPDATE`` of ``record`` and its search columns: one statement
-    (``only_if_absent``: ``ON CONFLICT DO NOTHING``, a create that must not replace a row it did not see).
-
-    With page text the INSERT selects from a one-row subquery computing the page's vector once (it goes
-    into both ``search_page_vector`` and ``search_vector``).
-    """
-    values = record.to_row()
-    keys = [c.name for c in bookmarks.primary_key.columns]
-    if page is None:
-        statement = insert(bookmarks).values(values | index_values(record, None))
-    else:
-        config = regconfig(config_for_language(page.language))
-        page_row = sa.select(page_vector(page.text, config).label("v")).subquery("page")
-        row = values | index_values(record, page, page_row.c.v)
-        selected = [
-            v if isinstance(v, ColumnElement) else sa.literal(v, bookmarks.c[k].type).label(k) for k, v in row.items()
-        ]
-        statement = insert(bookmarks).from_select(list(row), sa.select(*selected).select_from(page_row))
-    if only_if_absent:
-        return statement.on_conflict_do_nothing(index_elements=keys)
-    updates = {k: statement.excluded[k] for k in values if k not in keys}
-    return statement.on_conflict_do_update(
-        index_elements=keys, set_=updates | index_updates(record, page, statement.excluded)
-    )
-
-
-# --- the hot path: one statement shape, built once ---------------------------------------------------
+# --- the hot path: bound parameters, one statement shape (store/rows.py) --------------------------
 #
-# A PUT or DELETE writes no page text, so its statement has the same shape every time: built once with
-# bound parameters, its cache key and compiled form are computed once per process instead of per write
-# (they were a third of the bookmarks service's CPU per write). Parameters: every column of the record
-# by its own name, plus ``search_a``/``search_b``/``search_c`` (folded field texts) and ``search_tags``.
+# A PUT or DELETE writes no page text: its search columns are bound as ``search_a``/``search_b``/
+# ``search_c`` (folded field texts) and ``search_tags``, besides every column of the record.
 
 _TEXT_PARAMS = ("search_a", "search_b", "search_c")
+_A, _B, _C = (sa.bindparam(n, type_=sa.Text) for n in _TEXT_PARAMS)
 
 
-@functools.cache
-def put_statement(tombstone: bool, only_if_absent: bool = False) -> Any:
-    """``INSERT … ON CONFLICT DO UPDATE`` of a record without page text (``tombstone``: a deleted one;
-    ``only_if_absent``: ``ON CONFLICT DO NOTHING``, as in :func:`upsert_statement`)."""
-    keys = {c.name for c in bookmarks.primary_key.columns}
-    names = [f.name for f in dataclasses.fields(Bookmark)]
-    values: dict[str, Any] = {name: sa.bindparam(name, type_=bookmarks.c[name].type) for name in names}
-    if tombstone:
-        values |= {"search_vector": _empty(), "search_head": _empty(), "search_tags": [],
-                   "search_page_text": None, "search_page_vector": _empty()} | _NO_HIGHLIGHTS  # fmt: skip
-    else:
-        a, b, c = (sa.bindparam(n, type_=sa.Text) for n in _TEXT_PARAMS)
+class SearchIndex:
+    """The search columns of the bookmark row (:class:`bookmarks.store.rows.RowIndex`)."""
+
+    def insert_values(self, tombstone: bool) -> dict[str, Any]:
+        if tombstone:
+            return _tombstone_values()
         simple = regconfig(SIMPLE)
-        values |= {
+        return {
             "search_tags": sa.bindparam("search_tags", type_=bookmarks.c.search_tags.type),
-            "search_head": head_vector_of(simple, a),
-            "search_vector": full_vector(fields_vector_of(simple, a, b, c), _empty()),
+            "search_head": head_vector_of(simple, _A),
+            "search_vector": full_vector(fields_vector_of(simple, _A, _B, _C), _empty()),
         }
-    statement = insert(bookmarks).values(values)
-    if only_if_absent:
-        return statement.on_conflict_do_nothing(index_elements=sorted(keys))
-    excluded = statement.excluded
-    updates: dict[str, Any] = {k: excluded[k] for k in values if k not in keys}
-    if not tombstone:  # the stored page part and language stay
-        config = bookmarks.c.search_config
-        updates |= {
-            "search_head": head_vector_of(config, a),
-            "search_vector": full_vector(fields_vector_of(config, a, b, c), _stored_parts()),
+
+    def conflict_updates(self, tombstone: bool, excluded: Any) -> dict[str, Any]:
+        if tombstone:
+            return {}
+        config = bookmarks.c.search_config  # the stored page part and language stay
+        return {
+            "search_head": head_vector_of(config, _A),
+            "search_vector": full_vector(fields_vector_of(config, _A, _B, _C), _stored_parts()),
         }
-    return statement.on_conflict_do_update(index_elements=sorted(keys), set_=updates)
 
+    def parameters(self, record: Bookmark) -> dict[str, Any]:
+        if record.deleted_at is not None:
+            return {}
+        texts = group_texts(document_of(record))
+        return {"search_a": texts["A"], "search_b": texts["B"], "search_c": texts["C"],
+                "search_tags": search_tags(record.tags, record.user_tags)}  # fmt: skip
 
-def put_parameters(record: Bookmark) -> dict[str, Any]:
-    """The parameters of :func:`put_statement` for ``record``."""
-    values = record.to_row()
-    if record.deleted_at is not None:
-        return values
-    texts = group_texts(document_of(record))
-    return values | {"search_a": texts["A"], "search_b": texts["B"], "search_c": texts["C"],
-                     "search_tags": search_tags(record.tags, record.user_tags)}  # fmt: skip
+    def recordset_columns(self, tombstone: bool) -> list[ColumnClause[Any]]:
+        if tombstone:
+            return []
+        return [*(sa.column(n, sa.Text) for n in _TEXT_PARAMS), sa.column("search_tags", bookmarks.c.search_tags.type)]
 
-
-@functools.cache
-def update_many_statement(tombstone: bool) -> Any:
-    """``UPDATE … FROM jsonb_to_recordset(:rows)`` of existing records (their search index with them, as
-    :func:`put_statement` does on conflict): one set-based statement for a whole batch, where an
-    executemany would run the upsert once per record (bulk changes, their undo, restores)."""
-    keys = {c.name for c in bookmarks.primary_key.columns}
-    names = [f.name for f in dataclasses.fields(Bookmark)]
-    extra = [] if tombstone else [*(sa.column(n, sa.Text) for n in _TEXT_PARAMS),
-                                  sa.column("search_tags", bookmarks.c.search_tags.type)]  # fmt: skip
-    rows = (
-        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("rows", type_=sa.Text), JSONB))
-        .table_valued(*(sa.column(n, bookmarks.c[n].type) for n in names), *extra)
-        .render_derived(name="r", with_types=True)
-    )
-    values: dict[str, Any] = {n: rows.c[n] for n in names if n not in keys}
-    if tombstone:
-        values |= {"search_vector": _empty(), "search_head": _empty(), "search_tags": sa.literal_column("'{}'::text[]"),
-                   "search_page_text": None, "search_page_vector": _empty(),
-                   "search_highlight_texts": sa.literal_column("'{}'::text[]"),
-                   "search_highlight_vector": _empty()}  # fmt: skip
-    else:
+    def recordset_values(self, tombstone: bool, rows: Any) -> dict[str, Any]:
+        if tombstone:
+            return {"search_vector": _empty(), "search_head": _empty(),
+                    "search_tags": sa.literal_column("'{}'::text[]"),
+                    "search_page_text": None, "search_page_vector": _empty(),
+                    "search_highlight_texts": sa.literal_column("'{}'::text[]"),
+                    "search_highlight_vector": _empty()}  # fmt: skip
         a, b, c = (rows.c[n] for n in _TEXT_PARAMS)
         config = bookmarks.c.search_config
-        values |= {
+        return {
             "search_tags": rows.c.search_tags,
             "search_head": head_vector_of(config, a),
             "search_vector": full_vector(fields_vector_of(config, a, b, c), _stored_parts()),
         }
-    return sa.update(bookmarks).where(*(bookmarks.c[k] == rows.c[k] for k in sorted(keys))).values(values)
+
+    def page_values(self, record: Bookmark, page: PageText) -> tuple[FromClause, dict[str, Any]]:
+        """The page's vector is computed once, in a one-row subquery: it goes into both
+        ``search_page_vector`` and ``search_vector``."""
+        config = regconfig(config_for_language(page.language))
+        page_row = sa.select(page_vector(page.text, config).label("v")).subquery("page")
+        return page_row, index_values(record, page, page_row.c.v)
+
+    def page_updates(self, record: Bookmark, page: PageText, excluded: Any) -> dict[str, Any]:
+        return index_updates(record, page, excluded)
+
+    def page_config(self, page: PageText) -> str | None:
+        config = config_for_language(page.language)
+        return None if config == SIMPLE else config
 
 
-def update_many_rows(records: Sequence[Bookmark]) -> str:
-    """The ``rows`` parameter of :func:`update_many_statement`: the records and their search texts, as JSON."""
-    return to_json([put_parameters(r) for r in records]).decode()
+SEARCH_INDEX = SearchIndex()
 
 
 @functools.cache

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,17 +38,8 @@ from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
-from bookmarks.highlights import store as highlights_store
-from bookmarks.imports.tables import imports
-from bookmarks.search.index import (
-    PageText,
-    put_parameters,
-    put_statement,
-    update_many_rows,
-    update_many_statement,
-    upsert_statement,
-)
-from bookmarks.search.sql import SIMPLE, config_for_language
+from bookmarks.store import rows
+from bookmarks.store.rows import PageText, page_statement, put_parameters, put_statement
 from bookmarks.store.tables import (
     BOOKMARK_COLUMNS,
     bookmarks,
@@ -66,6 +57,10 @@ from common.tables import OutboxRow
 from common.tracing import current_trace_headers
 
 outbox = OutboxRow.__table__  # type: ignore[attr-defined]
+
+# CTEs a tombstone's statement carries besides the row and its event (a cached function, so it can key the
+# prepared statement): the highlights feature's deletion of the bookmark's highlights.
+TombstoneCtes = Callable[[], tuple[CTE, ...]]
 
 ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -258,32 +253,41 @@ def _event_parameters(event: Event) -> dict[str, Any]:
 
 
 @functools.cache
-def _put_bookmark_with_event_prepared(tombstone: bool, create: bool) -> Prepared:
-    """A tombstone's statement also deletes the bookmark's highlights with it (one statement still)."""
+def _put_bookmark_with_event_prepared(tombstone: bool, create: bool, also: TombstoneCtes | None) -> Prepared:
+    """``also``: CTEs a tombstone's statement carries (the bookmark's highlights deleted with it, one
+    statement still)."""
     statement = _with_event(put_statement(tombstone, only_if_absent=create), bookmarks)
-    if tombstone:
-        statement = statement.add_cte(*highlights_store.deleted_with_bookmark_ctes())
+    if tombstone and also is not None:
+        statement = statement.add_cte(*also())
     return Prepared.of(statement)
 
 
 async def put_bookmark_with_event(
-    driver: DriverConnection, bookmark: Bookmark, event: Event, page: PageText | None = None, *, create: bool
+    driver: DriverConnection,
+    bookmark: Bookmark,
+    event: Event,
+    page: PageText | None = None,
+    *,
+    create: bool,
+    tombstone_ctes: TombstoneCtes | None = None,
 ) -> bool:
     """The bookmark with its search index (and page text when enrichment brought one) and its event, in a
     driver transaction. Without page text (every PUT and DELETE) the statement is the one prepared once;
     with it (an enrichment result that arrived before the bookmark) it carries the page's values.
+    ``tombstone_ctes``: what a tombstone's statement also does (a cached function: it keys the prepared
+    statement).
 
     ``create``: the write found no such bookmark, and stores one only if none exists. One committed since
     the statement that found none began is not replaced: nothing is stored and the answer is False (see
     :func:`open_bookmark_on`)."""
     if page is None:
-        prepared = _put_bookmark_with_event_prepared(bookmark.deleted_at is not None, create)
+        prepared = _put_bookmark_with_event_prepared(bookmark.deleted_at is not None, create, tombstone_ctes)
         stored = await prepared.rows(driver, put_parameters(bookmark) | _event_parameters(event))
     else:
-        prepared = Prepared.of(_with_event(upsert_statement(bookmark, page, only_if_absent=create), bookmarks))
+        prepared = Prepared.of(_with_event(page_statement(bookmark, page, only_if_absent=create), bookmarks))
         stored = await prepared.rows(driver, _event_parameters(event))
-        config = config_for_language(page.language)
-        if stored and config != SIMPLE:  # as remember_search_config: the page's language joins the user's
+        config = rows.index().page_config(page)
+        if stored and config is not None:  # as remember_search_config: the page's language joins the user's
             await _ADD_SEARCH_CONFIG_PREPARED.rows(driver, {"owner": bookmark.owner_uid, "config": config})
     return bool(stored)
 
@@ -336,8 +340,8 @@ async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText
     if page is None:
         await session.execute(put_statement(bookmark.deleted_at is not None), put_parameters(bookmark))
     else:
-        await session.execute(upsert_statement(bookmark, page))
-        await remember_search_config(session, bookmark.owner_uid, config_for_language(page.language))
+        await session.execute(page_statement(bookmark, page))
+        await remember_search_config(session, bookmark.owner_uid, rows.index().page_config(page))
 
 
 _CONFIG = bindparam("config", type_=Text())
@@ -351,10 +355,10 @@ _ADD_SEARCH_CONFIG = (
 _ADD_SEARCH_CONFIG_PREPARED = Prepared.of(_ADD_SEARCH_CONFIG)
 
 
-async def remember_search_config(session: AsyncSession, owner: uuid.UUID, config: str) -> None:
-    """Add ``config`` to the owner's ``search_configs`` (no-op for 'simple' or one already there). The
+async def remember_search_config(session: AsyncSession, owner: uuid.UUID, config: str | None) -> None:
+    """Add ``config`` to the owner's ``search_configs`` (no-op for None or one already there). The
     stream row is already locked by this write's position (rule 3), so concurrent writes cannot lose it."""
-    if config != SIMPLE:
+    if config is not None:
         await session.execute(_ADD_SEARCH_CONFIG, {"owner": owner, "config": config})
 
 
@@ -413,8 +417,8 @@ async def update_bookmarks(session: AsyncSession, records: Sequence[Bookmark]) -
     for tombstone in (False, True):
         shaped = [r for r in records if (r.deleted_at is not None) == tombstone]
         for start in range(0, len(shaped), _UPDATE_BATCH):
-            rows = update_many_rows(shaped[start : start + _UPDATE_BATCH])
-            await session.execute(update_many_statement(tombstone), {"rows": rows})
+            batch = rows.update_many_rows(shaped[start : start + _UPDATE_BATCH])
+            await session.execute(rows.update_many_statement(tombstone), {"rows": batch})
 
 
 async def _select_bookmarks(session: AsyncSession, *where: Any) -> list[Bookmark]:
@@ -512,7 +516,8 @@ async def set_pro(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> bool
 
 
 async def purge_user(session: AsyncSession, owner: uuid.UUID) -> None:
-    for table in (bookmarks, collections, pending_enrichments, user_streams, imports, bulk_operations, merges):
+    """The store's rows of the user; each feature's own tables are purged by its store (service.purge_user)."""
+    for table in (bookmarks, collections, pending_enrichments, user_streams, bulk_operations, merges):
         await session.execute(delete(table).where(table.c.owner_uid == owner))
     await session.execute(insert(deleted_users).values(owner_uid=owner, deleted_at=func.now()).on_conflict_do_nothing())
     await forget_published_events(session, key=str(owner))

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from common.logging import setup_logging
-from common.server import serve
+from common.process import run_process
 from enrichment.settings import Settings
 from enrichment.worker.app import create_worker_app
 
 
 def main() -> None:
     settings = Settings()
-    setup_logging("enrichment-worker", settings.log_level)
-    serve(
-        create_worker_app(settings),
-        service="enrichment-worker",
-        settings=settings,
+    run_process(
+        "enrichment-worker",
+        settings,
+        create_worker_app,
         host=settings.worker_host,
         port=settings.worker_port,
         metrics_port=settings.worker_metrics_port,

@@ -1,11 +1,12 @@
-"""Reads of the bookmarks database: the per-user delta stream of bookmarks, collections and highlights.
+"""The delta page's read: the per-user stream of bookmarks, collections and highlights.
 
 The three share one stream: positions of all come from the same per-user allocator
 (``repository.allocate_positions``), so one cursor ``(updated_at, id)`` orders them together. A page is
 one statement (one round trip, one snapshot): the keyset range scans (``ix_bookmarks_stream``,
 ``ix_collections_stream`` and ``ix_highlights_stream``, each starting at the cursor: page N costs what
 page 1 costs) are merged by a ``UNION ALL``. Each record's wire document is rendered by PostgreSQL with
-the expressions the wire layer compiles from its models (``api/wire.py``), and the page comes back as
+the expressions the wire layer compiles from its models (``api/wire.py``, gathered in
+:mod:`bookmarks.sync.documents`), and the page comes back as
 one row: each group's documents joined in stream order, the count, whether more follow, and the last
 position (for the next cursor).
 A page of 1,000 records thus costs no Python object per record.
