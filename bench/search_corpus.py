@@ -21,8 +21,9 @@ queries, 25 two-gloss-word queries, relevant documents and grades known from Wor
 precision@10, nDCG@10, whether the query's own synset is in the top 10, and whether every result whose
 title or tags hold all the words comes before every one where they do not (the contract's ranking).
 
-``--explain``: EXPLAIN (ANALYZE, BUFFERS) of the statements the service runs for one query of each
-one-word kind (the same ``tier_page`` statements, window read then GIN read), printed and kept in the JSON.
+``--explain``: EXPLAIN (ANALYZE, BUFFERS) of the statements the service runs (the same ``tier_page``
+statements: each tier's bounded window read, then its GIN read) for the first and the slowest query of the
+one-word and two-word kinds, after the measurements; printed and kept in the JSON.
 
 Writes ``bench/results/search_corpus-<timestamp>.json`` and ``bench/results/search_corpus-latest.json``.
 """
@@ -45,7 +46,7 @@ from typing import Any
 
 import httpx
 import wordnet_corpus
-from run import cpu_ms_per_op, stack_cpu_seconds  # bench/ is on sys.path when this script runs
+from run import cpu_ms_per_op, python_loop_cpu_s, stack_cpu_seconds  # bench/ is on sys.path when this script runs
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
 from bookmarks.domain.model import Bookmark
@@ -180,17 +181,17 @@ async def quality(
     return {"summary": summary, "queries": per_kind}
 
 
-async def explain(engine: AsyncEngine, owner: uuid.UUID, sets: dict[str, list[str]]) -> dict[str, list[str]]:
-    """EXPLAIN ANALYZE of the service's own tier statements for the first query of each one-word kind."""
+async def explain(engine: AsyncEngine, owner: uuid.UUID, chosen: dict[str, list[str]]) -> dict[str, list[str]]:
+    """EXPLAIN ANALYZE of the service's own tier statements (each tier: the bounded window read, then the
+    GIN read the service falls back to when the window holds less than a page) for the chosen queries."""
     from bookmarks.search import queries
     from bookmarks.search.query import parse_query
     from bookmarks.search.sql import planner_settings, tier_page, tiers_to_read
 
     plans: dict[str, list[str]] = {}
-    for kind in ("one_word_common", "one_word_medium", "one_word_rare", "two_words"):
-        q = sets[kind][0]
+    for kind, q in ((kind, q) for kind, texts in chosen.items() for q in texts):
         query = parse_query(q)
-        lines: list[str] = []
+        lines = plans.setdefault(kind, [])
         async with engine.connect() as conn:
             match, _ = await queries.context(conn, query, owner)
             for tier, after in tiers_to_read(match, None):
@@ -209,7 +210,6 @@ async def explain(engine: AsyncEngine, owner: uuid.UUID, sets: dict[str, list[st
                     lines.append(f"-- {q!r} tier {tier} window {window}")
                     lines += [r[0] for r in rows]
             await conn.rollback()
-        plans[kind] = lines
     return plans
 
 
@@ -232,7 +232,9 @@ async def run(gateway_url: str, dsn: str, args: argparse.Namespace) -> dict[str,
         results["loadavg_after_queries"] = [round(x, 2) for x in os.getloadavg()]
         results["quality"] = await quality(http, headers, corpus, labelled)
         if args.explain:
-            results["explain"] = await explain(engine, owner, sets)
+            kinds = ("one_word_common", "one_word_medium", "one_word_rare", "two_words")
+            chosen = {k: list(dict.fromkeys([sets[k][0], results["queries"][k]["slowest"][0][0]])) for k in kinds}
+            results["explain"] = await explain(engine, owner, chosen)
     await engine.dispose()
     return results
 
@@ -264,6 +266,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.size, args.per_kind = 20_000, 50
+    speed_at_start = python_loop_cpu_s()
     from devstack.stack import Stack, StackConfig
 
     with tempfile.TemporaryDirectory(prefix="bench-search-corpus-") as data_dir:
@@ -284,7 +287,8 @@ def main() -> int:
     results |= {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "loadavg": [round(x, 2) for x in os.getloadavg()],
-                    "python": platform.python_version()},
+                    "python": platform.python_version(),
+                    "python_loop_cpu_s": {"start": speed_at_start, "end": python_loop_cpu_s()}},
     }  # fmt: skip
     RESULTS_DIR.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
