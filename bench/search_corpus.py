@@ -22,8 +22,9 @@ precision@10, nDCG@10, whether the query's own synset is in the top 10, and whet
 title or tags hold all the words comes before every one where they do not (the contract's ranking).
 
 ``--explain``: EXPLAIN (ANALYZE, BUFFERS) of the statements the service runs (the same ``tier_page``
-statements: each tier's bounded window read, then its GIN read) for the first and the slowest query of the
-one-word and two-word kinds, after the measurements; printed and kept in the JSON.
+statements: each tier's bounded window read, then its GIN read; a filter-only query's one walk) for the
+first and the slowest query of the word, phrase and filter-only kinds, after the measurements; printed and
+kept in the JSON.
 
 Writes ``bench/results/search_corpus-<timestamp>.json`` and ``bench/results/search_corpus-latest.json``.
 """
@@ -195,7 +196,9 @@ async def explain(engine: AsyncEngine, owner: uuid.UUID, chosen: dict[str, list[
         async with engine.connect() as conn:
             match, _ = await queries.context(conn, query, owner)
             for tier, after in tiers_to_read(match, None):
-                for window, bitmap_only in ((queries.WINDOWS.get(tier or 0.0, 500), False), (None, True)):
+                # Filter-only: one unbounded newest-first walk. With words: the window read, then the GIN read.
+                reads = [(None, False)] if tier is None else [(queries.WINDOWS[tier], False), (None, True)]
+                for window, bitmap_only in reads:
                     statement = tier_page(query, match, queries.COLUMNS, queries._SELECTED, owner=owner,
                                           tier=tier, after=after, limit=21, window=window)  # fmt: skip
                     await conn.execute(planner_settings(bitmap_only=bitmap_only))
@@ -232,7 +235,7 @@ async def run(gateway_url: str, dsn: str, args: argparse.Namespace) -> dict[str,
         results["loadavg_after_queries"] = [round(x, 2) for x in os.getloadavg()]
         results["quality"] = await quality(http, headers, corpus, labelled)
         if args.explain:
-            kinds = ("one_word_common", "one_word_medium", "one_word_rare", "two_words")
+            kinds = ("one_word_common", "one_word_medium", "one_word_rare", "two_words", "phrase", "filter_only")
             chosen = {k: list(dict.fromkeys([sets[k][0], results["queries"][k]["slowest"][0][0]])) for k in kinds}
             results["explain"] = await explain(engine, owner, chosen)
     await engine.dispose()

@@ -254,8 +254,13 @@ def query_sets(corpus: Corpus, per_kind: int = 150, seed: int = 2) -> dict[str, 
     n = len(corpus.documents)
     df = corpus.df
     alpha = [w for w in sorted(df) if w.isalpha() and len(w) > 2]
-    medium = [w for w in alpha if 0.007 * n <= df[w] <= 0.013 * n and w not in STOPWORDS]
-    rare = [w for w in alpha if 2 <= df[w] <= 5]
+    # The rows with page text have English stems in their index: "earths" matches every "earth" there.
+    # A word's reach is bounded by the documents of every word sharing its stem.
+    stem_df: Counter[str] = Counter()
+    for word, count in df.items():
+        stem_df[stem(word)] += count
+    medium = [w for w in alpha if 0.007 * n <= df[w] <= stem_df[stem(w)] <= 0.015 * n and w not in STOPWORDS]
+    rare = [w for w in alpha if 2 <= df[w] <= stem_df[stem(w)] <= 5]
     content = {w for w in alpha if df[w] >= max(3, n // 2000) and w not in STOPWORDS}
     two_words: list[str] = []
     phrases: list[str] = []
