@@ -18,8 +18,9 @@ query of each process of the stack (bench/run.py's ``stack_cpu_seconds``).
 
 Then the quality of the ranking on a labelled set (``wordnet_corpus.labelled_set``: 25 one-word lemma
 queries, 25 two-gloss-word queries, relevant documents and grades known from WordNet), limit 10:
-precision@10, nDCG@10, whether the query's own synset is in the top 10, and whether every result whose
-title or tags hold all the words comes before every one where they do not (the contract's ranking).
+precision@10, nDCG@10, whether the query's own synset is in the top 10, whether every result whose
+title or tags hold all the words comes before every one where they do not (the contract's ranking), and
+the share of results found through their page text only.
 
 ``--explain``: EXPLAIN (ANALYZE, BUFFERS) of the statements the service runs (the same ``tier_page``
 statements: each tier's bounded window read, then its GIN read; a filter-only query's one walk) for the
@@ -168,6 +169,10 @@ async def quality(
             "precision_at_10": sum(1 for g in grades if g >= 1) / max(1, min(10, relevant)),
             "ndcg_at_10": dcg(grades) / dcg(ideal) if ideal else 0.0,
             "target_in_top_10": item.target in ids, "title_tags_first": ordered,
+            # Results graded 0 (the words are in neither title, tags nor description) that have page text:
+            # found through their page only, listed among (or before) the description matches.
+            "page_only_results": sum(1 for i, g in zip(ids, grades, strict=True)
+                                     if g == 0 and corpus.documents[by_id[i]].page_text),
         })  # fmt: skip
     summary: dict[str, Any] = {}
     everything = [r for kind_rows in per_kind.values() for r in kind_rows]
@@ -178,6 +183,9 @@ async def quality(
             "ndcg_at_10": round(sum(r["ndcg_at_10"] for r in rows) / len(rows), 3),
             "target_in_top_10": round(sum(r["target_in_top_10"] for r in rows) / len(rows), 3),
             "title_tags_first": round(sum(r["title_tags_first"] for r in rows) / len(rows), 3),
+            "page_only_share_of_results": round(
+                sum(r["page_only_results"] for r in rows) / max(1, sum(r["returned"] for r in rows)), 3
+            ),
         }
     return {"summary": summary, "queries": per_kind}
 
