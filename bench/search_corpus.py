@@ -2,6 +2,7 @@
 (``bench/wordnet_corpus.py``; needs ``apt-get install --no-install-recommends wordnet-base``).
 
     .venv/bin/python bench/search_corpus.py [--size 100000] [--per-kind 150] [--quick] [--explain]
+        [--page-share 0.15] [--page-chars 2500]
 
 Starts its own stack (private data dir, free ports). One user's library is written straight into the
 bookmarks database through the service's own statements, as bench/search.py does, but every row is its
@@ -226,7 +227,7 @@ async def explain(engine: AsyncEngine, owner: uuid.UUID, chosen: dict[str, list[
 
 async def run(gateway_url: str, dsn: str, args: argparse.Namespace) -> dict[str, Any]:
     print(f"search corpus bench: building {args.size:,} documents from WordNet …", flush=True)
-    corpus = wordnet_corpus.build(args.size, seed=args.seed)
+    corpus = wordnet_corpus.build(args.size, seed=args.seed, page_share=args.page_share, page_chars=args.page_chars)
     sets = wordnet_corpus.query_sets(corpus, args.per_kind)
     labelled = wordnet_corpus.labelled_set(corpus)
     engine = create_async_engine(dsn, pool_size=2)
@@ -272,6 +273,10 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=100_000, help="documents (at most 117,659)")
     parser.add_argument("--per-kind", type=int, default=150, help="queries per kind")
     parser.add_argument("--seed", type=int, default=1, help="which synsets, dates and page-text rows")
+    parser.add_argument("--page-share", type=float, default=wordnet_corpus.PAGE_SHARE,
+                        help="share of the bookmarks with page text")  # fmt: skip
+    parser.add_argument("--page-chars", type=int, default=wordnet_corpus.PAGE_CHARS,
+                        help="about this many characters of page text each (at most 32,000 are indexed)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="20,000 documents, 50 queries per kind")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the one-word statements")
     args = parser.parse_args()

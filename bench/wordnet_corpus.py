@@ -145,7 +145,7 @@ def page_text(synset: Synset, synsets: dict[str, Synset], chars: int = PAGE_CHAR
         parts.append(part)
         size += len(part) + 1
         queue.extend(other.pointers)
-    return " ".join(parts)[: chars + 500]
+    return " ".join(parts)[: chars + chars // 5]
 
 
 @dataclass
@@ -199,8 +199,15 @@ class Corpus:
         }
 
 
-def build(size: int, seed: int = 1, directory: Path = WORDNET_DIR) -> Corpus:
-    """``size`` documents (at most every synset, 117,659): a seeded sample, saved over five years."""
+def build(
+    size: int,
+    seed: int = 1,
+    directory: Path = WORDNET_DIR,
+    page_share: float = PAGE_SHARE,
+    page_chars: int = PAGE_CHARS,
+) -> Corpus:
+    """``size`` documents (at most every synset, 117,659): a seeded sample, saved over five years;
+    ``page_share`` of them with about ``page_chars`` characters of page text."""
     synsets = read_synsets(directory)
     keys = sorted(synsets)
     if size > len(keys):
@@ -213,7 +220,7 @@ def build(size: int, seed: int = 1, directory: Path = WORDNET_DIR) -> Corpus:
         group = synset.lexname.split(".", 1)[1].lower()
         domain = f"{group}.wordnet.example"
         pos_name = POS_NAMES[synset.pos]
-        has_page = rng.random() < PAGE_SHARE
+        has_page = rng.random() < page_share
         documents.append(
             Document(
                 index=index,
@@ -226,7 +233,7 @@ def build(size: int, seed: int = 1, directory: Path = WORDNET_DIR) -> Corpus:
                 minutes=rng.randrange(5 * 365 * 24 * 60),
                 is_archived=rng.random() < 0.1,
                 is_favorite=rng.random() < 0.05,
-                page_text=page_text(synset, synsets) if has_page else None,
+                page_text=page_text(synset, synsets, page_chars) if has_page else None,
             )
         )
     return Corpus(documents, seed)
