@@ -314,26 +314,33 @@ def print_table(results: dict[str, Any]) -> None:
     print(f"\nwrite path: {results['write_path']}")
 
 
+def search_stack(data_dir: Path) -> Any:
+    """A search benchmark's own stack: an admin token for its statements, no browser, no rate limit."""
+    from devstack.stack import StackConfig
+
+    return StackConfig.for_tests(
+        data_dir,
+        extra_env={
+            "ADMIN_TOKEN": ADMIN_TOKEN,
+            "ENRICHMENT_BROWSER": "off",
+            "GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000",
+            "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
+            "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000",
+        },
+        output=open(data_dir / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000])
     parser.add_argument("--samples", type=int, default=200, help="queries per kind (p99 of 40 is their max)")
     parser.add_argument("--seed", type=int, default=2000, help="bookmarks written by put_bookmark; the rest are copies")
     args = parser.parse_args()
-    from devstack.stack import Stack, StackConfig
+    from devstack.stack import Stack
 
     with tempfile.TemporaryDirectory(prefix="bench-search-") as data_dir:
-        config = StackConfig.for_tests(
-            Path(data_dir),
-            extra_env={
-                "ADMIN_TOKEN": ADMIN_TOKEN,
-                "ENRICHMENT_BROWSER": "off",
-                "GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000",
-                "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
-                "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000",
-            },
-            output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
-        )
+        config = search_stack(Path(data_dir))
         print("search bench: starting the stack …", flush=True)
         with Stack(config) as stack:
             results = asyncio.run(run(stack.gateway_url, stack.dsn("bookmarks"), args.sizes, args.samples, args.seed))

@@ -50,6 +50,7 @@ from typing import Any
 import httpx
 import wordnet_corpus
 from run import cpu_ms_per_op, python_loop_cpu_s, stack_cpu_seconds  # bench/ is on sys.path when this script runs
+from search import search_stack
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
 from bookmarks.domain.model import Bookmark
@@ -58,7 +59,6 @@ from bookmarks.store import repository
 from bookmarks.store.rows import PageText, install_index, put_parameters, put_statement
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-ADMIN_TOKEN = "bench-admin-token"  # noqa: S105 - a local, throwaway stack
 BATCH = 500
 BASE = datetime(2021, 1, 1, tzinfo=UTC)
 TARGET_P99_MS = 20.0
@@ -286,20 +286,10 @@ def main() -> int:
     if args.quick:
         args.size, args.per_kind = 20_000, 50
     speed_at_start = python_loop_cpu_s()
-    from devstack.stack import Stack, StackConfig
+    from devstack.stack import Stack
 
     with tempfile.TemporaryDirectory(prefix="bench-search-corpus-") as data_dir:
-        config = StackConfig.for_tests(
-            Path(data_dir),
-            extra_env={
-                "ADMIN_TOKEN": ADMIN_TOKEN,
-                "ENRICHMENT_BROWSER": "off",
-                "GATEWAY_RATE_LIMIT_PER_MINUTE": "10000000",
-                "GATEWAY_IP_RATE_LIMIT_PER_MINUTE": "10000000",
-                "AUTH_ANONYMOUS_RATE_LIMIT_PER_MINUTE": "10000000",
-            },
-            output=open(Path(data_dir) / "stack.log", "w"),  # noqa: SIM115 - lives as long as the stack
-        )
+        config = search_stack(Path(data_dir))
         print("search corpus bench: starting the stack …", flush=True)
         with Stack(config) as stack:
             results = asyncio.run(run(stack.gateway_url, stack.dsn("bookmarks"), args))
