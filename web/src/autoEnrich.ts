@@ -6,6 +6,7 @@
 import { ApiError, Offline, errorOf } from "./api.ts";
 import { backoffMs } from "./backoff.ts";
 import type { Db } from "./db.ts";
+import { deviceSwitch } from "./deviceSwitch.ts";
 import { nowIso } from "./merge.ts";
 import { type EnrichPause, type QuotaUse, isPaused, quotaRefusal } from "./quota.ts";
 import { type SessionManager, authed, authedJson } from "./session.ts";
@@ -18,20 +19,14 @@ const CONSENT_RETRIES = 5;
 /** This device's choice (localStorage): absent means on, the default once AI enrichment is on. */
 export const PREFERENCE_KEY = "enrich-new-links";
 
+const preference = deviceSwitch(PREFERENCE_KEY);
+
 export function autoEnrichPreference(): boolean {
-  try {
-    return localStorage.getItem(PREFERENCE_KEY) !== "off";
-  } catch {
-    return true;
-  }
+  return preference.on();
 }
 
 export function setAutoEnrichPreference(on: boolean): void {
-  try {
-    localStorage.setItem(PREFERENCE_KEY, on ? "on" : "off");
-  } catch {
-    // Storage refused (private mode): the choice lasts for this page only.
-  }
+  preference.set(on);
 }
 
 export class AutoEnricher {

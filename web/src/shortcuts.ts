@@ -2,28 +2,19 @@
 // them off (WCAG 2.1.4): off, a key press of one character does nothing, while Escape, Enter, the arrow
 // keys and combinations with Ctrl, Alt or Meta keep working.
 
+import { deviceSwitch } from "./deviceSwitch.ts";
+
 /** This device's choice (localStorage): absent means on. */
 export const SHORTCUTS_KEY = "keyboard-shortcuts";
 
-/** The choice when storage refused it (private mode): it lasts for this page only. */
-let pageOnly: boolean | null = null;
+const choice = deviceSwitch(SHORTCUTS_KEY);
 
 export function shortcutsOn(): boolean {
-  if (pageOnly !== null) return pageOnly;
-  try {
-    return localStorage.getItem(SHORTCUTS_KEY) !== "off";
-  } catch {
-    return true;
-  }
+  return choice.on();
 }
 
 export function setShortcutsOn(on: boolean): void {
-  try {
-    localStorage.setItem(SHORTCUTS_KEY, on ? "on" : "off");
-    pageOnly = null;
-  } catch {
-    pageOnly = on;
-  }
+  choice.set(on);
 }
 
 interface KeyPress {
