@@ -1,7 +1,7 @@
 // Highlights: the dialog "Highlight" (note, color, delete) and the view "Highlights" (every highlight,
 // newest first, filtered by the search box on this device). Quotes, notes and titles are text only.
 
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { Device } from "../app.ts";
 import { HIGHLIGHT_COLORS, type HighlightColor, type LocalHighlight } from "../model.ts";
 import { fold } from "../query.ts";
@@ -27,6 +27,10 @@ const MAX_NOTE = 10_000;
 export function HighlightDialog(props: { device: Device; highlight: LocalHighlight; onClose: () => void }) {
   const { device, highlight: h } = props;
   const [note, setNote] = useState(h.note);
+  // The choice shows at once: the store's copy follows a moment later, and a render in between (another
+  // change of the library) must not put the old color back under the pointer.
+  const [color, setColor] = useState(knownColor(h.color));
+  useEffect(() => setColor(knownColor(h.color)), [h.color]);
   const change = async (fields: { note?: string; color?: HighlightColor }) => {
     await device.store.putHighlight(h.id, { bookmarkId: h.bookmarkId, quote: h.quote, ...fields });
     device.sync.kick();
@@ -37,7 +41,6 @@ export function HighlightDialog(props: { device: Device; highlight: LocalHighlig
     device.sync.kick();
     device.toast("Highlight deleted.");
   };
-  const color = knownColor(h.color);
   return (
     <Dialog id="highlight" title="Highlight" onClose={props.onClose}>
       <blockquote class={`highlight-quote hl-${color}`}>{h.quote}</blockquote>
@@ -60,7 +63,16 @@ export function HighlightDialog(props: { device: Device; highlight: LocalHighlig
         <legend id="highlight-color">Color</legend>
         {HIGHLIGHT_COLORS.map((c) => (
           <label key={c} class={`color-choice${c === color ? " on" : ""}`}>
-            <input type="radio" name="highlight-color" value={c} checked={c === color} onChange={() => void change({ color: c })} />
+            <input
+              type="radio"
+              name="highlight-color"
+              value={c}
+              checked={c === color}
+              onChange={() => {
+                setColor(c);
+                void change({ color: c });
+              }}
+            />
             <span class={`swatch hl-${c}`} aria-hidden="true" />
             {COLOR_NAMES[c]}
           </label>
