@@ -190,12 +190,14 @@ async def test_a_page_saved_offline_arrives_after_reconnect(
     # Back online, the retry alarm sends the queue with the id the write was given offline.
     server_path.set_offline(False)
 
-    async def arrived() -> dict[str, Any] | None:
-        return await bookmark_of(device, url)
+    # Both queued writes are sent in order; the queue empties only after the second one's answer.
+    async def sent() -> bool:
+        return (await browser.storage("local")).get("queue") == []
 
-    saved = await wait_for(arrived, timeout=150, interval=2, what="the offline save on the server")
+    await wait_for(sent, timeout=150, interval=2, what="the offline queue sent")
+    saved = await bookmark_of(device, url)
+    assert saved is not None
     assert saved["clientBookmarkId"] == queue[0]["id"] and saved["userTags"] == ["train", "later"]
-    assert (await browser.storage("local")).get("queue") == []
     await page.close()
 
 
