@@ -1,11 +1,13 @@
 """Export benchmark (docs/api-guide.md, section 13): GET /v1/exports of a big library, per format.
 
-``.venv/bin/python bench/export.py [--count 100000]``: starts its own stack (private data dir, free
-ports), bulk-loads ``--count`` bookmarks (in 30 collections, nested, with user tags and notes) straight into
-the bookmarks database, then downloads the export through the gateway once per format. Reported per
-format: seconds to the last byte, bytes, chunks received, and the bookmarks process's resident memory
-(RSS, sampled every 20 ms) before and at its peak during the export. Writes
-``bench/results/export-<timestamp>.json``.
+``.venv/bin/python bench/export.py [--count 100000] [--highlights 1]``: starts its own stack (private data
+dir, free ports), bulk-loads ``--count`` bookmarks (in 30 collections, nested, with user tags and notes),
+each with ``--highlights`` live highlights (a third of them with a note), straight into the bookmarks
+database, then downloads the export through the gateway once per format (all five: ``markdown`` and
+``annotations`` hold the bookmarks with highlights or notes, so with ``--highlights 1`` every one).
+Reported per format: seconds to the last byte, bytes, chunks received, and the bookmarks process's
+resident memory (RSS, sampled every 20 ms) before and at its peak during the export. Prints a table and
+writes ``bench/results/export-<timestamp>.json``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,20 @@ SELECT $1, 'seed-' || lpad(g::text, 7, '0'), 'https://site' || (g % 997) || '.ex
        'completed', 'ready'
 FROM generate_series(1, $3) AS g
 """
+# ``$3`` highlights on each of the first ``$2`` seeded bookmarks, oldest first within a bookmark; what a
+# highlight write keeps on its bookmark's search row (the annotated exports pick bookmarks by it) too.
+SEED_HIGHLIGHTS_SQL = """
+INSERT INTO highlights (owner_uid, highlight_id, client_bookmark_id, quote, prefix, suffix, color, note, created_at,
+                        updated_at)
+SELECT $1, 'h-' || g || '-' || k, 'seed-' || lpad(g::text, 7, '0'),
+       'A passage worth keeping, number ' || g || ', about tide pools', 'before it ', ' and after', 'yellow',
+       CASE WHEN g % 3 = 0 THEN 'Why it matters: ' || g ELSE '' END,
+       $4::timestamptz + g * interval '1 microsecond',
+       $4::timestamptz + ($2 * 2 + g * $3 + k) * interval '1 microsecond'
+FROM generate_series(1, $2) AS g, generate_series(1, $3) AS k
+"""
+MARK_HIGHLIGHTED_SQL = "UPDATE bookmarks SET search_highlight_texts = ARRAY['passage'] WHERE owner_uid = $1"
+FORMATS = ("json", "csv", "netscape", "markdown", "annotations")
 
 
 class RssSampler:
@@ -85,14 +101,18 @@ class RssSampler:
         self._thread.join()
 
 
-async def seed(dsn: str, owner: uuid.UUID, count: int) -> None:
+async def seed(dsn: str, owner: uuid.UUID, count: int, highlights: int) -> None:
     conn = await asyncpg.connect(dsn.replace("postgresql+asyncpg://", "postgresql://"))
     try:
         base = datetime(2026, 1, 1, tzinfo=UTC)
-        await conn.execute(SEED_STREAM_SQL, owner, base, count)
+        await conn.execute(SEED_STREAM_SQL, owner, base, count * (2 + highlights))
         await conn.execute(SEED_COLLECTIONS_SQL, owner, base)
         await conn.execute(SEED_ROWS_SQL, owner, base, count)
+        if highlights:
+            await conn.execute(SEED_HIGHLIGHTS_SQL, owner, count, highlights, base)
+            await conn.execute(MARK_HIGHLIGHTED_SQL, owner)
         await conn.execute("ANALYZE bookmarks")
+        await conn.execute("ANALYZE highlights")
     finally:
         await conn.close()
 
@@ -118,22 +138,32 @@ async def export_once(http: httpx.AsyncClient, headers: dict[str, str], fmt: str
     }
 
 
-async def run(gateway_url: str, dsn: str, pid: int, count: int) -> dict[str, Any]:
+async def run(gateway_url: str, dsn: str, pid: int, count: int, highlights: int) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=gateway_url, timeout=120) as http:
         session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
         headers = {"Authorization": f"Bearer {session['accessToken']}"}
-        print(f"bench: loading {count:,} bookmarks …", flush=True)
-        await seed(dsn, uuid.UUID(session["user"]["id"]), count)
+        print(f"bench: loading {count:,} bookmarks with {highlights} highlight(s) each …", flush=True)
+        await seed(dsn, uuid.UUID(session["user"]["id"]), count, highlights)
         results: dict[str, Any] = {}
-        for fmt in ("json", "csv", "netscape"):
+        for fmt in FORMATS:
             print(f"bench: export {fmt} …", flush=True)
             results[fmt] = await export_once(http, headers, fmt, pid)
         return results
 
 
+def print_table(report: dict[str, Any]) -> None:
+    print(f"\n{report['bookmarks']:,} bookmarks, {report['highlights_per_bookmark']} highlight(s) each, "
+          f"load average {report['load_avg'][0]:.1f}")  # fmt: skip
+    print(f"{'format':<12} {'last byte':>10} {'MiB':>8} {'chunks':>7} {'RSS before':>11} {'RSS growth':>11}")
+    for fmt, r in report["formats"].items():
+        print(f"{fmt:<12} {r['seconds']:>9.2f}s {r['bytes'] / 2**20:>8.1f} {r['chunks']:>7} "
+              f"{r['rss_before_mib']:>8.1f} MiB {r['rss_growth_mib']:>7.1f} MiB")  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--highlights", type=int, default=1, help="live highlights per bookmark (0: none)")
     args = parser.parse_args()
 
     from devstack.stack import Stack, StackConfig
@@ -147,9 +177,10 @@ def main() -> int:
         print("bench: starting the stack …", flush=True)
         with Stack(config) as stack:
             pid = stack.service_processes["bookmarks"].pid
-            results = asyncio.run(run(stack.gateway_url, stack.dsn("bookmarks"), pid, args.count))
+            results = asyncio.run(run(stack.gateway_url, stack.dsn("bookmarks"), pid, args.count, args.highlights))
     report = {
         "bookmarks": args.count,
+        "highlights_per_bookmark": args.highlights,
         "cpus": psutil.cpu_count(),
         "load_avg": list(psutil.getloadavg()),
         "at": datetime.now(UTC).isoformat(),
@@ -158,7 +189,7 @@ def main() -> int:
     RESULTS_DIR.mkdir(exist_ok=True)
     path = RESULTS_DIR / f"export-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     path.write_text(json.dumps(report, indent=2))
-    print(json.dumps(report, indent=2))
+    print_table(report)
     print(f"results written to {path}")
     return 0
 
