@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -690,9 +690,11 @@ def python_loop_cpu_s() -> float:
     return round(time.process_time() - started, 3)
 
 
-def run_config(args: argparse.Namespace, name: str) -> dict[str, Any]:
-    """Start a private stack (free ports, scratch data dir, durable PostgreSQL like ``make run``) with
-    the configuration ``name`` on top of the defaults, and run the benchmarks against it."""
+@contextlib.contextmanager
+def bench_stack(name: str = "default") -> Iterator[Any]:
+    """A private stack (free ports, scratch data dir, durable PostgreSQL like ``make run``) with the
+    configuration ``name`` on top of ``make run``'s defaults; only what the load itself needs is added (an
+    admin token, no rate limiting of one machine)."""
     from dataclasses import replace
 
     from devstack.stack import Stack, StackConfig
@@ -701,7 +703,6 @@ def run_config(args: argparse.Namespace, name: str) -> dict[str, Any]:
         config = StackConfig.for_tests(
             Path(data_dir),
             extra_env={
-                # Only what the load itself needs: an admin token and no rate limiting of one machine.
                 "ADMIN_TOKEN": ADMIN_TOKEN,
                 "ENRICHMENT_ALLOW_PRIVATE_NETWORKS": "true",
                 "ENRICHMENT_BROWSER": "off",
@@ -716,9 +717,13 @@ def run_config(args: argparse.Namespace, name: str) -> dict[str, Any]:
         config = replace(config, durable_postgres=True, migration_timeout=900.0, ready_timeout=900.0)
         print(f"bench: starting the stack ({name}) …", flush=True)
         with Stack(config) as stack:
-            results = asyncio.run(
-                run_all(args, stack.gateway_url, stack.service_url("bookmarks"), stack.dsn("bookmarks"))
-            )
+            yield stack
+
+
+def run_config(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """Run the benchmarks against a :func:`bench_stack` of the configuration ``name``."""
+    with bench_stack(name) as stack:
+        results = asyncio.run(run_all(args, stack.gateway_url, stack.service_url("bookmarks"), stack.dsn("bookmarks")))
     return {"config": name, "config_env": CONFIGS[name]} | results
 
 
