@@ -2,7 +2,7 @@
 // Sending and pulling take turns (one chain, and one lock for every tab of this browser), so a page
 // fetched before one of our writes reached the server is never applied after that write's answer.
 
-import { ApiError, Offline, TRANSIENT, errorOf } from "./api.ts";
+import { ApiError, Offline, errorOf } from "./api.ts";
 import type { Db } from "./db.ts";
 import type { Bookmark, Collection, DeltaPage, Highlight, Op } from "./model.ts";
 import { type SessionManager, authed } from "./session.ts";
@@ -159,30 +159,23 @@ export class SyncEngine {
     this.retryTimer = window.setTimeout(() => void this.run(true), ms);
   }
 
-  /** Sends queued writes in order. Transient failures stop the flush (the op stays first in line). */
+  /** Sends queued writes in order (the client core's flush); what stops it is thrown, the op first in line. */
   private async flush(generation: number): Promise<void> {
-    for (;;) {
-      this.ensureCurrent(generation);
-      const op = this.store.queue[0];
-      if (!op) return;
-      this.store.inFlight = op.seq;
-      try {
-        const response = await this.send(op);
+    this.ensureCurrent(generation);
+    const result = await this.store.flush(
+      async (op) => {
+        this.ensureCurrent(generation);
+        const answer = await this.send(op);
         this.ensureCurrent(generation); // stopped meanwhile (a sign-out, a join): the op stays queued
-        if (response instanceof ApiError) {
-          await this.store.rejected(op);
-          this.onRejected(op, response);
-        } else {
-          await this.store.completed(op, response);
-        }
-      } finally {
-        this.store.inFlight = null;
-      }
-    }
+        return answer;
+      },
+      (op, error) => this.onRejected(op, error),
+    );
+    if ("stoppedBy" in result) throw result.stoppedBy;
   }
 
-  /** The server's record, or the ApiError that refuses the op for good; throws what may pass later. */
-  private async send(op: Op): Promise<Bookmark | Collection | Highlight | null | ApiError> {
+  /** The server's record; throws the ApiError of a refusal or what stopped the request. */
+  private async send(op: Op): Promise<Bookmark | Collection | Highlight | null> {
     const id = encodeURIComponent(op.id);
     let response: Response;
     if (op.kind === "put") {
@@ -202,9 +195,7 @@ export class SyncEngine {
       if (response.status === 204) return null;
       return ((await response.json()) as { data: Bookmark | Collection | Highlight }).data;
     }
-    const error = await errorOf(response);
-    if (TRANSIENT.has(error.status) || error.status === 401) throw error;
-    return error;
+    throw await errorOf(response);
   }
 
   /** Delta pages until the end; the stored cursor is the one of the last request made. */
