@@ -184,7 +184,7 @@ extension: extension-deps
 # Mozilla's addons-linter (what web-ext lint runs; offline) on the Firefox build.
 extension-test: extension
 	$(EXT_ENV) node_modules/.bin/tsc --noEmit -p tsconfig.json
-	$(EXT_ENV) node --test test/*.test.ts ../shared/test/*.test.ts
+	$(EXT_ENV) node --test test/*.test.ts ../../clients/shared/test/*.test.ts
 	$(EXT_ENV) node_modules/.bin/addons-linter --warnings-as-errors --output text dist/firefox
 
 # The Firefox runs' driver (tests/e2e/firefox): puppeteer-core, which speaks WebDriver BiDi to Debian's
