@@ -4,7 +4,8 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiError, OfflineError, fetchOrOffline } from "../errors.ts";
+import { ApiClient } from "../api.ts";
+import { ApiError, OfflineError } from "../errors.ts";
 import { type QueueStorage, QueueFull, type Unsequenced, WriteQueue, foldEdits } from "../queue.ts";
 import { ScriptedServer, json } from "./scriptedServer.ts";
 
@@ -66,12 +67,12 @@ function library(statuses: Record<string, number> = {}) {
   return { server, records };
 }
 
-/** Sends one op as a client does: the server's error answer is ApiError, no connection OfflineError. */
+/** Sends one op with the client core's API client: an error answer is ApiError, no connection OfflineError. */
 function sender(server: ScriptedServer) {
+  const api = new ApiClient({ baseUrl: () => "http://server.test", fetch: server.fetch }, { token: async () => "t", refresh: async () => "t" });
   return async (op: Op): Promise<void> => {
-    const init: RequestInit = op.kind === "put" ? { method: "PUT", body: JSON.stringify(op.fields) } : { method: "DELETE" };
-    const response = await fetchOrOffline(server.fetch, `http://server.test/v1/bookmarks/${op.id}`, init);
-    if (!response.ok) throw await ApiError.fromResponse(response);
+    if (op.kind === "put") await api.putBookmark(op.id, op.fields as { url: string });
+    else await api.deleteBookmark(op.id);
   };
 }
 
