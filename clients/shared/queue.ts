@@ -42,8 +42,9 @@ export interface QueueStorage<Op extends QueuedOp> {
 /** The write `next` folded into the queued `tail`, or null when both stay. */
 export type Fold<Op extends QueuedOp> = (tail: Op, next: Unsequenced<Op>) => Op | null;
 
-/** The folding rule: an edit of a record folds into the queued PUT of the same record and kind (one of
- * `kinds`), its `fields` over the queued ones. Deletes and creates followed by deletes never fold. */
+/** The folding rule: a PUT (of a kind in `kinds`) folds into the last queued write when that is a PUT of
+ * the same kind and record, its `fields` over the queued ones. A delete never folds and nothing folds into
+ * one, so a delete after an unsent create keeps both, in order. */
 export function foldEdits<Op extends QueuedOp & { fields?: object }>(kinds: readonly string[]): Fold<Op> {
   return (tail, next) => {
     if (!kinds.includes(tail.kind) || tail.kind !== next.kind || tail.id !== next.id) return null;
