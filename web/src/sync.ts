@@ -169,8 +169,12 @@ export class SyncEngine {
     const result = await this.store.flush(
       async (op) => {
         this.ensureCurrent(generation);
-        const answer = await this.send(op);
-        this.ensureCurrent(generation); // stopped meanwhile (a sign-out, a join): the op stays queued
+        // Stopped meanwhile (a sign-out, a join): the answer or the refusal is dropped, the op stays queued.
+        const answer = await this.send(op).catch((error: unknown) => {
+          this.ensureCurrent(generation);
+          throw error;
+        });
+        this.ensureCurrent(generation);
         return answer;
       },
       (op, error) => this.onRejected(op, error),
