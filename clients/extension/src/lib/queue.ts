@@ -9,7 +9,7 @@
 
 import type { ApiClient, BookmarkWrite, HighlightWrite } from "./api.ts";
 import { MAX_QUEUED_WRITES } from "./config.ts";
-import { type QueueStorage, WriteQueue as CoreQueue } from "../../../../clients/shared/queue.ts";
+import { type FlushResult as CoreFlushResult, type QueueStorage, WriteQueue as CoreQueue } from "../../../../clients/shared/queue.ts";
 import type { KeyValue, LockRunner } from "./kv.ts";
 
 const KEY = "queue";
@@ -24,11 +24,8 @@ export type QueuedWrite =
 /** A write with its place in line, as stored. */
 type Stored = QueuedWrite & { seq: number };
 
-export interface FlushResult {
-  sent: number;
-  refused: number;
-  left: number;
-}
+/** What a flush did: writes sent, refused for good, still queued. */
+export type FlushResult = Omit<CoreFlushResult, "stoppedBy">;
 
 /** The popup's line about the writes waiting, which says when the queue is full. */
 export function queuedLine(count: number): string {
