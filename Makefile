@@ -72,7 +72,8 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 
 web: venv web/dist/index.html
 
-# The client core's own tests (clients/shared/test) run here once; the extension's tests check it uses them.
+# The client core's own tests (clients/shared/test) run here and in extension-test, under each client's
+# TypeScript options and runner.
 web-test: web
 	cd web && $(NODE) node_modules/typescript/bin/tsc --noEmit -p .
 	cd web && $(NODE) --test --experimental-strip-types --no-warnings 'test/**/*.test.ts' '../clients/shared/test/*.test.ts'
@@ -183,7 +184,7 @@ extension: extension-deps
 # Mozilla's addons-linter (what web-ext lint runs; offline) on the Firefox build.
 extension-test: extension
 	$(EXT_ENV) node_modules/.bin/tsc --noEmit -p tsconfig.json
-	$(EXT_ENV) node --test test/*.test.ts
+	$(EXT_ENV) node --test test/*.test.ts ../../clients/shared/test/*.test.ts
 	$(EXT_ENV) node_modules/.bin/addons-linter --warnings-as-errors --output text dist/firefox
 
 # The Firefox runs' driver (tests/e2e/firefox): puppeteer-core, which speaks WebDriver BiDi to Debian's

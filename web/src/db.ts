@@ -1,6 +1,7 @@
 // IndexedDB, the device's copy of the library: the server's records (bookmarks, collections, highlights), the
 // queue of writes not yet sent (ordered by seq), and meta (the sync cursor, the refresh token).
 
+import type { QueueStorage } from "../../clients/shared/queue.ts";
 import type { LocalBookmark, LocalCollection, LocalHighlight, Op } from "./model.ts";
 
 export const DB_NAME = "bookmarks";
@@ -204,4 +205,14 @@ export class Db {
     for (const key of LIBRARY_META) tx.objectStore("meta").delete(key);
     await done(tx);
   }
+}
+
+/** The `queue` store as the client core's write queue keeps it (clients/shared/queue.ts). */
+export function queueStorage(db: Pick<Db, "all" | "enqueue" | "replaceOp" | "completeOp">): QueueStorage<Op> {
+  return {
+    load: () => db.all<Op>("queue"),
+    append: (ops) => db.enqueue(ops),
+    replace: (op) => db.replaceOp(op),
+    forget: (sent) => db.completeOp(sent.seq, {}, sent),
+  };
 }

@@ -4,9 +4,8 @@
 // token re-read inside it, the new pair stored before anything uses it. A token is never presented twice
 // by this device.
 
-import { withOneRefresh } from "../../clients/shared/errors.ts";
 import { type LockRunner, SESSION_LOCK, SessionRotation } from "../../clients/shared/session.ts";
-import { ApiError, Offline, errorOf, send } from "./api.ts";
+import { type ApiClient, ApiError, Offline, apiClient, errorOf, send } from "./api.ts";
 import type { Db } from "./db.ts";
 import type { Session, User } from "./model.ts";
 
@@ -69,11 +68,14 @@ export class SessionManager {
   private accessFrom: string | null = null; // the refresh token that produced ``access``
   private pending: Promise<string> | null = null;
   user: User | null = null;
+  /** The client core's API client with this session's tokens. */
+  readonly api: ApiClient;
 
   private readonly db: Db;
 
   constructor(db: Db) {
     this.db = db;
+    this.api = apiClient(this);
   }
 
   async load(): Promise<boolean> {
@@ -146,12 +148,10 @@ export class SessionManager {
 }
 
 /** fetch with the session's token; a 401 refreshes once and tries again. */
-export async function authed(session: SessionManager, path: string, init: RequestInit = {}): Promise<Response> {
-  return withOneRefresh(session, (token) => send(path, init, token));
+export function authed(session: SessionManager, path: string, init: RequestInit = {}): Promise<Response> {
+  return session.api.authed(path, init);
 }
 
-export async function authedJson<T>(session: SessionManager, path: string, init: RequestInit = {}): Promise<T> {
-  const response = await authed(session, path, init);
-  if (!response.ok) throw await errorOf(response);
-  return (await response.json()) as T;
+export function authedJson<T>(session: SessionManager, path: string, init: RequestInit = {}): Promise<T> {
+  return session.api.json<T>(path, init);
 }

@@ -2,7 +2,9 @@
 // highlights), the queue, and the view
 // (bases with queued writes replayed). Views read from here; every local write goes through here.
 
-import type { Db } from "./db.ts";
+import { type FlushResult, WriteQueue, foldEdits } from "../../clients/shared/queue.ts";
+import type { ApiError } from "./api.ts";
+import { type Db, queueStorage } from "./db.ts";
 import {
   baseAfterSent,
   highlightAfterSent,
@@ -40,9 +42,9 @@ export class Store {
   private collectionBases = new Map<string, LocalCollection>();
   private highlightBases = new Map<string, LocalHighlight>();
   private serverTurn: Promise<unknown> = Promise.resolve();
-  queue: Op[] = [];
-  /** The seq being sent right now: it must not be merged with later edits. */
-  inFlight: number | null = null;
+  /** The client core's write queue on the database's `queue` store; typing in a field makes many edits of
+   * one record, and the last unsent PUT of a bookmark or highlight absorbs the next one. */
+  private readonly writes: WriteQueue<Op>;
   version = 0;
   private listeners = new Set<Listener>();
   private views = new Map<string, LocalBookmark>();
@@ -60,6 +62,7 @@ export class Store {
 
   constructor(db: Db) {
     this.db = db;
+    this.writes = new WriteQueue<Op>(queueStorage(db), { fold: foldEdits<Op>(["put", "highlight-put"]) });
     if (this.channel) {
       this.channel.onmessage = () => {
         clearTimeout(this.reloadTimer);
@@ -69,17 +72,21 @@ export class Store {
   }
 
   async load(): Promise<void> {
-    const [bookmarks, collections, highlights, queue] = await Promise.all([
+    const [bookmarks, collections, highlights] = await Promise.all([
       this.db.all<LocalBookmark>("bookmarks"),
       this.db.all<LocalCollection>("collections"),
       this.db.all<LocalHighlight>("highlights"),
-      this.db.all<Op>("queue"),
+      this.writes.load(),
     ]);
     this.bases = new Map(bookmarks.map((b) => [b.clientBookmarkId, b]));
     this.collectionBases = new Map(collections.map((c) => [c.id, c]));
     this.highlightBases = new Map(highlights.map((h) => [h.id, h]));
-    this.queue = queue.sort((a, b) => a.seq - b.seq);
     this.changed(null, false);
+  }
+
+  /** The writes not yet sent, in order. */
+  get queue(): Op[] {
+    return this.writes.ops;
   }
 
   subscribe(listener: Listener): () => void {
@@ -197,26 +204,7 @@ export class Store {
   // -- local writes ------------------------------------------------------------------------------
 
   private async queueOps(ops: NewOp[], ids: string[]): Promise<void> {
-    const tail = this.queue[this.queue.length - 1];
-    const only = ops.length === 1 ? ops[0] : undefined;
-    if (only && tail && tail.seq !== this.inFlight && tail.id === only.id && tail.kind === only.kind) {
-      // Typing in a field makes many edits of one record: the last unsent PUT absorbs the next one.
-      let merged: Op | null = null;
-      if (tail.kind === "put" && only.kind === "put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
-      if (tail.kind === "highlight-put" && only.kind === "highlight-put") merged = { ...tail, fields: { ...tail.fields, ...only.fields } };
-      if (merged) {
-        // In memory before the database write: a flush starting meanwhile sends the merged op (merged
-        // after, it would send the older one and its completion would drop the merged one, queue and all).
-        this.queue[this.queue.length - 1] = merged;
-        await this.db.replaceOp(merged);
-        this.changed(ids);
-        return;
-      }
-    }
-    const stored = await this.db.enqueue(ops);
-    // A reload prompted by another tab may have read these from the database already.
-    const known = new Set(this.queue.map((op) => op.seq));
-    this.queue.push(...stored.filter((op) => !known.has(op.seq)));
+    await this.writes.add(ops);
     this.changed(ids);
   }
 
@@ -322,15 +310,26 @@ export class Store {
       await this.db.completeOp(op.seq, base ? { collections: [base] } : {}, op);
       if (base) this.collectionBases.set(op.id, base);
     }
-    this.queue = this.queue.filter((o) => o.seq !== op.seq);
+    this.writes.forgotten(op.seq);
     this.changed([op.id]);
   }
 
-  /** The server refused ``op``: it leaves the queue and the server's copy shows again. */
-  async rejected(op: Op): Promise<void> {
-    await this.db.completeOp(op.seq, {}, op);
-    this.queue = this.queue.filter((o) => o.seq !== op.seq);
-    this.changed([op.id]);
+  /**
+   * Sends the queue in order with ``send`` (the client core's flush): an answer becomes the record's base,
+   * stored with the op's forgetting; a refused op leaves the queue, the server's copy shows again and
+   * ``onRejected`` reports it; anything else stops the flush with the op first in line.
+   */
+  flush<Answer extends Bookmark | Collection | Highlight | null>(
+    send: (op: Op) => Promise<Answer>,
+    onRejected: (op: Op, error: ApiError) => void,
+  ): Promise<FlushResult> {
+    return this.writes.flush(send, {
+      accepted: (op, answer) => this.completed(op, answer),
+      refused: (op, error) => {
+        this.changed([op.id]);
+        onRejected(op, error);
+      },
+    });
   }
 
   applyPage(page: DeltaPage, cursor: string | null): Promise<void> {
@@ -379,7 +378,7 @@ export class Store {
     this.bases.clear();
     this.collectionBases.clear();
     this.highlightBases.clear();
-    this.queue = [];
+    this.writes.reset();
     this.changed(null);
   }
 }

@@ -2,10 +2,11 @@
 // Sending and pulling take turns (one chain, and one lock for every tab of this browser), so a page
 // fetched before one of our writes reached the server is never applied after that write's answer.
 
-import { ApiError, Offline, TRANSIENT, errorOf } from "./api.ts";
+import type { BookmarkUpsert, CollectionUpsert } from "../../clients/shared/model.ts";
+import { type ApiClient, ApiError, Offline, apiClient } from "./api.ts";
 import type { Db } from "./db.ts";
 import type { Bookmark, Collection, DeltaPage, Highlight, Op } from "./model.ts";
-import { type SessionManager, authed } from "./session.ts";
+import type { SessionManager } from "./session.ts";
 import type { Store } from "./store.ts";
 import { backoffMs } from "./backoff.ts";
 
@@ -40,11 +41,14 @@ export class SyncEngine {
   private readonly db: Db;
   private readonly store: Store;
   private readonly session: SessionManager;
+  /** The client core's API client with the session's tokens. */
+  private readonly api: ApiClient;
 
   constructor(db: Db, store: Store, session: SessionManager) {
     this.db = db;
     this.store = store;
     this.session = session;
+    this.api = apiClient(session);
   }
 
   subscribe(listener: () => void): () => void {
@@ -159,52 +163,44 @@ export class SyncEngine {
     this.retryTimer = window.setTimeout(() => void this.run(true), ms);
   }
 
-  /** Sends queued writes in order. Transient failures stop the flush (the op stays first in line). */
+  /** Sends queued writes in order (the client core's flush); what stops it is thrown, the op first in line. */
   private async flush(generation: number): Promise<void> {
-    for (;;) {
-      this.ensureCurrent(generation);
-      const op = this.store.queue[0];
-      if (!op) return;
-      this.store.inFlight = op.seq;
-      try {
-        const response = await this.send(op);
-        this.ensureCurrent(generation); // stopped meanwhile (a sign-out, a join): the op stays queued
-        if (response instanceof ApiError) {
-          await this.store.rejected(op);
-          this.onRejected(op, response);
-        } else {
-          await this.store.completed(op, response);
-        }
-      } finally {
-        this.store.inFlight = null;
-      }
-    }
+    this.ensureCurrent(generation);
+    const result = await this.store.flush(
+      async (op) => {
+        this.ensureCurrent(generation);
+        // Stopped meanwhile (a sign-out, a join): the answer or the refusal is dropped, the op stays queued.
+        const answer = await this.send(op).catch((error: unknown) => {
+          this.ensureCurrent(generation);
+          throw error;
+        });
+        this.ensureCurrent(generation);
+        return answer;
+      },
+      (op, error) => this.onRejected(op, error),
+    );
+    if ("stoppedBy" in result) throw result.stoppedBy;
   }
 
-  /** The server's record, or the ApiError that refuses the op for good; throws what may pass later. */
-  private async send(op: Op): Promise<Bookmark | Collection | Highlight | null | ApiError> {
-    const id = encodeURIComponent(op.id);
-    let response: Response;
-    if (op.kind === "put") {
-      response = await authed(this.session, `/v1/bookmarks/${id}`, { method: "PUT", body: JSON.stringify(op.fields) });
-    } else if (op.kind === "delete") {
-      response = await authed(this.session, `/v1/bookmarks/${id}`, { method: "DELETE" });
-    } else if (op.kind === "collection-put") {
-      response = await authed(this.session, `/v1/collections/${id}`, { method: "PUT", body: JSON.stringify(op.fields) });
-    } else if (op.kind === "collection-delete") {
-      response = await authed(this.session, `/v1/collections/${id}`, { method: "DELETE" });
-    } else if (op.kind === "highlight-put") {
-      response = await authed(this.session, `/v1/highlights/${id}`, { method: "PUT", body: JSON.stringify(op.fields) });
-    } else {
-      response = await authed(this.session, `/v1/highlights/${id}`, { method: "DELETE" });
+  /** The server's record (null for a delete); throws the ApiError of a refusal or what stopped the request. */
+  private async send(op: Op): Promise<Bookmark | Collection | Highlight | null> {
+    const api = this.api;
+    // A queued PUT carries the fields the person changed (a bookmark's always with its URL): the API's PUT
+    // takes the fields it is given.
+    switch (op.kind) {
+      case "put":
+        return api.putBookmark(op.id, op.fields as BookmarkUpsert);
+      case "collection-put":
+        return api.putCollection(op.id, op.fields as CollectionUpsert);
+      case "highlight-put":
+        return api.putHighlight(op.id, op.fields);
+      case "delete":
+        return api.deleteBookmark(op.id).then(() => null);
+      case "collection-delete":
+        return api.deleteCollection(op.id).then(() => null);
+      case "highlight-delete":
+        return api.deleteHighlight(op.id).then(() => null);
     }
-    if (response.ok) {
-      if (response.status === 204) return null;
-      return ((await response.json()) as { data: Bookmark | Collection | Highlight }).data;
-    }
-    const error = await errorOf(response);
-    if (TRANSIENT.has(error.status) || error.status === 401) throw error;
-    return error;
   }
 
   /** Delta pages until the end; the stored cursor is the one of the last request made. */
@@ -212,19 +208,16 @@ export class SyncEngine {
     let cursor = (await this.db.getMeta<string | null>("cursor")) ?? null;
     for (;;) {
       this.ensureCurrent(generation);
-      const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
-      if (cursor) params.set("cursor", cursor);
-      const response = await authed(this.session, `/v1/bookmarks/delta?${params}`);
-      if (response.status === 400) {
-        const error = await errorOf(response);
-        if (error.code === "invalid-cursor" && cursor) {
+      let page: DeltaPage;
+      try {
+        page = await this.api.delta(cursor, PAGE_SIZE);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 400 && error.code === "invalid-cursor" && cursor) {
           cursor = null; // start that sync from scratch
           continue;
         }
         throw error;
       }
-      if (!response.ok) throw await errorOf(response);
-      const page = ((await response.json()) as { data: DeltaPage }).data;
       this.ensureCurrent(generation);
       await this.store.applyPage(page, page.nextCursor ?? cursor);
       if (!page.nextCursor) return;

@@ -434,3 +434,24 @@ test("a refused write leaves the queue and is reported; a transient failure keep
   assert.equal(server.count("PUT /v1/bookmarks/b"), 1, "nothing after the failed write was sent before it");
   assert.deepEqual(tab.store.list().map((b) => b.clientBookmarkId).sort(), ["a", "b"]);
 });
+
+test("a refusal answered after the engine stopped leaves the write queued and reports nothing", async () => {
+  const tab = await signedInTab();
+  await tab.store.put("a", { url: "https://a.test/" });
+  const gate = deferred();
+  server.on("PUT /v1/bookmarks/*", async () => {
+    await gate.promise;
+    return json(400, { code: "invalid-url", message: "Not a URL." });
+  });
+  const running = tab.sync.run(false);
+  try {
+    await until(() => server.count("PUT /v1/bookmarks/a") === 1);
+    tab.sync.stop();
+  } finally {
+    gate.resolve();
+    await running;
+  }
+  assert.deepEqual(tab.rejected, []);
+  assert.deepEqual((await stored()).queue.map((op) => op.id), ["a"]);
+  assert.deepEqual(tab.store.queue.map((op) => op.id), ["a"]);
+});

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { ApiClient as CoreApiClient } from "../../../clients/shared/api.ts";
 import { ApiError as CoreApiError, OfflineError as CoreOfflineError } from "../../../clients/shared/errors.ts";
 import { ApiError, OfflineError } from "../src/lib/errors.ts";
 import { json, signedIn } from "./fakes.ts";
@@ -43,4 +44,9 @@ test("the lookup asks for the page's URL, encoded", async () => {
   server.on("GET /v1/bookmarks/lookup", () => json(404, { code: "not-found", message: "No." }));
   await api.lookup("https://a.test/?q=a&b=c#x");
   assert.equal(server.seen[0]?.path, "/v1/bookmarks/lookup?url=https%3A%2F%2Fa.test%2F%3Fq%3Da%26b%3Dc%23x");
+});
+
+test("the extension's API client is the client core's", async () => {
+  const { api } = await signedIn();
+  assert.ok(api instanceof CoreApiClient);
 });

@@ -70,3 +70,14 @@ test("a full queue refuses a new write with a sentence and drops none it holds",
   await queue.add(put("next"));
   assert.deepEqual((await queue.all()).map((w) => w.id), ["next"]);
 });
+
+test("writes stored without a seq are sent in their stored order, and new ones go after them", async () => {
+  const { server, local, api } = await signedIn();
+  server.on("PUT /v1/bookmarks/*", (r) => json(200, { data: r.body }));
+  await local.set("queue", [put("a"), put("b")]);
+  const queue = new WriteQueue(local, localLocks());
+  await queue.add(put("c"));
+  assert.deepEqual(await queue.all(), [put("a"), put("b"), put("c")]);
+  assert.deepEqual(await queue.flush(api), { sent: 3, refused: 0, left: 0 });
+  assert.deepEqual(server.seen.map((r) => r.path), ["/v1/bookmarks/a", "/v1/bookmarks/b", "/v1/bookmarks/c"]);
+});

@@ -1,4 +1,4 @@
-// The client core's error and retry policy (clients/shared/errors.ts), run once by `make web-test`; each
+// The client core's error and retry policy (clients/shared/errors.ts), run by `make web-test` and `make extension-test`; each
 // client's own tests check that its API layer uses it.
 
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// The client core's refresh-token rotation (clients/shared/session.ts), run once by `make web-test`; each
+// The client core's refresh-token rotation (clients/shared/session.ts), run by `make web-test` and `make extension-test`; each
 // client's session tests run it through their own storage and lock.
 
 import assert from "node:assert/strict";

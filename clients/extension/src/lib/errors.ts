@@ -15,14 +15,8 @@ export class SessionExpired extends NotSignedIn {
 }
 
 /** The offline queue holds MAX_QUEUED_WRITES writes: a new one is refused, and the person told, rather
- * than an older one dropped without a word. */
-export class QueueFull extends Error {
-  override name = "QueueFull";
-
-  constructor() {
-    super("Too many changes are waiting to be sent. Try again once you're back online.");
-  }
-}
+ * than an older one dropped without a word (the client core's error). */
+export { QueueFull } from "../../../../clients/shared/queue.ts";
 
 /** A short sentence for the popup, the badge's tooltip and the options page. */
 export function describeError(error: unknown): string {

@@ -7,11 +7,12 @@
  * session); the access token only in storage.session (memory, gone when the browser closes).
  */
 
-import { fetchOrOffline } from "../../../../clients/shared/errors.ts";
+import { jsonBody, send } from "../../../../clients/shared/api.ts";
 import type { Session } from "../../../../clients/shared/model.ts";
 import { SessionRotation } from "../../../../clients/shared/session.ts";
 import { DEFAULT_SERVER_URL } from "./config.ts";
-import { ApiError, NotSignedIn, OfflineError, SessionExpired } from "./errors.ts";
+import { endpoint } from "./api.ts";
+import { ApiError, NotSignedIn, SessionExpired } from "./errors.ts";
 import { isNearlyExpired } from "./jwt.ts";
 import type { KeyValue, LockRunner } from "./kv.ts";
 
@@ -110,10 +111,8 @@ export class SessionManager {
     await this.deps.memory.remove(ACCESS_KEY);
   }
 
-  private async post(path: string, body: unknown): Promise<Response> {
-    const url = (await this.serverUrl()) + path;
-    const init = { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
-    return fetchOrOffline(this.deps.fetch, url, init, (error) => new OfflineError(`Cannot reach ${url}: ${String(error)}`));
+  private post(path: string, body: unknown): Promise<Response> {
+    return send(endpoint(() => this.serverUrl(), this.deps.fetch), path, jsonBody("POST", body));
   }
 
   private nowSeconds(): number {
