@@ -127,11 +127,6 @@ def _discard_if_closed(dbapi_connection: Any, record: ConnectionPoolEntry, proxy
         raise DisconnectionError("the server closed this pooled connection")
 
 
-# Set on a deadline error once counted (``_discard_after_deadline``, ``_discard``): it counts once however
-# many layers see it go by.
-_COUNTED = "_common_db_deadline_counted"
-
-
 def _discard_after_deadline(context: ExceptionContext) -> None:
     """A statement or connect that ran out of time leaves its connection mid-protocol: it is invalidated
     (discarded), never returned to the pool. The pool's other connections stay: they may be idle and fine."""
@@ -140,7 +135,6 @@ def _discard_after_deadline(context: ExceptionContext) -> None:
     setup = _SETUPS.get(context.engine) if context.engine is not None else None
     phase = "statement" if context.connection is not None else "connect"
     DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", phase).inc()
-    setattr(context.original_exception, _COUNTED, True)
     context.is_disconnect = True
     context.invalidate_pool_on_disconnect = False
 
@@ -231,7 +225,7 @@ async def transaction(sessions: SessionFactory) -> AsyncIterator[AsyncSession]:
             await session.commit()
         except BaseException as exc:
             if _leaves_connection_unusable(exc):
-                await _discard(session, exc)
+                await _discard(session)
             raise
 
 
@@ -344,7 +338,11 @@ class Prepared:
         """Run the statement in ``session``'s transaction; each row as ``{column name: value}`` after the
         result processors. ``parameters``: the statement's named parameters (its literals it carries)."""
         driver = await driver_of(session)
-        records = await driver.fetch(self.sql, *self.arguments(parameters))
+        try:
+            records = await driver.fetch(self.sql, *self.arguments(parameters))
+        except TimeoutError:
+            _count_statement_deadline(session)  # SQLAlchemy's handler (_discard_after_deadline) never saw it
+            raise
         return [
             {name: process(value) if process is not None else value
              for (name, process), value in zip(self.results, record.values(), strict=True)}
@@ -381,9 +379,11 @@ async def driver_of(session: AsyncSession) -> DriverConnection:
             await adapted._start_transaction()
             return driver
         except BaseException as exc:
+            if isinstance(exc, TimeoutError):
+                _count_statement_deadline(session)
             if not _leaves_connection_unusable(exc):
                 raise
-            await _discard(session, exc)  # the session's next connection is a fresh one
+            await _discard(session)  # the session's next connection is a fresh one
             if attempt == BEGIN_ATTEMPTS or isinstance(exc, TimeoutError | asyncio.CancelledError):
                 raise
         attempt += 1
@@ -395,20 +395,22 @@ def _leaves_connection_unusable(exc: BaseException) -> bool:
 
 async def _end_failed(session: AsyncSession, exc: BaseException) -> None:
     if _leaves_connection_unusable(exc):
-        await _discard(session, exc)
+        await _discard(session)
         return
     try:
         await session.rollback()
-    except BaseException as failure:
-        await _discard(session, failure)
+    except BaseException:
+        await _discard(session)
         raise
 
 
-async def _discard(session: AsyncSession, exc: BaseException) -> None:
-    """Close the session's connection at once (no round trip: ``_close_at_once``) and drop it from the
-    pool; a statement deadline SQLAlchemy did not see (a :class:`Prepared` statement's, a BEGIN's) counts."""
-    if isinstance(exc, TimeoutError) and not isinstance(exc, DatabaseDeadlineExceeded) and not hasattr(exc, _COUNTED):
-        setup = getattr(session, "setup", None)
-        DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", "statement").inc()
-        setattr(exc, _COUNTED, True)
+async def _discard(session: AsyncSession) -> None:
+    """Close the session's connection at once (no round trip: ``_close_at_once``) and drop it from the pool."""
     await session.invalidate()
+
+
+def _count_statement_deadline(session: AsyncSession) -> None:
+    """A round trip sent past SQLAlchemy (a :class:`Prepared` statement, :func:`driver_of`'s BEGIN) ran out
+    of time: counted here, as ``_discard_after_deadline`` counts SQLAlchemy's own."""
+    setup = getattr(session, "setup", None)
+    DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", "statement").inc()
