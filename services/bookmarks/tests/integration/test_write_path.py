@@ -200,3 +200,25 @@ async def test_a_write_that_waited_for_a_create_of_the_same_bookmark_sees_it(
     else:
         assert row.deleted_at is not None and row.notes == "kept"
         assert events[-1]["clientBookmarkId"] == "b1" and "deletedAt" in events[-1]
+
+
+@pytest.mark.parametrize("with_event", [True, False])
+async def test_a_create_that_meets_a_row_stores_nothing_with_or_without_its_event(
+    engine: AsyncEngine, with_event: bool
+) -> None:
+    sessions, owner = create_session_factory(engine), uuid.uuid4()
+    await _put(sessions, owner, "b1", title="first")
+    before = await _outbox_rows(engine, owner)
+    async with transaction(sessions) as session:
+        slot = await repository.open_stream(session, owner)
+        assert slot is not None
+        record = rules.new_bookmark(owner, "b1", _write("https://example.com/a", title="second"), slot.position)
+        event = service._saved_event(record, created=True) if with_event else None
+        assert not await repository.put_bookmark(session, record, event=event, create=True)
+        other = rules.new_bookmark(owner, "b2", _write("https://example.com/b"), slot.position)
+        assert await repository.put_bookmark(session, other, create=True)
+    async with engine.connect() as conn:
+        titles = dict((await conn.execute(select(bookmarks.c.client_bookmark_id, bookmarks.c.title)
+                                           .where(bookmarks.c.owner_uid == owner))).all())  # fmt: skip
+    assert titles == {"b1": "first", "b2": None}
+    assert await _outbox_rows(engine, owner) == before

@@ -233,12 +233,14 @@ def _event_parameters(event: Event) -> dict[str, Any]:
 @functools.cache
 def _put_prepared(tombstone: bool, create: bool, with_event: bool, also: TombstoneCtes | None) -> Prepared:
     """:func:`put_bookmark`'s statement without page text, built once. ``also``: CTEs a tombstone's
-    statement with its event carries (the bookmark's highlights deleted with it, one statement still)."""
+    statement carries (the bookmark's highlights deleted with it, one statement still)."""
     statement = put_statement(tombstone, only_if_absent=create)
     if with_event:
         statement = _with_event(statement, bookmarks)
-        if tombstone and also is not None:
-            statement = statement.add_cte(*also())
+    elif create:  # whether it stored anything
+        statement = statement.returning(bookmarks.c.owner_uid)
+    if tombstone and also is not None:
+        statement = statement.add_cte(*also())
     return Prepared.of(statement)
 
 
@@ -258,8 +260,8 @@ async def put_bookmark(
 
     ``create``: the write found no such bookmark, and stores one only if none exists. One committed since
     the statement that found none began is not replaced: nothing is stored and the answer is False (see
-    :func:`open_stream`). ``tombstone_ctes``: what a tombstone's statement with its event also does (a
-    cached function: it keys the prepared statement). True when the record was stored."""
+    :func:`open_stream`). ``tombstone_ctes``: what a tombstone's statement also does (a cached function:
+    it keys the prepared statement). True when the record was stored."""
     events = _event_parameters(event) if event is not None else {}
     if page is None:
         prepared = _put_prepared(bookmark.deleted_at is not None, create, event is not None, tombstone_ctes)
