@@ -205,9 +205,28 @@ def create_session_factory(engine: AsyncEngine, *, concurrency: int = DEFAULT_DB
 
 @asynccontextmanager
 async def transaction(sessions: SessionFactory) -> AsyncIterator[AsyncSession]:
-    """A unit of work: everything done with the session commits together or not at all."""
-    async with sessions() as session, session.begin():
-        yield session
+    """A unit of work: everything done with the session commits together or not at all, Core statements
+    and :class:`Prepared` ones (on :func:`driver_of`) alike.
+
+    A permit of ``sessions``' gate within the acquire deadline, then a pooled connection; each round trip
+    within the statement deadline (the engine's asyncpg ``command_timeout``). A unit that fails with an
+    outage (:func:`common.outages.is_outage`: 503 with ``Retry-After``) or is cancelled discards its
+    connection instead of sending ROLLBACK: the connection may be in the middle of a statement (a deadline
+    ran out, the server dropped it), and the server rolls back what it has when the connection closes. A
+    statement deadline that runs out counts in ``db_deadlines_exceeded_total`` once, whether the statement
+    went through SQLAlchemy or straight to asyncpg."""
+    async with sessions() as session:
+        try:
+            yield session
+        except BaseException as exc:
+            await _end_failed(session, exc)
+            raise
+        try:
+            await session.commit()
+        except BaseException as exc:
+            if _leaves_connection_unusable(exc):
+                await _discard(session)
+            raise
 
 
 def asyncpg_dsn(url: str) -> str:
@@ -259,22 +278,25 @@ class DatabaseReadiness:
         self.failing_since = None
 
 
-# --- prepared statements on the driver connection ------------------------------------------------------
+# --- prepared statements on the session's connection ----------------------------------------------------
 
 _DIALECT = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
 DriverConnection: TypeAlias = asyncpg.Connection
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Prepared:
-    """A Core statement compiled once for asyncpg, run on a :func:`driver_transaction`.
+    """A Core statement compiled once for asyncpg, run on the asyncpg connection of a session's
+    transaction (:func:`driver_of`), between the session's own statements.
 
     A session runs a statement through several layers (cache key, execution context, cursor adapter,
     result object): about 0.2 ms of CPU per statement here, more than asyncpg itself. A hot path compiles
-    its statements once into this and sends them on the pooled asyncpg connection directly, applying the
-    same bind and result processors SQLAlchemy would. The SQL still comes only from Core statements.
+    its statements once into this and sends them on the session's asyncpg connection directly, applying
+    the same bind and result processors SQLAlchemy would. The SQL still comes only from Core statements
+    (``statement``, the one compiled).
     """
 
+    statement: ClauseElement
     sql: str
     names: tuple[str, ...]  # bound parameter names, in placeholder ($1, $2, …) order
     fixed: dict[str, Any]  # values compiled into the statement (literals)
@@ -291,6 +313,7 @@ class Prepared:
             raise ValueError("expanding (IN list) parameters cannot be prepared once")
         columns = statement.exported_columns if isinstance(statement, ReturnsRows) else ()  # SELECT or RETURNING
         return cls(
+            statement=statement,
             sql=str(compiled),
             names=names,
             fixed={name: p.value for name, p in params.items() if not p.required},
@@ -311,9 +334,15 @@ class Prepared:
             values.append(process(value) if process is not None else value)
         return values
 
-    async def rows(self, driver: DriverConnection, parameters: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Run the statement; each row as ``{column name: value}`` after the result processors."""
-        records = await driver.fetch(self.sql, *self.arguments(parameters))
+    async def rows(self, session: AsyncSession, parameters: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Run the statement in ``session``'s transaction; each row as ``{column name: value}`` after the
+        result processors. ``parameters``: the statement's named parameters (its literals it carries)."""
+        driver = await driver_of(session)
+        try:
+            records = await driver.fetch(self.sql, *self.arguments(parameters))
+        except TimeoutError:
+            _count_statement_deadline(session)  # SQLAlchemy's handler (_discard_after_deadline) never saw it
+            raise
         return [
             {name: process(value) if process is not None else value
              for (name, process), value in zip(self.results, record.values(), strict=True)}
@@ -321,97 +350,67 @@ class Prepared:
         ]  # fmt: skip
 
 
-# How many pooled connections a driver transaction tries to begin on before its outage is the caller's.
+# How many pooled connections a unit tries to begin on (:func:`driver_of`) before its outage is the caller's.
 BEGIN_ATTEMPTS = 3
 
 
-@asynccontextmanager
-async def driver_transaction(sessions: SessionFactory) -> AsyncIterator[DriverConnection]:
-    """:func:`transaction` for :class:`Prepared` statements: the same unit of work behind the same
-    interface, yielding the pooled connection's asyncpg connection instead of the session.
+async def driver_of(session: AsyncSession) -> DriverConnection:
+    """The asyncpg connection of ``session``'s transaction, the transaction begun: a :class:`Prepared`
+    statement sent on it commits or rolls back with the session's own statements (:func:`transaction`).
 
-    Same call shape (``async with driver_transaction(sessions) as unit``), same gate and pool (a permit of
-    ``sessions``' gate within the acquire deadline, then a pooled connection), same statement deadline
-    (the engine's asyncpg ``command_timeout``), same outcome (everything commits together or nothing
-    does) and same error mapping: an outage is :func:`common.outages.is_outage` on either path (503 with
-    ``Retry-After``), a deadline that runs out counts in ``db_deadlines_exceeded_total`` and discards its
-    connection. It exists only because it pays: ``bench/speed_code.py`` measures the bookmark writes on it
-    and on :func:`transaction` (docs/performance.md, "What the speed-only code buys").
-
-    BEGIN/COMMIT (ROLLBACK on an exception) are sent by asyncpg. SQLAlchemy never starts a transaction of
-    its own on this connection (it begins lazily, at its first statement), so returning the connection
-    to the pool costs no round trip.
-
-    Nothing checks a pooled connection with a round trip at checkout (``_discard_if_closed``), so BEGIN
-    is that check: a connection that fails it with an outage (the server dropped it while it sat in the
-    pool) is invalidated and the unit begins on another one, up to ``BEGIN_ATTEMPTS`` connections. Nothing
-    of the unit has run yet, so beginning again repeats nothing. A BEGIN that ran out of time is not
-    tried again: the server is not answering, and the caller hears so within one deadline.
-
-    A unit that fails with an outage or is cancelled (a deadline ran out mid-statement, the server
-    dropped the connection) discards its connection instead of sending ROLLBACK: the connection may be
-    in the middle of a statement, and the server rolls back what it has when the connection closes."""
-    async with sessions() as session:
-        driver, transaction = await _begin(session)
+    SQLAlchemy begins a transaction lazily, at the session's first statement; a statement sent past it
+    would run outside any transaction, so this begins it first (SQLAlchemy's own BEGIN, which its COMMIT
+    and ROLLBACK then end). Nothing checks a pooled connection with a round trip at checkout
+    (``_discard_if_closed``), so that BEGIN is the check: a connection that fails it with an outage (the
+    server dropped it while it sat in the pool) is discarded and the unit begins on another one, up to
+    ``BEGIN_ATTEMPTS`` connections. Nothing of the unit has run yet, so beginning again repeats nothing.
+    A BEGIN that ran out of time is not tried again: the server is not answering, and the caller hears so
+    within one deadline."""
+    attempt = 1
+    while True:
+        raw = await (await session.connection()).get_raw_connection()
+        adapted: Any = raw.dbapi_connection  # SQLAlchemy's asyncpg adapter, which tracks the transaction
+        driver = raw.driver_connection
+        if adapted is None or driver is None:
+            raise RuntimeError("the pooled connection has no driver connection")
+        if adapted._transaction is not None:
+            return driver
         try:
-            yield driver
+            await adapted._start_transaction()
+            return driver
         except BaseException as exc:
-            await _end_failed(session, driver, transaction, exc)
-            raise
-        try:
-            await transaction.commit()
-        except BaseException as exc:
-            if _leaves_connection_unusable(exc):
-                await _discard(session, driver, exc)
-            raise
+            if isinstance(exc, TimeoutError):
+                _count_statement_deadline(session)
+            if not _leaves_connection_unusable(exc):
+                raise
+            await _discard(session)  # the session's next connection is a fresh one
+            if attempt == BEGIN_ATTEMPTS or isinstance(exc, TimeoutError | asyncio.CancelledError):
+                raise
+        attempt += 1
 
 
 def _leaves_connection_unusable(exc: BaseException) -> bool:
     return isinstance(exc, asyncio.CancelledError) or is_outage(exc)
 
 
-async def _end_failed(
-    session: AsyncSession, driver: DriverConnection, transaction: asyncpg.transaction.Transaction, exc: BaseException
-) -> None:
-    if _leaves_connection_unusable(exc) or driver.is_closed():
-        await _discard(session, driver, exc)
+async def _end_failed(session: AsyncSession, exc: BaseException) -> None:
+    if _leaves_connection_unusable(exc):
+        await _discard(session)
         return
     try:
-        await transaction.rollback()
-    except BaseException as failure:
-        await _discard(session, driver, failure)
+        await session.rollback()
+    except BaseException:
+        await _discard(session)
         raise
 
 
-async def _discard(session: AsyncSession, driver: DriverConnection, exc: BaseException) -> None:
-    """Close the connection at once (no round trip) and drop it from the pool."""
-    if isinstance(exc, TimeoutError) and not isinstance(exc, DatabaseDeadlineExceeded):
-        setup = getattr(session, "setup", None)
-        DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", "statement").inc()
-    driver.terminate()
+async def _discard(session: AsyncSession) -> None:
+    """Close the session's connection at once (no round trip: ``_close_at_once``) and drop it from the pool."""
     await session.invalidate()
 
 
-async def _begin(session: AsyncSession) -> tuple[DriverConnection, asyncpg.transaction.Transaction]:
-    attempt = 1
-    while True:
-        driver = await _driver_of(session)  # a failure to connect is the caller's at once
-        transaction = driver.transaction()
-        try:
-            await transaction.start()
-            return driver, transaction
-        except BaseException as exc:
-            if not _leaves_connection_unusable(exc):
-                raise
-            await _discard(session, driver, exc)  # the session's next connection is a fresh one
-            if attempt == BEGIN_ATTEMPTS or isinstance(exc, TimeoutError | asyncio.CancelledError):
-                raise
-        attempt += 1
-
-
-async def _driver_of(session: AsyncSession) -> DriverConnection:
-    connection = await session.connection()
-    driver = (await connection.get_raw_connection()).driver_connection
-    if driver is None:
-        raise RuntimeError("the pooled connection has no driver connection")
-    return driver
+def _count_statement_deadline(session: AsyncSession) -> None:
+    """A round trip sent past SQLAlchemy (a :class:`Prepared` statement, :func:`driver_of`'s BEGIN) ran out
+    of time: counted here, as ``_discard_after_deadline`` counts SQLAlchemy's own."""
+    setup = getattr(session, "setup", None)
+    DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", "statement").inc()

@@ -1,5 +1,5 @@
 """Client-side database deadlines against a real PostgreSQL that stops answering (SIGSTOP of the postmaster
-and every backend, nothing closed): a unit of work on either path (SQLAlchemy session, driver transaction)
+and every backend, nothing closed): a unit of work, its statements through SQLAlchemy or prepared,
 fails as an outage instead of hanging, waiters at the gate give up too, a connection that timed out is
 discarded rather than handed to the next unit mid-statement, and everything works again after SIGCONT.
 
@@ -28,7 +28,7 @@ from common.db import (
     Prepared,
     create_engine,
     create_session_factory,
-    driver_transaction,
+    driver_of,
     transaction,
 )
 from common.metrics import DB_DEADLINES_EXCEEDED
@@ -113,31 +113,35 @@ async def test_a_session_statement_on_a_hanging_server_fails_as_an_outage_and_it
         assert await asyncio.gather(*(_echo(engine, n) for n in range(8))) == list(range(8))
 
 
-async def test_a_driver_transaction_on_a_hanging_server_fails_as_an_outage_and_discards_its_connection(
+async def test_a_prepared_statement_on_a_hanging_server_fails_as_an_outage_and_discards_its_connection(
     postgres: EmbeddedPostgres, engine: AsyncEngine
 ) -> None:
     await _warm(engine, 2)
     sessions = create_session_factory(engine)
     select = Prepared.of(sa.select(sa.cast(sa.bindparam("v", type_=sa.Integer), sa.Integer).label("v")))
-    async with driver_transaction(sessions) as driver:
-        assert await select.rows(driver, {"v": 1}) == [{"v": 1}]
+    async with transaction(sessions) as session:
+        assert await select.rows(session, {"v": 1}) == [{"v": 1}]
+    before = _exceeded("statement")
     with stopped(postgres):
         async with asyncio.timeout(HANG_GUARD):
             with pytest.raises(Exception) as failure:
-                async with driver_transaction(sessions) as driver:
-                    await select.rows(driver, {"v": 2})
+                async with transaction(sessions) as session:
+                    await select.rows(session, {"v": 2})
         assert is_outage(failure.value), repr(failure.value)
+    assert _exceeded("statement") == before + 1  # the BEGIN's deadline, counted once
     async with asyncio.timeout(HANG_GUARD):
         with pytest.raises(Exception) as failure:
-            async with driver_transaction(sessions) as driver:
+            async with transaction(sessions) as session:
+                driver = await driver_of(session)
                 with stopped(postgres):  # after BEGIN: the statement is the one left waiting
-                    await select.rows(driver, {"v": 2})
+                    await select.rows(session, {"v": 2})
     assert is_outage(failure.value), repr(failure.value)
     assert driver.is_closed()  # discarded, although the server answers again by the time the unit ends
+    assert _exceeded("statement") == before + 2
     async with asyncio.timeout(HANG_GUARD):
         for n in range(6):
-            async with driver_transaction(sessions) as driver:
-                assert await select.rows(driver, {"v": n}) == [{"v": n}]
+            async with transaction(sessions) as session:
+                assert await select.rows(session, {"v": n}) == [{"v": n}]
 
 
 async def test_units_waiting_at_the_gate_give_up_within_the_acquire_deadline(

@@ -22,7 +22,7 @@ from bookmarks.imports import store as imports_store
 from bookmarks.store import digests, lookups, repository
 from bookmarks.store.rows import PageText
 from common import anti_entropy
-from common.db import DriverConnection, SessionFactory, driver_transaction, transaction
+from common.db import SessionFactory, transaction
 from common.events import (
     SEARCH_TEXT_MAX_BYTES,
     BookmarkDeleted,
@@ -113,23 +113,18 @@ def new_collection_event(record: Collection) -> CollectionChanged:
     return _collection_event(record)
 
 
-async def _open(session: AsyncSession, owner: uuid.UUID) -> repository.StreamSlot:
-    """Refuse a deleted user and take the write's stream position: one round trip."""
-    return _live(await repository.open_stream(session, owner))
-
-
-async def _open_on(
-    driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str, *, take_pending: bool = False
+async def _open(
+    session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str | None = None, *, take_pending: bool = False
 ) -> repository.StreamSlot:
-    """:func:`_open` in a driver transaction, reading the bookmark under lock in the same round trip (and
-    with ``take_pending`` its early enrichment result)."""
-    return _live(await repository.open_bookmark_on(driver, owner, client_bookmark_id, take_pending=take_pending))
+    """Refuse a deleted user and take the write's stream position: one round trip (reading the bookmark
+    ``client_bookmark_id`` under lock, and with ``take_pending`` its early enrichment result, in it)."""
+    return _live(await repository.open_stream(session, owner, client_bookmark_id, take_pending=take_pending))
 
 
-async def _read_again(driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark:
+async def _read_again(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark:
     """The bookmark a write's opening statement did not see because another write of the user created it
-    while this one waited for the stream (see ``repository.open_bookmark_on``): read by a new statement."""
-    found = await repository.get_for_update_on(driver, owner, client_bookmark_id)
+    while this one waited for the stream (see ``repository.open_stream``): read by a new statement."""
+    found = await repository.get_for_update(session, owner, client_bookmark_id)
     if found is None:  # removed for good since the create met it: only an account purge or merge does that
         raise UserGone()
     return found
@@ -165,16 +160,16 @@ async def upsert_bookmark(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
 ) -> BookmarkView:
     """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived).
-    Two prepared statements in a driver transaction: open the stream (user check, position, pending
-    enrichment) reading the row under lock, then store the record together with its outbox row. A create
-    that meets a row created meanwhile (``repository.open_bookmark_on``) reads it and merges instead."""
-    async with driver_transaction(sessions) as driver:
-        slot = await _open_on(driver, owner, client_bookmark_id, take_pending=True)
+    Two statements: open the stream (user check, position, pending enrichment) reading the row under
+    lock, then store the record together with its outbox row. A create that meets a row created meanwhile
+    (``repository.open_stream``) reads it and merges instead."""
+    async with transaction(sessions) as session:
+        slot = await _open(session, owner, client_bookmark_id, take_pending=True)
         if slot.bookmark is None:
             record, event, page = _created(slot, owner, client_bookmark_id, write)
-            if await repository.put_bookmark_with_event(driver, record, event, page, create=True):
+            if await repository.put_bookmark(session, record, page, event=event, create=True):
                 return BookmarkView(record, slot.is_pro)
-            existing = await _read_again(driver, owner, client_bookmark_id)
+            existing = await _read_again(session, owner, client_bookmark_id)
         else:
             existing = slot.bookmark
         merged = rules.merge_write(existing, write, slot.position)
@@ -182,7 +177,7 @@ async def upsert_bookmark(
             # A retried or redundant write: same state, no new position, nothing to sync.
             return BookmarkView(existing, slot.is_pro)
         event = _saved_event(merged, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted)
-        await repository.put_bookmark_with_event(driver, merged, event, create=False)
+        await repository.put_bookmark(session, merged, event=event)
         return BookmarkView(merged, slot.is_pro)
 
 
@@ -202,26 +197,26 @@ def _created(
 
 async def delete_bookmark(*, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str) -> None:
     """Soft-delete; an unknown id still records a tombstone so offline create+delete replays converge."""
-    async with driver_transaction(sessions) as driver:
-        slot = await _open_on(driver, owner, client_bookmark_id)
+    async with transaction(sessions) as session:
+        slot = await _open(session, owner, client_bookmark_id)
         existing = slot.bookmark
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is None:
             return
-        if await _put_tombstone(driver, record, create=existing is None):
+        if await _put_tombstone(session, record, create=existing is None):
             return
-        existing = await _read_again(driver, owner, client_bookmark_id)
+        existing = await _read_again(session, owner, client_bookmark_id)
         record = rules.tombstone(existing, owner, client_bookmark_id, slot.position)
         if record is not None:
-            await _put_tombstone(driver, record, create=False)
+            await _put_tombstone(session, record, create=False)
 
 
-async def _put_tombstone(driver: DriverConnection, record: Bookmark, *, create: bool) -> bool:
+async def _put_tombstone(session: AsyncSession, record: Bookmark, *, create: bool) -> bool:
     """The tombstone and its event; the bookmark's highlights are deleted with it, in the same statement."""
-    return await repository.put_bookmark_with_event(
-        driver,
+    return await repository.put_bookmark(
+        session,
         record,
-        _deleted_event(record),
+        event=_deleted_event(record),
         create=create,
         tombstone_ctes=highlights_store.deleted_with_bookmark_ctes,
     )
@@ -231,17 +226,17 @@ async def replace_collections(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, collection_ids: list[str]
 ) -> None:
     """Replace the bookmark's collection memberships with exactly ``collection_ids``."""
-    async with driver_transaction(sessions) as driver:
-        slot = await _open_on(driver, owner, client_bookmark_id)
+    async with transaction(sessions) as session:
+        slot = await _open(session, owner, client_bookmark_id)
         existing = slot.bookmark
         if existing is None:  # or created while this write waited for the stream
-            existing = await repository.get_for_update_on(driver, owner, client_bookmark_id)
+            existing = await repository.get_for_update(session, owner, client_bookmark_id)
         if existing is None or existing.is_deleted:
             raise BookmarkNotFound()
         record = rules.with_collections(existing, collection_ids, slot.position)
         if record is None:
             return
-        await repository.put_bookmark_with_event(driver, record, _saved_event(record), create=False)
+        await repository.put_bookmark(session, record, event=_saved_event(record))
 
 
 # --- collections --------------------------------------------------------------------------------------
@@ -316,9 +311,9 @@ async def apply_enrichment_completed(session: AsyncSession, event: EnrichmentCom
     if not rules.enrichment_applies(existing, event.normalizedUrl):
         return  # deleted, or the URL changed since: this result describes another page
     record = rules.apply_enrichment(existing, event.result, event.enrichedAt, position)
-    await repository.put_bookmark(session, record, _page_of(event))  # page text searchable in this commit
+    # The page text searchable in this commit, the record's event with it.
+    await repository.put_bookmark(session, record, _page_of(event), event=_saved_event(record))
     await highlights_service.store_page_text(session, owner, event.clientBookmarkId, event.result.text)
-    await add_events(session, [_saved_event(record)])
 
 
 def _page_of(event: EnrichmentCompleted) -> PageText:
@@ -337,8 +332,7 @@ async def apply_enrichment_failed(session: AsyncSession, event: EnrichmentFailed
     record = rules.apply_enrichment_failure(existing, event.status, event.errorCode, position)
     if record is None:
         return  # a late failure report must not undo a result
-    await repository.put_bookmark(session, record)
-    await add_events(session, [_saved_event(record)])
+    await repository.put_bookmark(session, record, event=_saved_event(record))
 
 
 async def apply_link_checked(session: AsyncSession, event: LinkChecked) -> None:
@@ -354,8 +348,7 @@ async def apply_link_checked(session: AsyncSession, event: LinkChecked) -> None:
     record = rules.apply_link_check(
         existing, rules.LinkStatus(event.linkStatus), event.checkedAt, event.movedTo, position
     )
-    await repository.put_bookmark(session, record)
-    await add_events(session, [_saved_event(record)])
+    await repository.put_bookmark(session, record, event=_saved_event(record))
 
 
 async def apply_plan_change(session: AsyncSession, owner: uuid.UUID, is_pro: bool) -> None:

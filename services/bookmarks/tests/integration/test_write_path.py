@@ -4,6 +4,7 @@ stream reading the row under lock, store it with its outbox row), and nothing of
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,7 +19,7 @@ from bookmarks.domain import model as rules
 from bookmarks.domain.errors import UserGone
 from bookmarks.store import repository
 from bookmarks.store.tables import bookmarks, deleted_users, pending_enrichments, user_streams
-from common.db import SessionFactory, asyncpg_dsn, create_engine, create_session_factory
+from common.db import SessionFactory, asyncpg_dsn, create_engine, create_session_factory, transaction
 from common.events import EnrichmentCompleted
 from common.tables import OutboxRow
 from devstack.testing import eventually
@@ -27,8 +28,8 @@ outbox = OutboxRow.__table__  # type: ignore[attr-defined]
 
 
 class Counted:
-    """Every statement the engine's connections send to PostgreSQL, whether through a session or on the
-    asyncpg connection itself (a driver transaction), transaction control (BEGIN, COMMIT) apart."""
+    """Every statement the engine's connections send to PostgreSQL, whether through SQLAlchemy or as a
+    Prepared statement on the asyncpg connection itself, transaction control (BEGIN, COMMIT) apart."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.statements: list[str] = []
@@ -131,18 +132,31 @@ async def test_a_pending_enrichment_is_taken_by_the_create_only(engine: AsyncEng
         assert left.first() is None
 
 
-async def _hold_a_create(dsn: str, owner: uuid.UUID, bid: str, **fields: Any) -> tuple[Any, Any]:
-    """Another device's create of ``bid``, stored but not committed yet: its transaction holds the user's
-    stream row. Returns the connection and its open transaction."""
-    conn = await asyncpg.connect(dsn)
-    tx = conn.transaction()
-    await tx.start()
-    slot = await repository.open_bookmark_on(conn, owner, bid, take_pending=True)
-    assert slot is not None and slot.bookmark is None
-    record = rules.new_bookmark(owner, bid, _write("https://example.com/a", **fields), slot.position)
-    created = service._saved_event(record, created=True)
-    assert await repository.put_bookmark_with_event(conn, record, created, create=True)
-    return conn, tx
+@contextlib.asynccontextmanager
+async def _holding_a_create(url: str, owner: uuid.UUID, bid: str, **fields: Any) -> AsyncIterator[asyncio.Event]:
+    """Another device's create of ``bid``, stored but not committed yet: its unit of work (on an engine
+    and gate of its own) holds the user's stream row until the yielded event is set, then commits."""
+    engine = create_engine(url, pool_size=1, max_overflow=0)
+    stored, commit = asyncio.Event(), asyncio.Event()
+
+    async def create() -> None:
+        async with transaction(create_session_factory(engine)) as session:
+            slot = await repository.open_stream(session, owner, bid, take_pending=True)
+            assert slot is not None and slot.bookmark is None
+            record = rules.new_bookmark(owner, bid, _write("https://example.com/a", **fields), slot.position)
+            created = service._saved_event(record, created=True)
+            assert await repository.put_bookmark(session, record, event=created, create=True)
+            stored.set()
+            await commit.wait()
+
+    task = asyncio.create_task(create())
+    try:
+        await asyncio.wait_for(stored.wait(), timeout=10)
+        yield commit
+        await task
+    finally:
+        task.cancel()
+        await engine.dispose()
 
 
 async def _waiting_for_a_lock(dsn: str) -> bool:
@@ -167,16 +181,13 @@ async def test_a_write_that_waited_for_a_create_of_the_same_bookmark_sees_it(
     sessions, owner = create_session_factory(engine), uuid.uuid4()
     dsn = asyncpg_dsn(bookmarks_settings.database_url)
     await _put(sessions, owner, "other")  # the user's stream exists
-    holder, tx = await _hold_a_create(dsn, owner, "b1", title="first", notes="kept")
-    try:
+    async with _holding_a_create(bookmarks_settings.database_url, owner, "b1", title="first", notes="kept") as commit:
         if second == "put":
             task = asyncio.create_task(_put(sessions, owner, "b1", title="second"))
         else:
             task = asyncio.create_task(service.delete_bookmark(sessions=sessions, owner=owner, client_bookmark_id="b1"))
         await eventually(lambda: _waiting_for_a_lock(dsn), timeout=10)
-        await tx.commit()
-    finally:
-        await holder.close()
+        commit.set()
     await task
     async with engine.connect() as conn:
         row = (await conn.execute(select(bookmarks).where(bookmarks.c.owner_uid == owner,
@@ -189,3 +200,25 @@ async def test_a_write_that_waited_for_a_create_of_the_same_bookmark_sees_it(
     else:
         assert row.deleted_at is not None and row.notes == "kept"
         assert events[-1]["clientBookmarkId"] == "b1" and "deletedAt" in events[-1]
+
+
+@pytest.mark.parametrize("with_event", [True, False])
+async def test_a_create_that_meets_a_row_stores_nothing_with_or_without_its_event(
+    engine: AsyncEngine, with_event: bool
+) -> None:
+    sessions, owner = create_session_factory(engine), uuid.uuid4()
+    await _put(sessions, owner, "b1", title="first")
+    before = await _outbox_rows(engine, owner)
+    async with transaction(sessions) as session:
+        slot = await repository.open_stream(session, owner)
+        assert slot is not None
+        record = rules.new_bookmark(owner, "b1", _write("https://example.com/a", title="second"), slot.position)
+        event = service._saved_event(record, created=True) if with_event else None
+        assert not await repository.put_bookmark(session, record, event=event, create=True)
+        other = rules.new_bookmark(owner, "b2", _write("https://example.com/b"), slot.position)
+        assert await repository.put_bookmark(session, other, create=True)
+    async with engine.connect() as conn:
+        titles = dict((await conn.execute(select(bookmarks.c.client_bookmark_id, bookmarks.c.title)
+                                           .where(bookmarks.c.owner_uid == owner))).all())  # fmt: skip
+    assert titles == {"b1": "first", "b2": None}
+    assert await _outbox_rows(engine, owner) == before

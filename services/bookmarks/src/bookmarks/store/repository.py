@@ -17,7 +17,6 @@ from typing import Any
 from sqlalchemy import (
     CTE,
     Boolean,
-    Select,
     Table,
     Text,
     bindparam,
@@ -50,7 +49,7 @@ from bookmarks.store.tables import (
     pending_enrichments,
     user_streams,
 )
-from common.db import DriverConnection, Prepared
+from common.db import Prepared
 from common.events import Event
 from common.outbox import forget_published_events
 from common.tables import OutboxRow
@@ -103,7 +102,7 @@ class StreamSlot:
     position: datetime
     is_pro: bool
     pending: dict[str, Any] | None
-    bookmark: Bookmark | None = None  # the bookmark a write opened with (open_bookmark_on), under lock
+    bookmark: Bookmark | None = None  # the bookmark a write opened with (open_stream's), under lock
 
 
 _OWNER = bindparam("owner", type_=UUID(as_uuid=True))
@@ -147,20 +146,15 @@ def _stream_ctes() -> tuple[CTE, CTE]:
 
 
 @functools.cache
-def _open_stream_statement() -> Select[Any]:
-    """:func:`open_stream`'s statement, built once (bound: ``owner``, ``pending_for``, ``want_pending``)."""
+def _open_stream_prepared(with_bookmark: bool) -> Prepared:
+    """:func:`open_stream`'s statement, built once (bound: ``owner``, ``pending_for``, ``want_pending``);
+    ``with_bookmark``: it also reads the bookmark ``pending_for`` under lock. The row is read only once the
+    position is taken (it refers to ``alloc``), so the stream row is locked first, as in every write of
+    the user; a missing bookmark leaves its columns NULL."""
     alloc, pending = _stream_ctes()
-    return select(
-        alloc.c.last_position, alloc.c.is_pro, select(pending.c.event).scalar_subquery().label("pending")
-    ).add_cte(pending)
-
-
-@functools.cache
-def _open_bookmark_prepared() -> Prepared:
-    """:func:`_open_stream_statement` that also reads the bookmark ``pending_for`` under lock. The row is
-    read only once the position is taken (it refers to ``alloc``), so the stream row is locked first, as
-    in every write of the user; a missing bookmark leaves its columns NULL."""
-    alloc, pending = _stream_ctes()
+    pending_event = select(pending.c.event).scalar_subquery().label("pending")
+    if not with_bookmark:
+        return Prepared.of(select(alloc.c.last_position, alloc.c.is_pro, pending_event).add_cte(pending))
     row = (
         select(*BOOKMARK_COLUMNS)
         .where(
@@ -171,7 +165,6 @@ def _open_bookmark_prepared() -> Prepared:
         .with_for_update()
         .cte("existing")
     )
-    pending_event = select(pending.c.event).scalar_subquery().label("pending")
     statement = (
         select(alloc.c.last_position, alloc.c.is_pro, pending_event, *row.c)
         .select_from(alloc.outerjoin(row, true()))
@@ -180,42 +173,27 @@ def _open_bookmark_prepared() -> Prepared:
     return Prepared.of(statement)
 
 
-async def open_stream(session: AsyncSession, owner: uuid.UUID, pending_for: str | None = None) -> StreamSlot | None:
+async def open_stream(
+    session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str | None = None, *, take_pending: bool = False
+) -> StreamSlot | None:
     """One round trip for what every user write does first: refuse a deleted user (None), take the next
     position (locking the stream row until commit, as :func:`allocate_positions`), and with
-    ``pending_for`` take that bookmark's pending enrichment result if the bookmark does not exist yet.
-
-    The pending row is read only after the position is taken (it refers to the ``alloc`` CTE), so the
-    stream-row lock always comes first, as in every other write of the user.
-    """
-    row = (await session.execute(_open_stream_statement(), _open_stream_parameters(owner, pending_for))).first()
-    return _slot(row._mapping) if row is not None else None
-
-
-async def open_bookmark_on(
-    driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str, *, take_pending: bool
-) -> StreamSlot | None:
-    """:func:`open_stream` in a driver transaction (the API's bookmark writes) that also reads the
-    bookmark under lock (``StreamSlot.bookmark``), in the same round trip; with ``take_pending`` (a PUT)
-    it takes the bookmark's early enrichment result as ``open_stream``'s ``pending_for`` does.
+    ``client_bookmark_id`` read that bookmark under lock (``StreamSlot.bookmark``); with ``take_pending``
+    (a PUT) also take its pending enrichment result if the bookmark does not exist yet.
 
     Every part of one statement reads the same snapshot, taken when it began (READ COMMITTED). A row that
     exists then is read in its newest version (the lock waits for, and then reads, a concurrent update).
     But a write that waited here for the stream row while another write of the user created this
     bookmark does not see the new row: ``bookmark`` is None although it exists now. So a write that
-    found none stores with ``create=True`` (:func:`put_bookmark_with_event`), and if that meets a row it
-    reads it again (:func:`get_for_update_on`, a new statement with a new snapshot) and merges."""
-    parameters = {"owner": owner, "pending_for": client_bookmark_id, "want_pending": take_pending}
-    rows = await _open_bookmark_prepared().rows(driver, parameters)
+    found none stores with ``create=True`` (:func:`put_bookmark`), and if that meets a row it reads it
+    again (:func:`get_for_update`, a new statement with a new snapshot) and merges."""
+    parameters = {"owner": owner, "pending_for": client_bookmark_id or "", "want_pending": take_pending}
+    rows = await _open_stream_prepared(client_bookmark_id is not None).rows(session, parameters)
     if not rows:
         return None
     row = rows[0]
     slot = _slot(row)
-    return replace(slot, bookmark=Bookmark.from_row(row)) if row["client_bookmark_id"] is not None else slot
-
-
-def _open_stream_parameters(owner: uuid.UUID, pending_for: str | None) -> dict[str, Any]:
-    return {"owner": owner, "pending_for": pending_for or "", "want_pending": pending_for is not None}
+    return replace(slot, bookmark=Bookmark.from_row(row)) if row.get("client_bookmark_id") is not None else slot
 
 
 def _slot(row: Mapping[str, Any]) -> StreamSlot:
@@ -253,43 +231,55 @@ def _event_parameters(event: Event) -> dict[str, Any]:
 
 
 @functools.cache
-def _put_bookmark_with_event_prepared(tombstone: bool, create: bool, also: TombstoneCtes | None) -> Prepared:
-    """``also``: CTEs a tombstone's statement carries (the bookmark's highlights deleted with it, one
-    statement still)."""
-    statement = _with_event(put_statement(tombstone, only_if_absent=create), bookmarks)
+def _put_prepared(tombstone: bool, create: bool, with_event: bool, also: TombstoneCtes | None) -> Prepared:
+    """:func:`put_bookmark`'s statement without page text, built once. ``also``: CTEs a tombstone's
+    statement carries (the bookmark's highlights deleted with it, one statement still)."""
+    statement = put_statement(tombstone, only_if_absent=create)
+    if with_event:
+        statement = _with_event(statement, bookmarks)
+    elif create:  # whether it stored anything
+        statement = statement.returning(bookmarks.c.owner_uid)
     if tombstone and also is not None:
         statement = statement.add_cte(*also())
     return Prepared.of(statement)
 
 
-async def put_bookmark_with_event(
-    driver: DriverConnection,
+async def put_bookmark(
+    session: AsyncSession,
     bookmark: Bookmark,
-    event: Event,
     page: PageText | None = None,
     *,
-    create: bool,
+    event: Event | None = None,
+    create: bool = False,
     tombstone_ctes: TombstoneCtes | None = None,
 ) -> bool:
-    """The bookmark with its search index (and page text when enrichment brought one) and its event, in a
-    driver transaction. Without page text (every PUT and DELETE) the statement is the one prepared once;
-    with it (an enrichment result that arrived before the bookmark) it carries the page's values.
-    ``tombstone_ctes``: what a tombstone's statement also does (a cached function: it keys the prepared
-    statement).
+    """Store the record as it is (insert or replace every column) and its search index, with the page
+    text when enrichment brought one, and with ``event`` its outbox row: one statement, one round trip
+    (two when the page is in a language the user's library has not had before). Without page text the
+    statement is one prepared once per shape; with it, it carries the page's values.
 
     ``create``: the write found no such bookmark, and stores one only if none exists. One committed since
     the statement that found none began is not replaced: nothing is stored and the answer is False (see
-    :func:`open_bookmark_on`)."""
+    :func:`open_stream`). ``tombstone_ctes``: what a tombstone's statement also does (a cached function:
+    it keys the prepared statement). True when the record was stored."""
+    events = _event_parameters(event) if event is not None else {}
     if page is None:
-        prepared = _put_bookmark_with_event_prepared(bookmark.deleted_at is not None, create, tombstone_ctes)
-        stored = await prepared.rows(driver, put_parameters(bookmark) | _event_parameters(event))
+        prepared = _put_prepared(bookmark.deleted_at is not None, create, event is not None, tombstone_ctes)
+        if event is None and not create:
+            await prepared.rows(session, put_parameters(bookmark))
+            return True  # an upsert without RETURNING always stores
+        return bool(await prepared.rows(session, put_parameters(bookmark) | events))
+    statement = page_statement(bookmark, page, only_if_absent=create)
+    if event is not None:
+        stored = bool((await session.execute(_with_event(statement, bookmarks), events)).first())
+    elif create:
+        stored = bool((await session.execute(statement.returning(bookmarks.c.owner_uid))).first())
     else:
-        prepared = Prepared.of(_with_event(page_statement(bookmark, page, only_if_absent=create), bookmarks))
-        stored = await prepared.rows(driver, _event_parameters(event))
-        config = rows.index().page_config(page)
-        if stored and config is not None:  # as remember_search_config: the page's language joins the user's
-            await _ADD_SEARCH_CONFIG_PREPARED.rows(driver, {"owner": bookmark.owner_uid, "config": config})
-    return bool(stored)
+        await session.execute(statement)
+        stored = True
+    if stored:  # the page's language joins the user's
+        await remember_search_config(session, bookmark.owner_uid, rows.index().page_config(page))
+    return stored
 
 
 async def put_collection_with_event(session: AsyncSession, collection: Collection, event: Event) -> None:
@@ -321,27 +311,8 @@ _GET_FOR_UPDATE_PREPARED = Prepared.of(_GET_FOR_UPDATE)
 
 async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
     parameters = {"owner": owner, "client_bookmark_id": client_bookmark_id}
-    row = (await session.execute(_GET_FOR_UPDATE, parameters)).mappings().first()
-    return Bookmark.from_row(row) if row is not None else None
-
-
-async def get_for_update_on(driver: DriverConnection, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
-    """:func:`get_for_update` in a driver transaction: an API write reading again the bookmark its opening
-    statement could not see (:func:`open_bookmark_on`)."""
-    parameters = {"owner": owner, "client_bookmark_id": client_bookmark_id}
-    rows = await _GET_FOR_UPDATE_PREPARED.rows(driver, parameters)
+    rows = await _GET_FOR_UPDATE_PREPARED.rows(session, parameters)
     return Bookmark.from_row(rows[0]) if rows else None
-
-
-async def put_bookmark(session: AsyncSession, bookmark: Bookmark, page: PageText | None = None) -> None:
-    """Store the record as it is (insert or replace every column) and its search index, with the page
-    text when enrichment brought one: one statement, one round trip (two when the page is in a language
-    the user's library has not had before)."""
-    if page is None:
-        await session.execute(put_statement(bookmark.deleted_at is not None), put_parameters(bookmark))
-    else:
-        await session.execute(page_statement(bookmark, page))
-        await remember_search_config(session, bookmark.owner_uid, rows.index().page_config(page))
 
 
 _CONFIG = bindparam("config", type_=Text())
@@ -359,7 +330,7 @@ async def remember_search_config(session: AsyncSession, owner: uuid.UUID, config
     """Add ``config`` to the owner's ``search_configs`` (no-op for None or one already there). The
     stream row is already locked by this write's position (rule 3), so concurrent writes cannot lose it."""
     if config is not None:
-        await session.execute(_ADD_SEARCH_CONFIG, {"owner": owner, "config": config})
+        await _ADD_SEARCH_CONFIG_PREPARED.rows(session, {"owner": owner, "config": config})
 
 
 async def merge_search_configs(session: AsyncSession, source: uuid.UUID, target: uuid.UUID) -> None:

@@ -89,9 +89,8 @@ async def restore_one(
         if record is None or not in_trash(record, now=_now(), retention=retention):
             raise BookmarkNotFound("This bookmark is not in the trash.")
         back = restored(record, slot.position)
-        await repository.put_bookmark(session, back)
+        await repository.put_bookmark(session, back, event=bookmarks_service.revived_event(back))
         await highlights_store.follow_bookmarks(session, owner, [client_bookmark_id])
-        await add_events(session, [bookmarks_service.revived_event(back)])
     TRASH_RESTORED.inc()
     return BookmarkView(back, slot.is_pro)
 
