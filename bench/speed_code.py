@@ -1,6 +1,7 @@
 """What each speed-only construct buys: its process measured with and without it, interleaved.
 
     .venv/bin/python bench/speed_code.py [--rounds 5] [--writes 480] [--delta 20000] [--only bookmarks gateway]
+        [--variants prepared gate ...]
 
 Every variant is a separate service process started by ``bench/speed_variants.py``, which patches one
 construct out before serving (bench code only; production code has no switch). All variants of a group
@@ -212,7 +213,8 @@ async def bench_bookmarks(args: argparse.Namespace, workdir: Path) -> dict[str, 
         await seed_delta(stack, users[-1][0], args.delta)
         headers = [h for _, h in users]
         env = {k: v for k, v in stack.child_env().items() if k != "PYTHONUNBUFFERED"}
-        with variant_processes("bookmarks", BOOKMARKS_VARIANTS, env, workdir) as variants:
+        names = tuple(n for n in BOOKMARKS_VARIANTS if n in ("base", "control", *(args.variants or BOOKMARKS_VARIANTS)))
+        with variant_processes("bookmarks", names, env, workdir) as variants:
             for v in variants:
                 await wait_up(v.base + "/healthz")
             await measure_idle(variants)
@@ -321,6 +323,9 @@ def main() -> int:
     parser.add_argument("--delta", type=int, default=20_000, help="bookmarks in the delta sync")
     parser.add_argument("--workdir", help="keep the processes' logs here (default: a temporary directory)")
     parser.add_argument("--only", nargs="*", default=["bookmarks", "gateway"], choices=["bookmarks", "gateway"])
+    parser.add_argument(
+        "--variants", nargs="*", choices=BOOKMARKS_VARIANTS, help="only these bookmarks variants (and base, control)"
+    )
     args = parser.parse_args()
     results: dict[str, Any] = {}
     out = ROOT / "bench" / "results" / "speed_code.json"
