@@ -37,6 +37,7 @@ __all__ = [
     "ImportFormatError",
     "ImportItem",
     "ZipLimits",
+    "count_items",
     "detect_format",
     "iter_items",
     "json_collections",
@@ -74,3 +75,10 @@ def iter_items(fp: BinaryIO, fmt: str = "auto", *, start: int = 0, validate: boo
     fp.seek(0)
     for ordinal, item in islice(enumerate(parser(fp)), start, None):
         yield finish_item(item, ordinal, validate=validate)
+
+
+def count_items(fp: BinaryIO, fmt: str) -> int:
+    """How many items ``iter_items(fp, fmt)`` yields: the parser's items, not numbered or checked."""
+    parser = PARSERS[resolve_format(fp, fmt)]
+    fp.seek(0)
+    return sum(1 for _ in parser(fp))
