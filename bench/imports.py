@@ -375,6 +375,8 @@ async def run(base_url: str, items: int, follow_web: bool = False) -> dict[str, 
     api = Api(base_url)
     try:
         results["interactive_enrichment"] = await interactive_during_import(api, items)
+    except httpx.HTTPError as exc:  # the imports' figures stand; say what stopped this part
+        results["interactive_enrichment"] = {"error": f"{type(exc).__name__}: {exc}"}
     finally:
         await api.http.aclose()
     return results
