@@ -337,16 +337,21 @@ async def _end(
             await store.finish(session, import_id, status=status, error=error)
 
 
-async def _prepare(sessions: SessionFactory, row: RowMapping, fp: BinaryIO, config: JobConfig) -> str:
-    """The import's format (detected once) and ``total`` (the file counted once, before any write)."""
+async def _prepare(
+    sessions: SessionFactory, row: RowMapping, fp: BinaryIO, config: JobConfig
+) -> tuple[str, list[ImportItem]]:
+    """The import's format (detected once) and ``total`` (the file counted once, before any write); with
+    them the first batch, when the count pass read it (a fresh import: it starts at ordinal 0)."""
     fmt: str = row["format"] or await asyncio.to_thread(resolve_format, fp, row["requested_format"])
+    first: list[ImportItem] = []
     if row["total"] is None:
-        total = await asyncio.to_thread(count_items, fp, fmt)
+        keep = config.batch_size if row["next_ordinal"] == 0 else 0
+        total, first = await asyncio.to_thread(count_items, fp, fmt, keep=keep)
         async with transaction(sessions) as session:
             if await _lease(session, row["id"], config) is None:
                 raise LeaseLost()
             await store.set_fields(session, row["id"], format=fmt, total=total)
-    return fmt
+    return fmt, first
 
 
 def _next_batch(items: Iterator[ImportItem], size: int) -> list[ImportItem]:
@@ -354,13 +359,20 @@ def _next_batch(items: Iterator[ImportItem], size: int) -> list[ImportItem]:
 
 
 async def _write_batches(
-    sessions: SessionFactory, import_id: uuid.UUID, items: Iterator[ImportItem], config: JobConfig
+    sessions: SessionFactory,
+    import_id: uuid.UUID,
+    first: list[ImportItem],
+    items: Iterator[ImportItem],
+    config: JobConfig,
 ) -> None:
-    """Write ``items`` batch by batch, each parsed (in a thread) while the one before it is written: the
-    parser never waits for PostgreSQL. Parsing ahead writes nothing, so the checkpoint stays the last
-    committed batch; a file error found ahead is raised after the batches before it are written."""
+    """Write ``first`` (when not empty), then ``items`` batch by batch, each parsed (in a thread) while the
+    one before it is written: the parser never waits for PostgreSQL. Parsing ahead writes nothing, so the
+    checkpoint stays the last committed batch; a file error found ahead is raised after the batches before
+    it are written."""
     ahead = asyncio.ensure_future(asyncio.to_thread(_next_batch, items, config.batch_size))
     try:
+        if first:
+            await write_batch(sessions, import_id, first, config)
         while batch := await ahead:
             ahead = asyncio.ensure_future(asyncio.to_thread(_next_batch, items, config.batch_size))
             await write_batch(sessions, import_id, batch, config)
@@ -378,12 +390,13 @@ async def run_import(sessions: SessionFactory, row: RowMapping, config: JobConfi
         return
     with await _spool(sessions, import_id) as fp:
         try:
-            fmt = await _prepare(sessions, row, fp, config)
+            fmt, first = await _prepare(sessions, row, fp, config)
             if fmt == "json" and row["next_ordinal"] == 0:
                 fp.seek(0)
                 listed = await asyncio.to_thread(json_collections, fp)
                 await create_collections(sessions, import_id, [c.path for c in listed if c.path], config)
-            await _write_batches(sessions, import_id, iter_items(fp, fmt, start=row["next_ordinal"]), config)
+            items = iter_items(fp, fmt, start=row["next_ordinal"] + len(first))
+            await _write_batches(sessions, import_id, first, items, config)
         except ImportFormatError as exc:
             await _end(sessions, import_id, config, "failed", str(exc))
             return
