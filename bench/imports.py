@@ -1,17 +1,23 @@
 """Import benchmark: a 10,000-item Pocket CSV and a 10,000-item Netscape file imported end to
 end through the gateway, until every bookmark is visible in delta.
 
-    .venv/bin/python bench/imports.py [--base-url URL] [--items 10000]
+    .venv/bin/python bench/imports.py [--base-url URL] [--items 10000] [--follow-web]
 
 Without ``--base-url`` it starts its own stack (private data dir, free ports). For each file: seconds from
 the start of the upload to ``completed`` and to the last bookmark seen in delta (a device following the
 stream, limit=1000), and the peak RSS of the bookmarks process(es) during the run (sampled every 50 ms
-with psutil; needs the stack on this machine). Writes ``bench/results/imports-<timestamp>.json`` and
+with psutil; needs the stack on this machine), and the CPU seconds per imported item of each of the stack's
+processes (psutil; the stack this script started only). Writes ``bench/results/imports-<timestamp>.json`` and
 ``bench/results/imports-latest.json``. Goal: 10,000 items visible in delta in ≤ 15 s.
 
 Then the priority of interactive enrichment: a Pro user with AI on enqueues pages of a
 local site one at a time and waits for each to complete, first on an idle stack, then while the same user's
 10,000-item Pocket import has queued its bulk (low-priority) jobs: seconds from enqueue to ``completed``.
+
+``--follow-web``: instead, each file is imported into a fresh account that the real web app (web/dist,
+served by the gateway, in Debian's Chromium through Playwright) has open and follows live: the import's
+time to visible in delta with the app following, and when the app's library (its IndexedDB) holds every
+bookmark; with the delta requests the app made (pages of ``limit``) while following.
 """
 
 from __future__ import annotations
@@ -33,6 +39,13 @@ import httpx
 from run import ADMIN_TOKEN, Api, LocalSite  # bench/ is on sys.path when this script runs
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]  # fmt: skip
+FILES = (
+    ("pocket_csv", "pocket.csv", "https://pocket.bench.example/"),
+    ("netscape", "bookmarks.html", "https://netscape.bench.example/"),
+)
 
 
 def pocket_csv(count: int) -> bytes:
@@ -62,7 +75,7 @@ def netscape(count: int) -> bytes:
 
 
 class RssSampler:
-    """Peak RSS of every ``python -m bookmarks`` process while running."""
+    """Peak RSS of the ``python -m bookmarks`` processes while running."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -82,15 +95,134 @@ class RssSampler:
 
         while not self._stop.is_set():
             total = 0
-            for proc in psutil.process_iter(["cmdline"]):
+            # The stack this script started (its descendants), else every one on the machine (--base-url).
+            procs = psutil.Process().children(recursive=True) or list(psutil.process_iter())
+            for proc in procs:
                 try:
-                    cmd = proc.info["cmdline"] or []
+                    cmd = proc.cmdline()
                     if cmd[-2:] == ["-m", "bookmarks"]:
                         total += proc.memory_info().rss
                 except (psutil.NoSuchProcess, psutil.AccessDenied):
                     continue
             self.peak = max(self.peak, total)
             self._stop.wait(0.05)
+
+
+def psutil_load() -> float:
+    import psutil
+
+    return float(psutil.getloadavg()[0])
+
+
+class CpuMeter:
+    """CPU seconds (user + system) of the stack's processes between its creation and ``ms_per_item``, by
+    component: every descendant of this process (the stack it started), grouped by its command line."""
+
+    def __init__(self) -> None:
+        self.start = self._sample()
+
+    @staticmethod
+    def _name(cmd: list[str]) -> str:
+        if "-m" in cmd[:-1]:
+            return cmd[cmd.index("-m") + 1]
+        first = Path(cmd[0]).name if cmd else "?"
+        return "postgres" if first in ("postgres", "postmaster") or "postgres" in " ".join(cmd[:1]) else first
+
+    def _sample(self) -> dict[int, tuple[str, float]]:
+        import psutil
+
+        found: dict[int, tuple[str, float]] = {}
+        for proc in psutil.Process().children(recursive=True):
+            try:
+                times = proc.cpu_times()
+                found[proc.pid] = (self._name(proc.cmdline()), times.user + times.system)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+        return found
+
+    def ms_per_item(self, items: int) -> dict[str, float]:
+        """Milliseconds of CPU per item by component (a process that started meanwhile counts from zero;
+        one that ended meanwhile is missing: the numbers are a floor)."""
+        end = self._sample()
+        spent: dict[str, float] = {}
+        for pid, (name, seconds) in end.items():
+            before = self.start.get(pid, (name, 0.0))[1]
+            spent[name] = spent.get(name, 0.0) + seconds - before
+        return {name: round(s * 1000 / items, 3) for name, s in sorted(spent.items()) if s >= 0.01}
+
+
+class WebApp:
+    """The real web app in Chromium, signed in to an account (its session seeded where the app keeps it),
+    following the account live; counts the delta requests it makes."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self._deltas: list[str] = []
+        page.on("request", lambda r: self._deltas.append(r.url) if "/v1/bookmarks/delta" in r.url else None)
+
+    @classmethod
+    async def open(cls, browser: Any, base_url: str, session: dict[str, Any]) -> WebApp:
+        context = await browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        await page.goto("/app/manifest.webmanifest")  # a plain file of the app: it does not start here
+        await page.evaluate(_SEED_SESSION, session)
+        await page.goto("/")
+        await page.get_by_role("list", name="Bookmarks").wait_for(state="attached")
+        await page.get_by_role("status", name="Sync", exact=True).filter(has_text="Synced").wait_for(timeout=60_000)
+        return cls(page)
+
+    async def stored(self) -> int:
+        """How many bookmarks the app's library holds (its IndexedDB store "bookmarks")."""
+        return int(await self.page.evaluate(_COUNT_STORED))
+
+    async def holds(self, count: int, started: float) -> float:
+        """Seconds from ``started`` until the library holds ``count`` bookmarks."""
+        while True:
+            if await self.stored() >= count:
+                return round(time.perf_counter() - started, 2)
+            await asyncio.sleep(0.1)
+
+    def delta_requests(self) -> int:
+        return len(self._deltas)
+
+    def delta_limits(self) -> list[str]:
+        from urllib.parse import parse_qs, urlsplit
+
+        return [parse_qs(urlsplit(u).query).get("limit", ["?"])[0] for u in self._deltas]
+
+    async def close(self) -> None:
+        await self.page.context.close()
+
+
+# The session goes where the app keeps it (IndexedDB "bookmarks", store "meta", key "session"), as
+# tests/e2e/web/web_support.py's seed_session does.
+_SEED_SESSION = """(session) => new Promise((resolve, reject) => {
+    const open = indexedDB.open("bookmarks", 1);
+    open.onupgradeneeded = () => {
+        const db = open.result;
+        db.createObjectStore("bookmarks", { keyPath: "clientBookmarkId" });
+        db.createObjectStore("collections", { keyPath: "id" });
+        db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
+        db.createObjectStore("meta");
+    };
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+        const tx = open.result.transaction("meta", "readwrite");
+        tx.objectStore("meta").put({ refreshToken: session.refreshToken, user: session.user }, "session");
+        tx.oncomplete = () => { open.result.close(); resolve(null); };
+        tx.onerror = () => reject(tx.error);
+    };
+})"""
+_COUNT_STORED = """() => new Promise((resolve, reject) => {
+    const open = indexedDB.open("bookmarks");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+        const db = open.result;
+        const request = db.transaction("bookmarks").objectStore("bookmarks").count();
+        request.onsuccess = () => { db.close(); resolve(request.result); };
+        request.onerror = () => { db.close(); reject(request.error); };
+    };
+})"""
 
 
 async def get_json(http: httpx.AsyncClient, path: str, **kwargs: Any) -> Any:
@@ -127,12 +259,15 @@ async def one_import(
     prefix: str,
     count: int,
     headers: dict[str, str] | None = None,
+    web: WebApp | None = None,
 ) -> dict[str, Any]:
     if headers is None:
         session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
         headers = {"Authorization": f"Bearer {session['accessToken']}"}
+    cpu = CpuMeter()
     with RssSampler() as rss:
         started = time.perf_counter()
+        web_task = asyncio.create_task(web.holds(count, started)) if web is not None else None
         response = await http.post("/v1/imports", headers=headers, files={"file": (name, content)})
         response.raise_for_status()
         uploaded = time.perf_counter() - started
@@ -146,6 +281,12 @@ async def one_import(
         completed = time.perf_counter() - started
         visible = await delta
         in_delta = time.perf_counter() - started
+        web_s = await web_task if web_task is not None else None
+    cpu_ms = cpu.ms_per_item(count)
+    extra: dict[str, Any] = {}
+    if web is not None:
+        extra = {"web_library_holds_all_s": web_s, "web_delta_requests": web.delta_requests(),
+                 "web_delta_limits": sorted(set(web.delta_limits()))}  # fmt: skip
     return {
         "items": count,
         "bytes": len(content),
@@ -157,6 +298,9 @@ async def one_import(
         "completed_s": round(completed, 2),
         "visible_in_delta_s": round(in_delta, 2),
         "bookmarks_peak_rss_mib": round(rss.peak / 2**20, 1),
+        "load_average_1m": round(psutil_load(), 2),
+        "cpu_ms_per_item": cpu_ms,
+        **extra,
     }
 
 
@@ -194,19 +338,45 @@ async def interactive_during_import(api: Api, items: int, samples: int = 5) -> d
             "import_completed_s": imported["completed_s"]}  # fmt: skip
 
 
-async def run(base_url: str, items: int) -> dict[str, Any]:
+def content_of(name: str, items: int) -> bytes:
+    return pocket_csv(items) if name.endswith(".csv") else netscape(items)
+
+
+async def run_follow_web(base_url: str, items: int) -> dict[str, Any]:
+    """Each file into a fresh account that the web app has open and follows live."""
+    from playwright.async_api import async_playwright
+
+    results: dict[str, Any] = {}
+    async with httpx.AsyncClient(base_url=base_url, timeout=120) as http, async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            for key, name, prefix in FILES:
+                session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
+                headers = {"Authorization": f"Bearer {session['accessToken']}"}
+                web = await WebApp.open(browser, base_url, session)
+                try:
+                    results[key] = await one_import(
+                        http, name, content_of(name, items), prefix, items, headers, web=web
+                    )
+                finally:
+                    await web.close()
+        finally:
+            await browser.close()
+    return results
+
+
+async def run(base_url: str, items: int, follow_web: bool = False) -> dict[str, Any]:
+    if follow_web:
+        return {"follow_web": await run_follow_web(base_url, items)}
     async with httpx.AsyncClient(base_url=base_url, timeout=120) as http:
         results = {
-            "pocket_csv": await one_import(
-                http, "pocket.csv", pocket_csv(items), "https://pocket.bench.example/", items
-            ),
-            "netscape": await one_import(
-                http, "bookmarks.html", netscape(items), "https://netscape.bench.example/", items
-            ),
+            key: await one_import(http, name, content_of(name, items), prefix, items) for key, name, prefix in FILES
         }
     api = Api(base_url)
     try:
         results["interactive_enrichment"] = await interactive_during_import(api, items)
+    except httpx.HTTPError as exc:  # the imports' figures stand; say what stopped this part
+        results["interactive_enrichment"] = {"error": f"{type(exc).__name__}: {exc}"}
     finally:
         await api.http.aclose()
     return results
@@ -216,9 +386,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base-url", help="a running stack's gateway (default: start one)")
     parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--follow-web", action="store_true", help="the web app in Chromium follows each import live")
     args = parser.parse_args()
     if args.base_url:
-        results = asyncio.run(run(args.base_url, args.items))
+        results = asyncio.run(run(args.base_url, args.items, args.follow_web))
     else:
         from devstack.stack import Stack, StackConfig
 
@@ -238,7 +409,7 @@ def main() -> int:
             )
             print("bench: starting the stack …", flush=True)
             with Stack(config) as stack:
-                results = asyncio.run(run(stack.gateway_url, args.items))
+                results = asyncio.run(run(stack.gateway_url, args.items, args.follow_web))
     report = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
@@ -246,7 +417,8 @@ def main() -> int:
     }
     RESULTS_DIR.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    for path in (RESULTS_DIR / f"imports-{stamp}.json", RESULTS_DIR / "imports-latest.json"):
+    name = "imports-web" if args.follow_web else "imports"
+    for path in (RESULTS_DIR / f"{name}-{stamp}.json", RESULTS_DIR / f"{name}-latest.json"):
         path.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))
     return 0

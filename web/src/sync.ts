@@ -35,7 +35,8 @@ export class SyncEngine {
   private stopped = false;
   /** Counts ``stop()`` calls: a cycle applies what the server says only while it is the one it began in. */
   private generation = 0;
-  private pullQueued = false;
+  /** The pull cycle that is queued and has not begun yet, if any. */
+  private queuedPull: Promise<void> | null = null;
   private listeners = new Set<() => void>();
 
   private readonly db: Db;
@@ -110,17 +111,19 @@ export class SyncEngine {
     if (!this.stopped) void this.run(false);
   }
 
+  /** One cycle at a time; requests that arrive while a pull cycle waits to begin fold into it (a burst of
+   * nudges during a sync makes one follow-up pull, not one each), and they share its promise. */
   run(pull: boolean): Promise<void> {
-    if (!pull && this.pullQueued) return Promise.resolve();
-    if (pull) this.pullQueued = true;
+    if (this.queuedPull) return this.queuedPull; // it sends the queue too
     const next = this.chain.then(() => withLock("bookmarks-sync", () => this.cycle(pull)));
+    if (pull) this.queuedPull = next;
     this.chain = next.catch(() => undefined);
     return next;
   }
 
   private async cycle(pull: boolean): Promise<void> {
     const generation = this.generation;
-    if (pull) this.pullQueued = false;
+    if (pull) this.queuedPull = null; // from here on, a nudge may mean changes this cycle's pages miss
     if (this.stopped) return; // queued before a stop: nothing is sent or pulled until a restart
     if (!navigator.onLine) {
       this.setState("offline");

@@ -86,6 +86,32 @@ test("a replayed delta page changes nothing; each sync starts again from the las
   assert.equal(once.queue.length, 1);
 });
 
+test("nudges during a sync fold into one follow-up pull: one sync in flight, then one more", async () => {
+  library();
+  const tab = await signedInTab();
+  const gate = deferred();
+  const delta = server.routes.get("GET /v1/bookmarks/delta")!;
+  server.on("GET /v1/bookmarks/delta", async (request) => {
+    await gate.promise;
+    return delta(request);
+  });
+  const first = tab.sync.run(true);
+  const nudges: Promise<void>[] = [];
+  try {
+    await until(() => deltaCursors().length === 1);
+    for (let i = 0; i < 5; i++) nudges.push(tab.sync.run(true)); // the socket's bookmarks_changed, five times
+    nudges.push(tab.sync.run(false)); // a local write meanwhile: the queued pull sends it too
+    assert.equal(new Set(nudges).size, 1, "every request during the sync shares the one follow-up");
+  } finally {
+    gate.resolve();
+  }
+  await Promise.all([first, ...nudges]);
+  assert.equal(deltaCursors().length, 2, "the sync in flight and one follow-up, not one per nudge");
+  assert.equal(tab.sync.state, "synced");
+  await tab.sync.run(true); // a nudge after the follow-up began makes a cycle of its own
+  assert.equal(deltaCursors().length, 3);
+});
+
 test("a stale page never overwrites newer local state: records, tombstones, collections, highlights", async () => {
   library();
   const tab = await signedInTab();

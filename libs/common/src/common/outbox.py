@@ -25,12 +25,13 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import RecordMetadata
-from sqlalchemy import text
+from sqlalchemy import Table, Text, bindparam, cast, func, insert, select, text
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from common.broker_log import AckedLog
@@ -45,6 +46,7 @@ from common.metrics import (
     initialise_outbox_series,
 )
 from common.retry import Backoff
+from common.tables import OutboxRow
 from common.tasks import wait_for_event
 from common.tracing import current_trace_headers, kafka_headers
 
@@ -64,10 +66,23 @@ LINGER = 0.005
 # relay rather than a wait without end.
 RELAY_STATEMENT_TIMEOUT = 30.0
 
-_INSERT = text(
-    "INSERT INTO outbox (topic, key, payload, headers) "
-    "VALUES (:topic, :key, CAST(:payload AS jsonb), CAST(:headers AS jsonb))"
-)
+
+def _insert_statement() -> Any:
+    """``INSERT INTO outbox … SELECT FROM unnest(:topics, :keys, :payloads) WITH ORDINALITY ORDER BY`` it: the
+    events of one write in one statement (one NOTIFY, one executor run), their ids in the list's order."""
+    outbox: Table = OutboxRow.__table__  # type: ignore[attr-defined]
+    rows = (
+        func.unnest(*(bindparam(n, type_=ARRAY(Text)) for n in ("topics", "keys", "payloads")))
+        .table_valued("topic", "key", "payload", with_ordinality="n")
+        .render_derived(name="e")
+    )
+    selected = select(
+        rows.c.topic, rows.c.key, cast(rows.c.payload, JSONB), cast(bindparam("headers", type_=Text), JSONB)
+    ).order_by(rows.c.n)
+    return insert(outbox).from_select(["topic", "key", "payload", "headers"], selected)
+
+
+_INSERT = _insert_statement()
 
 # The relay's statements (on its own asyncpg connection, not a session).
 _PENDING = (
@@ -93,10 +108,14 @@ async def add_event(session: AsyncSession, event: Event) -> None:
 async def add_events(session: AsyncSession, events: list[Event]) -> None:
     if not events:
         return
-    headers = json.dumps(current_trace_headers())
     await session.execute(
         _INSERT,
-        [{"topic": e.topic, "key": e.key, "payload": e.model_dump_json(), "headers": headers} for e in events],
+        {
+            "topics": [e.topic for e in events],
+            "keys": [e.key for e in events],
+            "payloads": [e.model_dump_json() for e in events],
+            "headers": json.dumps(current_trace_headers()),
+        },
     )
 
 

@@ -11,6 +11,7 @@ point leaves the last committed batch as the checkpoint, so the next claim resum
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import tempfile
 import uuid
@@ -31,7 +32,14 @@ from bookmarks.highlights import store as highlights_store
 from bookmarks.highlights.anchoring import anchor
 from bookmarks.highlights.service import highlight_event
 from bookmarks.imports import rules, store
-from bookmarks.imports.formats import ImportFormatError, ImportItem, iter_items, json_collections, resolve_format
+from bookmarks.imports.formats import (
+    ImportFormatError,
+    ImportItem,
+    count_items,
+    iter_items,
+    json_collections,
+    resolve_format,
+)
 from bookmarks.imports.formats.model import ImportHighlight
 from bookmarks.service import import_saved_event, new_collection_event
 from bookmarks.store import repository
@@ -238,13 +246,12 @@ async def _store_highlights(session: AsyncSession, batch: _Batch, positions: Ite
     return [highlight_event(r) for r in records]
 
 
-def _report_rows(import_id: uuid.UUID, batch: _Batch) -> list[dict[str, Any]]:
+def _report_rows(batch: _Batch) -> list[dict[str, Any]]:
     rows = []
     for item, applied in batch.outcomes:
         record_id = applied.record.client_bookmark_id if applied.record is not None else None
         rows.append(
             {
-                "import_id": import_id,
                 "ordinal": item.ordinal,
                 "line": item.line,
                 "url": item.url,
@@ -279,7 +286,7 @@ async def write_batch(
         for item in items:
             batch.apply(item)
         events = await _store_batch(session, batch)
-        await store.add_report_rows(session, _report_rows(import_id, batch))
+        await store.add_report_rows(session, import_id, _report_rows(batch))
         await store.set_fields(session, import_id, **_counters(row, batch))
         await add_events(session, events)
 
@@ -330,24 +337,49 @@ async def _end(
             await store.finish(session, import_id, status=status, error=error)
 
 
-async def _prepare(sessions: SessionFactory, row: RowMapping, fp: BinaryIO, config: JobConfig) -> str:
-    """The import's format (detected once) and ``total`` (the file counted once, before any write)."""
+async def _prepare(
+    sessions: SessionFactory, row: RowMapping, fp: BinaryIO, config: JobConfig
+) -> tuple[str, list[ImportItem]]:
+    """The import's format (detected once) and ``total`` (the file counted once, before any write); with
+    them the first batch, when the count pass read it (a fresh import: it starts at ordinal 0)."""
     fmt: str = row["format"] or await asyncio.to_thread(resolve_format, fp, row["requested_format"])
+    first: list[ImportItem] = []
     if row["total"] is None:
-        total = await asyncio.to_thread(_count, fp, fmt)
+        keep = config.batch_size if row["next_ordinal"] == 0 else 0
+        total, first = await asyncio.to_thread(count_items, fp, fmt, keep=keep)
         async with transaction(sessions) as session:
             if await _lease(session, row["id"], config) is None:
                 raise LeaseLost()
             await store.set_fields(session, row["id"], format=fmt, total=total)
-    return fmt
-
-
-def _count(fp: BinaryIO, fmt: str) -> int:
-    return sum(1 for _ in iter_items(fp, fmt, validate=False))
+    return fmt, first
 
 
 def _next_batch(items: Iterator[ImportItem], size: int) -> list[ImportItem]:
     return list(islice(items, size))
+
+
+async def _write_batches(
+    sessions: SessionFactory,
+    import_id: uuid.UUID,
+    first: list[ImportItem],
+    items: Iterator[ImportItem],
+    config: JobConfig,
+) -> None:
+    """Write ``first`` (when not empty), then ``items`` batch by batch, each parsed (in a thread) while the
+    one before it is written: the parser never waits for PostgreSQL. Parsing ahead writes nothing, so the
+    checkpoint stays the last committed batch; a file error found ahead is raised after the batches before
+    it are written."""
+    ahead = asyncio.ensure_future(asyncio.to_thread(_next_batch, items, config.batch_size))
+    try:
+        if first:
+            await write_batch(sessions, import_id, first, config)
+        while batch := await ahead:
+            ahead = asyncio.ensure_future(asyncio.to_thread(_next_batch, items, config.batch_size))
+            await write_batch(sessions, import_id, batch, config)
+    finally:
+        # The reading thread must be done with the file before the caller closes it.
+        with contextlib.suppress(Exception):
+            await ahead
 
 
 async def run_import(sessions: SessionFactory, row: RowMapping, config: JobConfig) -> None:
@@ -358,14 +390,13 @@ async def run_import(sessions: SessionFactory, row: RowMapping, config: JobConfi
         return
     with await _spool(sessions, import_id) as fp:
         try:
-            fmt = await _prepare(sessions, row, fp, config)
+            fmt, first = await _prepare(sessions, row, fp, config)
             if fmt == "json" and row["next_ordinal"] == 0:
                 fp.seek(0)
                 listed = await asyncio.to_thread(json_collections, fp)
                 await create_collections(sessions, import_id, [c.path for c in listed if c.path], config)
-            items = iter_items(fp, fmt, start=row["next_ordinal"])
-            while batch := await asyncio.to_thread(_next_batch, items, config.batch_size):
-                await write_batch(sessions, import_id, batch, config)
+            items = iter_items(fp, fmt, start=row["next_ordinal"] + len(first))
+            await _write_batches(sessions, import_id, first, items, config)
         except ImportFormatError as exc:
             await _end(sessions, import_id, config, "failed", str(exc))
             return

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import IO, Any
 
-from sqlalchemy import RowMapping, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Integer, RowMapping, Text, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.domain.collections import Collection
@@ -111,9 +112,34 @@ async def read_chunk(session: AsyncSession, import_id: uuid.UUID, seq: int) -> b
     return data
 
 
-async def add_report_rows(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+_REPORT_ARRAYS = (
+    ("ordinal", Integer),
+    ("line", Integer),
+    ("url", Text),
+    ("outcome", Text),
+    ("reason", Text),
+    ("client_bookmark_id", Text),
+)
+
+
+def _report_insert() -> Any:
+    """``INSERT INTO import_report … SELECT :import_id, * FROM unnest(:ordinal, :line, …)``: a batch's report
+    rows in one statement (one array per column), not a statement per row."""
+    arrays = func.unnest(*(bindparam(n, type_=ARRAY(t)) for n, t in _REPORT_ARRAYS))
+    rows = arrays.table_valued(*(n for n, _ in _REPORT_ARRAYS)).render_derived(name="r")
+    import_id = bindparam("import_id", type_=import_report.c.import_id.type)
+    selected = select(import_id, *(rows.c[n] for n, _ in _REPORT_ARRAYS))
+    return insert(import_report).from_select(["import_id", *(n for n, _ in _REPORT_ARRAYS)], selected)
+
+
+_REPORT_INSERT = _report_insert()
+
+
+async def add_report_rows(session: AsyncSession, import_id: uuid.UUID, rows: Sequence[dict[str, Any]]) -> None:
+    """The report rows of one batch of ``import_id`` (each a dict of the columns but ``import_id``)."""
     if rows:
-        await session.execute(insert(import_report), list(rows))
+        arrays = {n: [r[n] for r in rows] for n, _ in _REPORT_ARRAYS}
+        await session.execute(_REPORT_INSERT, {"import_id": import_id, **arrays})
 
 
 async def report_page(session: AsyncSession, import_id: uuid.UUID, after: int, limit: int) -> list[RowMapping]:

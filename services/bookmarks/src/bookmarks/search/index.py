@@ -173,6 +173,17 @@ class SearchIndex:
             "search_vector": full_vector(fields_vector_of(config, a, b, c), _stored_parts()),
         }
 
+    def recordset_insert_values(self, tombstone: bool, rows: Any) -> dict[str, Any]:
+        if tombstone:
+            return self.recordset_values(tombstone, rows)
+        a, b, c = (rows.c[n] for n in _TEXT_PARAMS)
+        simple = regconfig(SIMPLE)
+        return {
+            "search_tags": rows.c.search_tags,
+            "search_head": head_vector_of(simple, a),
+            "search_vector": full_vector(fields_vector_of(simple, a, b, c), _empty()),
+        }
+
     def page_values(self, record: Bookmark, page: PageText) -> tuple[FromClause, dict[str, Any]]:
         """The page's vector is computed once, in a one-row subquery: it goes into both
         ``search_page_vector`` and ``search_vector``."""

@@ -58,6 +58,10 @@ class RowIndex(Protocol):
     def recordset_values(self, tombstone: bool, rows: Any) -> dict[str, Any]:
         """The set-based UPDATE's values of these columns, from the recordset ``rows``."""
 
+    def recordset_insert_values(self, tombstone: bool, rows: Any) -> dict[str, Any]:
+        """The set-based INSERT's values of these columns (a record without page text, as
+        :meth:`insert_values`), from the recordset ``rows``."""
+
     def page_values(self, record: Bookmark, page: PageText) -> tuple[FromClause, dict[str, Any]]:
         """INSERT values of ``record`` with enrichment's page text: a one-row FROM clause computing what is
         used twice (selected from by the INSERT), and the values, which may refer to it."""
@@ -131,21 +135,41 @@ def page_statement(record: Bookmark, page: PageText, *, only_if_absent: bool = F
     )
 
 
+def _recordset(tombstone: bool) -> Any:
+    """``jsonb_to_recordset(:rows)``: the records and their index's parameters (:func:`many_rows`)."""
+    return (
+        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("rows", type_=sa.Text), JSONB))
+        .table_valued(*(sa.column(n, bookmarks.c[n].type) for n in _NAMES), *index().recordset_columns(tombstone))
+        .render_derived(name="r", with_types=True)
+    )
+
+
+@functools.cache
+def insert_many_statement(tombstone: bool) -> Any:
+    """``INSERT … SELECT FROM jsonb_to_recordset(:rows) ON CONFLICT DO NOTHING RETURNING`` the keys of the
+    rows it inserted: the records that do not exist yet, in one set-based statement (the others are
+    updated by :func:`update_many_statement`, as :func:`put_statement`'s conflict branch would)."""
+    rows = _recordset(tombstone)
+    values: dict[str, Any] = {n: rows.c[n] for n in _NAMES}
+    values |= index().recordset_insert_values(tombstone, rows)
+    selected = [v.label(k) for k, v in values.items()]
+    statement = insert(bookmarks).from_select(list(values), sa.select(*selected).select_from(rows))
+    keys = sorted(_KEYS)
+    return statement.on_conflict_do_nothing(index_elements=keys).returning(*(bookmarks.c[k] for k in keys))
+
+
 @functools.cache
 def update_many_statement(tombstone: bool) -> Any:
     """``UPDATE … FROM jsonb_to_recordset(:rows)`` of existing records (the index's columns with them, as
     :func:`put_statement` does on conflict): one set-based statement for a whole batch, where an
     executemany would run the upsert once per record (bulk changes, their undo, restores)."""
-    rows = (
-        sa.func.jsonb_to_recordset(sa.cast(sa.bindparam("rows", type_=sa.Text), JSONB))
-        .table_valued(*(sa.column(n, bookmarks.c[n].type) for n in _NAMES), *index().recordset_columns(tombstone))
-        .render_derived(name="r", with_types=True)
-    )
+    rows = _recordset(tombstone)
     values: dict[str, Any] = {n: rows.c[n] for n in _NAMES if n not in _KEYS}
     values |= index().recordset_values(tombstone, rows)
     return sa.update(bookmarks).where(*(bookmarks.c[k] == rows.c[k] for k in sorted(_KEYS))).values(values)
 
 
-def update_many_rows(records: Sequence[Bookmark]) -> str:
-    """The ``rows`` parameter of :func:`update_many_statement`: the records and their index's parameters, as JSON."""
+def many_rows(records: Sequence[Bookmark]) -> str:
+    """The ``rows`` parameter of :func:`insert_many_statement` and :func:`update_many_statement`: the records
+    and their index's parameters, as JSON."""
     return to_json([put_parameters(r) for r in records]).decode()

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bookmarks.imports.formats import FORMATS, ImportFormatError, detect_format, iter_items, resolve_format
+from bookmarks.imports.formats import (
+    FORMATS,
+    ImportFormatError,
+    count_items,
+    detect_format,
+    iter_items,
+    resolve_format,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -95,3 +102,13 @@ def test_resuming_from_an_ordinal_yields_exactly_the_remaining_items(name: str) 
     assert len(everything) >= 2
     for start in (0, 1, len(everything) - 1, len(everything), len(everything) + 5):
         assert list(iter_items(io.BytesIO(sample(name)), start=start)) == everything[start:]
+
+
+@pytest.mark.parametrize("name", [*SAMPLES, "omnivore.zip"])
+def test_the_count_pass_counts_every_item_and_keeps_the_first_ones_as_iter_items_yields_them(name: str) -> None:
+    everything = list(iter_items(io.BytesIO(sample(name))))
+    fmt = resolve_format(io.BytesIO(sample(name)))
+    for keep in (0, 1, len(everything) - 1, len(everything), len(everything) + 5):
+        total, first = count_items(io.BytesIO(sample(name)), fmt, keep=keep)
+        assert total == len(everything)
+        assert first == everything[:keep]

@@ -37,6 +37,7 @@ __all__ = [
     "ImportFormatError",
     "ImportItem",
     "ZipLimits",
+    "count_items",
     "detect_format",
     "iter_items",
     "json_collections",
@@ -74,3 +75,13 @@ def iter_items(fp: BinaryIO, fmt: str = "auto", *, start: int = 0, validate: boo
     fp.seek(0)
     for ordinal, item in islice(enumerate(parser(fp)), start, None):
         yield finish_item(item, ordinal, validate=validate)
+
+
+def count_items(fp: BinaryIO, fmt: str, *, keep: int = 0) -> tuple[int, list[ImportItem]]:
+    """How many items ``iter_items(fp, fmt)`` yields, and its first ``keep`` items as it yields them
+    (numbered and URL-checked): one pass reads the first batch and counts the rest without building them."""
+    parser = PARSERS[resolve_format(fp, fmt)]
+    fp.seek(0)
+    items = parser(fp)
+    first = [finish_item(item, ordinal, validate=True) for ordinal, item in zip(range(keep), items, strict=False)]
+    return len(first) + sum(1 for _ in items), first
