@@ -24,6 +24,7 @@ the tsquery is a bound constant, so the planner estimates its selectivity from t
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -489,18 +490,12 @@ def _newest_first(
     ``window`` (at least 1), only the owner's ``window`` newest live rows after ``after`` (and any sharing
     the last one's sort time) are candidates: a bounded walk, whose cost does not depend on how few rows
     match."""
-    rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
     keyset = [] if after is None else [
         sa.tuple_(columns.sort_time, columns.client_bookmark_id)
         < sa.tuple_(sa.literal(after.sort_time, sa.DateTime(timezone=True)), sa.literal(after.client_bookmark_id))
     ]  # fmt: skip
     newest = (columns.sort_time.desc(), columns.client_bookmark_id.desc())
-    statement = sa.select(
-        *selected,
-        rank.label("search_rank"),
-        columns.sort_time.label("search_sort_time"),
-        columns.client_bookmark_id.label("search_id"),
-    ).where(*where, *keyset)
+    statement = _selection(columns, tuple(selected), tier).where(*where, *keyset)
     if window is not None:
         # The window's oldest sort time (the window-th newest live row after ``after``); rows at or after it
         # are a newest-first prefix, so the walk's range ends there. No such row: the whole rest.
@@ -515,6 +510,19 @@ def _newest_first(
         floor = sa.cast(sa.literal("-infinity"), sa.DateTime(timezone=True))
         statement = statement.where(columns.sort_time >= sa.func.coalesce(boundary, floor))
     return statement.order_by(*newest).limit(limit)
+
+
+@functools.lru_cache(maxsize=32)
+def _selection(columns: SearchColumns, selected: tuple[ColumnElement[Any], ...], tier: float | None) -> sa.Select[Any]:
+    """``SELECT selected, search_rank, search_sort_time, search_id`` (built once: coercing dozens of columns
+    is most of the Python a statement costs; ``where`` and ``order_by`` copy it)."""
+    rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
+    return sa.select(
+        *selected,
+        rank.label("search_rank"),
+        columns.sort_time.label("search_sort_time"),
+        columns.client_bookmark_id.label("search_id"),
+    )
 
 
 def tiers_to_read(match: TextMatch, after: SearchPosition | None) -> list[tuple[float | None, SearchPosition | None]]:
@@ -565,24 +573,46 @@ def search_page(
     owner: uuid.UUID,
     after: SearchPosition | None,
     limit: int,
-) -> sa.Select[Any]:
+) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """The page after ``after`` as one statement: the union of :func:`tier_page` for every tier to read."""
     branches = [
         tier_page(query, match, columns, selected, owner=owner, tier=tier, after=tier_after, limit=limit)
         for tier, tier_after in tiers_to_read(match, after)
     ]
+    return in_result_order(branches, limit)
+
+
+def in_result_order(branches: Sequence[sa.Select[Any]], limit: int) -> sa.Select[Any] | sa.CompoundSelect[Any]:
+    """The first ``limit`` rows of the ``UNION ALL`` of :func:`tier_page` statements, in result order (no
+    subquery around the union: its dozens of column proxies cost more Python than the rest)."""
     if len(branches) == 1:
         return branches[0]
-    merged = sa.union_all(*branches).subquery("search")
-    keys = (merged.c.search_rank, merged.c.search_sort_time, merged.c.search_id)
-    return sa.select(merged).order_by(*(k.desc() for k in keys)).limit(limit)
+    merged = sa.union_all(*branches)
+    keys = ("search_rank", "search_sort_time", "search_id")
+    return merged.order_by(*(merged.selected_columns[k].desc() for k in keys)).limit(limit)
+
+
+def with_planner_settings(
+    branches: Sequence[sa.Select[Any]], *, bitmap_only: bool
+) -> sa.Select[Any] | sa.CompoundSelect[Any]:
+    """The rows of every branch (:func:`tier_page` statements, each in its own order), and
+    :func:`planner_settings` for the statements after this one, in one statement: the settings are an
+    uncorrelated subquery in a condition of the first branch that no column takes part in, which PostgreSQL
+    evaluates once, before that branch's first row (``One-Time Filter``), also when no row matches."""
+    value = "off" if bitmap_only else "on"
+    applied = sa.select(sa.func.concat(*(sa.func.set_config(name, value, True) for name in _SCAN_SETTINGS)))
+    first = branches[0].where(applied.scalar_subquery().is_not(None))
+    return first if len(branches) == 1 else sa.union_all(first, *branches[1:])
+
+
+_SCAN_SETTINGS: Final = ("enable_indexscan", "enable_seqscan")
 
 
 def planner_settings(*, bitmap_only: bool) -> sa.Select[Any]:
     """``set_config`` for the rest of the transaction: plain index and sequential scans off (only bitmap
     scans, i.e. the GIN indexes) for a tier with few matches, on (the newest-first walk) otherwise."""
     value = "off" if bitmap_only else "on"
-    return sa.select(*(sa.func.set_config(name, value, True) for name in ("enable_indexscan", "enable_seqscan")))
+    return sa.select(*(sa.func.set_config(name, value, True) for name in _SCAN_SETTINGS))
 
 
 def custom_plans() -> ColumnElement[Any]:
@@ -636,12 +666,14 @@ __all__ = [
     "highlight_texts",
     "highlight_vector_of",
     "headlines_statement",
+    "in_result_order",
     "page_vector",
     "position_of",
     "planner_settings",
     "search_page",
     "tier_page",
     "tiers_to_read",
+    "with_planner_settings",
     "search_tags",
     "stems_statement",
 ]
