@@ -69,6 +69,9 @@ probe = sa.Table(
     sa.Index("ix_search_probe_tags", "search_tags", postgresql_using="gin"),
     sa.Index("ix_search_probe_head", "search_head", postgresql_using="gin"),
 )
+# As ix_bookmarks_live_domain (migration 0018).
+sa.Index("ix_search_probe_domain", probe.c.owner_uid, sa.func.reverse(probe.c.domain).collate("C"),
+         postgresql_where=probe.c.deleted_at.is_(None))  # fmt: skip
 COLUMNS = SearchColumns.of(probe)
 ALICE = uuid.UUID("aaaaaaaa-0000-0000-0000-000000000001")
 BOB = uuid.UUID("bbbbbbbb-0000-0000-0000-000000000002")
@@ -381,3 +384,41 @@ async def test_tsqueries_are_computed_once_per_statement_not_per_row(engine: Asy
     # per row or at all, and the GIN index can use the constant.
     assert "phraseto_tsquery" not in plan and "to_tsquery(" not in plan
     assert "::tsquery" in plan
+
+
+CAROL = uuid.UUID("cccccccc-0000-0000-0000-000000000003")
+
+
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [("domain:python.org", {"py-title", "py-tag"}), ("domain:org", {"py-title", "py-text", "py-tag"})],
+)
+async def test_domain_filters_match_the_host_and_its_subdomains_only(
+    engine: AsyncEngine, q: str, expected: set[str]
+) -> None:
+    """The host and its subdomains (docs.python.org), never a longer name ending the same (notpython.org)."""
+    assert set(await search(engine, q)) == expected
+
+
+async def test_a_domain_filter_reads_ranges_of_the_reversed_domain_index(engine: AsyncEngine) -> None:
+    """On a library of many domains, ``domain:`` is two ranges of the index on (owner, reversed domain), not
+    a walk of the owner's rows (rolled back: the other tests keep their rows)."""
+    async with engine.connect() as conn, conn.begin() as transaction:
+        plain = {"search_vector": "", "search_head": "", "search_config": "simple"}
+        rows = [_values(Row(f"c{i}", Doc(), owner=CAROL, domain=f"h{i % 500}.example.com")) | plain
+                for i in range(5000)]  # fmt: skip
+        await conn.execute(sa.insert(probe), rows)
+        await conn.exec_driver_sql("ANALYZE search_probe")
+        query = parse_query("domain:h7.example.com")
+        statement = search_page(query, TextMatch(None, None), COLUMNS, [probe.c.client_bookmark_id], owner=CAROL,
+                                after=None, limit=20)  # fmt: skip
+        found = {row.client_bookmark_id for row in await conn.execute(statement)}
+        sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+        plan = "\n".join(row[0] for row in await conn.exec_driver_sql("EXPLAIN " + sql))
+        await transaction.rollback()
+    assert found == {f"c{i}" for i in range(7, 5000, 500)}
+    owner = "owner_uid = 'cccccccc-0000-0000-0000-000000000003'::uuid"
+    assert f"Index Cond: (({owner}) AND ((reverse(domain))::text = 'moc.elpmaxe.7h'::text))" in plan, plan
+    assert (
+        "(reverse(domain))::text >= 'moc.elpmaxe.7h.'::text) AND ((reverse(domain))::text < 'moc.elpmaxe.7h/'" in plan
+    )

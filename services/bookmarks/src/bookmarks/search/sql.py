@@ -437,7 +437,12 @@ def _filter(condition: Condition, columns: SearchColumns) -> ColumnElement[bool]
         case TagFilter(tag):
             return _contains(columns.tags, tag)
         case DomainFilter(host):
-            return sa.or_(columns.domain == host, columns.domain.endswith("." + host, autoescape=True))
+            # The host or a subdomain, as ranges of the reversed domain in byte order (the index of
+            # migration 0018): ``moc.elpmaxe``, or from ``moc.elpmaxe.`` up to ``moc.elpmaxe/`` ("/"
+            # follows "."), so ``notexample.com`` (``moc.elpmaxeton``) is outside both.
+            reversed_domain = sa.func.reverse(columns.domain).collate("C")
+            key = host[::-1]
+            return sa.or_(reversed_domain == key, sa.and_(reversed_domain >= key + ".", reversed_domain < key + "/"))
         case CollectionFilter(collection_id):
             return _contains(columns.collection_ids, collection_id)
         case FlagFilter(flag):
