@@ -25,6 +25,7 @@ from bookmarks.search.snippet import headline_document, render_snippet, snippet_
 from bookmarks.search.sql import (
     SearchColumns,
     SearchDocument,
+    MID_TIER,
     TextMatch,
     config_for_language,
     fields_vector,
@@ -90,12 +91,18 @@ class Doc:
     user_tags: tuple[str, ...] = ()
     notes: str | None = None
     summary: str | None = None
+    description: str | None = None
     page_text: str | None = None
     language: str | None = None
 
     def fields(self) -> SearchDocument:
         return SearchDocument(
-            title=self.title, tags=self.tags, user_tags=self.user_tags, notes=self.notes, summary=self.summary
+            title=self.title,
+            tags=self.tags,
+            user_tags=self.user_tags,
+            notes=self.notes,
+            summary=self.summary,
+            description=self.description,
         )
 
 
@@ -138,6 +145,8 @@ ROWS = [
     Row("xss", Doc(title='<script>alert("x")</script> python'), status="processing",
         created=day("2025-01-10")),
     Row("empty", Doc(), domain="empty.example", created=day("2024-12-31")),
+    Row("py-desc", Doc(title="Reptiles", description="The python, a snake"), created=day("2025-01-16")),
+    Row("py-notes", Doc(title="Zoo", notes="saw a python"), created=day("2025-01-17")),
     Row("tie-a", Doc(title="Tied python"), created=day("2025-01-15")),
     Row("tie-b", Doc(title="Tied python"), created=day("2025-01-15")),
     Row("gone", Doc(title="Python deleted"), deleted=True, created=day("2025-03-01")),
@@ -263,7 +272,28 @@ async def test_exclusions(engine: AsyncEngine) -> None:
 async def test_title_and_tag_matches_rank_above_body_text(engine: AsyncEngine) -> None:
     # Equal title/tag matches tie on rank and come newest first (py-title was saved 2025-03-01).
     # Same rank and time: the id decides (descending).
-    assert await search(engine, "python") == ["py-title", "py-tag", "tie-b", "tie-a", "xss", "py-text"]
+    assert await search(engine, "python") == ["py-title", "py-tag", "tie-b", "tie-a", "xss", "py-desc", "py-text",
+                                              "py-notes"]  # fmt: skip
+
+
+async def test_words_in_the_description_rank_between_title_and_tag_matches_and_the_rest(engine: AsyncEngine) -> None:
+    # py-desc (description) is older than py-notes (notes) and py-text (page text), yet comes before both;
+    # the middle tier needs every word as written at weight A or B: "reptiles snake" (title + description)
+    # is in it, "zoo python" (title + notes) is not.
+    assert await search(engine, "python") == ["py-title", "py-tag", "tie-b", "tie-a", "xss", "py-desc", "py-text",
+                                              "py-notes"]  # fmt: skip
+    assert await search(engine, "snake reptiles") == ["py-desc"]
+    query = parse_query("snake reptiles")
+    async with engine.connect() as conn:
+        match = await text_match(conn, query)
+        statement = search_page(query, match, COLUMNS, [probe.c.client_bookmark_id], owner=ALICE, after=None,
+                                limit=20)  # fmt: skip
+        (row,) = (await conn.execute(statement)).all()
+    assert row.search_rank == MID_TIER
+    assert match.fields == "( 'snake':AB ) & ( 'reptiles':AB )"
+    async with engine.connect() as conn:
+        phrase = await text_match(conn, parse_query('"climate change" o\'brien'))
+    assert phrase.fields == "( 'o':AB <-> 'brien':AB ) & ( 'climate':AB <-> 'change':AB )"
 
 
 async def test_deleted_rows_and_other_users_are_never_found(engine: AsyncEngine) -> None:

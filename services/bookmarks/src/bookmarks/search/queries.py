@@ -33,6 +33,7 @@ from bookmarks.search.snippet import best_field, headline_document, render_snipp
 from bookmarks.search.sql import (
     ALL_CONFIGS,
     BODY_TIER,
+    MID_TIER,
     SIMPLE,
     TOP_TIER,
     SearchColumns,
@@ -93,7 +94,7 @@ async def context(conn: AsyncConnection, query: Query, owner: uuid.UUID) -> tupl
 # whose matches are at least ~4 % of the rows fills a 20-result page from the window. (bench/search.py at
 # 100k: with 300, common words' title tier fell below the fill rate and took the slower GIN read: p99
 # +15-25 ms.)
-WINDOWS: Final = {TOP_TIER: 500, BODY_TIER: 500}
+WINDOWS: Final = {TOP_TIER: 500, MID_TIER: 500, BODY_TIER: 500}
 
 
 async def page(

@@ -25,6 +25,7 @@ the tsquery is a bound constant, so the planner estimates its selectivity from t
 from __future__ import annotations
 
 import functools
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -325,6 +326,10 @@ def stems_statement(terms: Sequence[str], configs: ColumnElement[Any] | None = N
     ).select_from(term.outerjoin(config, config.c.config == sa.func.any(known)))
 
 
+# An operand of PostgreSQL's text form of a tsquery: a quoted lexeme, ``''`` and ``\\x`` escaped inside.
+_OPERAND: Final = re.compile(r"'(?:[^'\\]|''|\\.)*'")
+
+
 def _quote_lexeme(lexeme: str) -> str:
     """A tsquery operand that is exactly ``lexeme`` (quotes doubled, backslashes escaped)."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
@@ -347,6 +352,9 @@ class TextMatch:
     excluded: str | None
     # Per required term: its exact tsquery text and its stems per configuration (for snippets).
     required_terms: tuple[tuple[str, Mapping[str, tuple[str, ...]]], ...] = ()
+    # Every required term's exact tokens at weight A or B (title, tags, description, URL, domain, saveWhy):
+    # the middle tier. None when a required term has no exact token.
+    fields: str | None = None
 
     def headline_query(self, config: str) -> str | None:
         """The required terms as ``config`` parses a text: exact tokens or its (untagged) stems."""
@@ -389,7 +397,11 @@ class TextMatch:
         excluded = [p for p in parts[excluded_start:] if p]
         if len(required) < excluded_start:  # a required term with nothing to match: nothing matches
             required.append(_quote_lexeme(_NO_MATCH))
-        return cls(" & ".join(required) or None, " | ".join(excluded) or None, tuple(required_terms))
+        exact_parts = [e for e, _ in required_terms]
+        fields = None
+        if exact_parts and all(e.strip() for e in exact_parts):
+            fields = " & ".join("( " + _OPERAND.sub(lambda m: m.group(0) + ":AB", e) + " )" for e in exact_parts)
+        return cls(" & ".join(required) or None, " | ".join(excluded) or None, tuple(required_terms), fields)
 
 
 def _tsquery(text: str) -> ColumnElement[Any]:
@@ -478,7 +490,8 @@ def _flag(flag: Flag, columns: SearchColumns) -> ColumnElement[bool]:
 # --- one page --------------------------------------------------------------------------------------
 
 TOP_TIER: Final = 1.0  # every required word is in the title or the tags
-BODY_TIER: Final = 0.0
+MID_TIER: Final = 0.5  # every required word, as written, is in the fields at weight A or B (TextMatch.fields)
+BODY_TIER: Final = 0.0  # the rest: a word only in notes, summary, highlights, page text, or only by its stem
 
 
 def _newest_first(
@@ -533,14 +546,17 @@ def _selection(columns: SearchColumns, selected: tuple[ColumnElement[Any], ...],
 def tiers_to_read(match: TextMatch, after: SearchPosition | None) -> list[tuple[float | None, SearchPosition | None]]:
     """The tiers a page reads, in result order, each with the position to continue after (None: its start).
 
-    Filter-only: one walk (tier None). With words: the top tier (every word in the title or tags), then the
-    body tier; a cursor in the body tier skips the top one.
+    Filter-only: one walk (tier None). With words: the top tier (every word in the title or tags), the
+    middle tier (every word as written in the fields at weight A or B) when the words have exact tokens,
+    then the body tier; a cursor in a tier skips the tiers above it.
     """
     if match.required is None:
         return [(None, after)]
-    if after is not None and after.rank == BODY_TIER:
-        return [(BODY_TIER, after)]
-    return [(TOP_TIER, after), (BODY_TIER, None)]
+    tiers = (TOP_TIER, MID_TIER, BODY_TIER) if match.fields is not None else (TOP_TIER, BODY_TIER)
+    if after is None or after.rank is None:
+        return [(tier, None) for tier in tiers]
+    rank = after.rank
+    return [(tier, after if tier == rank else None) for tier in tiers if tier <= rank]
 
 
 def tier_page(
@@ -565,7 +581,13 @@ def tier_page(
     in_head = _matches(columns.head, required)
     if tier == TOP_TIER:
         return _newest_first(columns, owner, selected, [*where, in_head], TOP_TIER, after, limit, window)
+    fields = None if match.fields is None else _matches(columns.vector, _tsquery(match.fields))
+    if tier == MID_TIER and fields is not None:
+        return _newest_first(columns, owner, selected, [*where, fields, sa.not_(in_head)], MID_TIER, after, limit,
+                             window)  # fmt: skip
     body = [*where, _matches(columns.vector, required), sa.not_(in_head)]
+    if fields is not None:
+        body.append(sa.not_(fields))
     return _newest_first(columns, owner, selected, body, BODY_TIER, after, limit, window)
 
 
