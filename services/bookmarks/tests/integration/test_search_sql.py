@@ -23,9 +23,9 @@ from bookmarks.search.folding import fold, fold_function_sql
 from bookmarks.search.query import Query, parse_query
 from bookmarks.search.snippet import headline_document, render_snippet, snippet_window
 from bookmarks.search.sql import (
+    MID_TIER,
     SearchColumns,
     SearchDocument,
-    MID_TIER,
     TextMatch,
     config_for_language,
     fields_vector,
