@@ -412,6 +412,11 @@ def _matches(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnEle
     return vector.bool_op("@@")(query)
 
 
+def _match_function(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnElement[bool]:
+    """``vector @@ query`` as a function call: the same test, never an index condition."""
+    return sa.func.ts_match_vq(vector, query, type_=sa.Boolean)
+
+
 def every_match(query: Query, match: TextMatch, columns: SearchColumns, owner: uuid.UUID) -> list[Any]:
     """The WHERE clauses of every live bookmark the query matches, in no order and unranked (a bulk
     change by query acts on all of them, not on a page)."""
@@ -578,14 +583,18 @@ def tier_page(
     if tier is None or match.required is None:
         return _newest_first(columns, owner, selected, where, None, after, limit, window)
     required = _tsquery(match.required)
-    in_head = _matches(columns.head, required)
+    # A window read tests its rows with the function behind ``@@``, which no index serves: it stays the
+    # bounded newest-first walk even when a weighted tsquery's low estimate would make the GIN index look
+    # cheaper (that read rechecks every row holding the words, whatever the window).
+    test = _matches if window is None else _match_function
+    in_head = test(columns.head, required)
     if tier == TOP_TIER:
         return _newest_first(columns, owner, selected, [*where, in_head], TOP_TIER, after, limit, window)
-    fields = None if match.fields is None else _matches(columns.vector, _tsquery(match.fields))
+    fields = None if match.fields is None else test(columns.vector, _tsquery(match.fields))
     if tier == MID_TIER and fields is not None:
         return _newest_first(columns, owner, selected, [*where, fields, sa.not_(in_head)], MID_TIER, after, limit,
                              window)  # fmt: skip
-    body = [*where, _matches(columns.vector, required), sa.not_(in_head)]
+    body = [*where, test(columns.vector, required), sa.not_(in_head)]
     if fields is not None:
         body.append(sa.not_(fields))
     return _newest_first(columns, owner, selected, body, BODY_TIER, after, limit, window)
