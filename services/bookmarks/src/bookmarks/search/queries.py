@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bookmarks.domain.model import Bookmark
 from bookmarks.search.cursor import SearchPosition
-from bookmarks.search.query import Query
+from bookmarks.search.query import DomainFilter, Query
 from bookmarks.search.snippet import best_field, headline_document, render_snippet
 from bookmarks.search.sql import (
     ALL_CONFIGS,
@@ -110,7 +110,8 @@ async def page(
 ) -> list[Hit]:
     """Up to ``limit`` hits after ``after`` in result order (after :func:`context`, same transaction)."""
     reads = tiers_to_read(match, after)
-    if reads[0][0] is None:  # filter-only: the walk stops after a page of matches, and filters are cheap to test
+    if reads[0][0] is None and not _reads_an_index(query):
+        # Filter-only: the walk stops after a page of matches, and filters are cheap to test.
         rows = list((await conn.execute(_tier(query, match, owner, None, after, limit, None))).all())
     else:
         rows = await _read_tiers(conn, query, match, owner, reads, limit)
@@ -119,6 +120,13 @@ async def page(
             row.search_highlight_texts)
         for row in rows
     ]  # fmt: skip
+
+
+def _reads_an_index(query: Query) -> bool:
+    """Whether a filter-only query is read like a tier, window then index: a ``domain:`` filter has its
+    own index (ix_bookmarks_live_domain), and the planner, with no estimate of a domain's rows, walked the
+    newest-first index through most of the library for a rare one."""
+    return any(isinstance(c.filter, DomainFilter) and not c.negated for c in query.conditions)
 
 
 def _tier(
@@ -146,10 +154,10 @@ async def _read_tiers(
     transaction's plain index and sequential scans off for the statement after it. A tier whose window
     holds a whole page ends the page (every later tier is below it); each tier before it is read from the
     GIN index, all of them in one ``UNION ALL``."""
-    windowed = [(tier, tier_after) for tier, tier_after in reads if WINDOWS[tier or 0.0] > 0]
+    windowed = [(tier, tier_after) for tier, tier_after in reads if WINDOWS[tier or BODY_TIER] > 0]
     found: dict[float | None, list[sa.Row[Any]]] = {tier: [] for tier, _ in reads}
     if windowed:
-        branches = [_tier(query, match, owner, tier, tier_after, limit, WINDOWS[tier or 0.0])
+        branches = [_tier(query, match, owner, tier, tier_after, limit, WINDOWS[tier or BODY_TIER])
                     for tier, tier_after in windowed]  # fmt: skip
         for row in await conn.execute(with_planner_settings(branches, bitmap_only=True)):
             found[row.search_rank].append(row)
