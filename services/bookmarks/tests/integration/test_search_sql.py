@@ -421,7 +421,12 @@ CAROL = uuid.UUID("cccccccc-0000-0000-0000-000000000003")
 
 @pytest.mark.parametrize(
     ("q", "expected"),
-    [("domain:python.org", {"py-title", "py-tag"}), ("domain:org", {"py-title", "py-text", "py-tag"})],
+    [
+        ("domain:python.org", {"py-title", "py-tag"}),
+        ("domain:org", {"py-title", "py-text", "py-tag"}),
+        ("python domain:python.org", {"py-title", "py-tag"}),
+        ("python -domain:python.org", {"tie-a", "tie-b", "xss", "py-desc", "py-text", "py-notes"}),
+    ],
 )
 async def test_domain_filters_match_the_host_and_its_subdomains_only(
     engine: AsyncEngine, q: str, expected: set[str]
