@@ -41,7 +41,7 @@ def schema() -> Schema:
             "bookmark_wire_document",
         },
         triggers=INFRA_TRIGGERS | {"bookmarks.bookmarks_wire_document"},
-        unmodelled_indexes=frozenset({"ix_bookmarks_owner_normalized_url"}),
+        unmodelled_indexes=frozenset({"ix_bookmarks_owner_normalized_url", "ix_bookmarks_live_domain"}),
     )
 
 

@@ -240,6 +240,9 @@ async def test_both_reads_of_a_tier_give_the_same_pages(
     assert await ids(http, library, "python") == ["py-title", "py-tag", "xss", "py-notes"]
     assert await ids(http, library, "climate -is:favorite") == ["climate-rev"]
     assert await ids(http, library, "zzzunknownword") == []
+    # A domain: filter alone is read the same way (its index, ix_bookmarks_live_domain).
+    assert await ids(http, library, "domain:python.org") == ["py-title", "py-tag"]
+    assert await ids(http, library, "domain:python.org -is:archived") == ["py-title"]
     for q in ("python", "climate"):
         every = await search(http, library, q, limit=100)
         assert await ids(http, library, q) == [r["bookmark"]["clientBookmarkId"] for r in every]

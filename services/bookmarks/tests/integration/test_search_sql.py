@@ -23,6 +23,7 @@ from bookmarks.search.folding import fold, fold_function_sql
 from bookmarks.search.query import Query, parse_query
 from bookmarks.search.snippet import headline_document, render_snippet, snippet_window
 from bookmarks.search.sql import (
+    MID_TIER,
     SearchColumns,
     SearchDocument,
     TextMatch,
@@ -69,6 +70,9 @@ probe = sa.Table(
     sa.Index("ix_search_probe_tags", "search_tags", postgresql_using="gin"),
     sa.Index("ix_search_probe_head", "search_head", postgresql_using="gin"),
 )
+# As ix_bookmarks_live_domain (migration 0018).
+sa.Index("ix_search_probe_domain", probe.c.owner_uid, sa.func.reverse(probe.c.domain).collate("C"),
+         postgresql_where=probe.c.deleted_at.is_(None))  # fmt: skip
 COLUMNS = SearchColumns.of(probe)
 ALICE = uuid.UUID("aaaaaaaa-0000-0000-0000-000000000001")
 BOB = uuid.UUID("bbbbbbbb-0000-0000-0000-000000000002")
@@ -87,12 +91,18 @@ class Doc:
     user_tags: tuple[str, ...] = ()
     notes: str | None = None
     summary: str | None = None
+    description: str | None = None
     page_text: str | None = None
     language: str | None = None
 
     def fields(self) -> SearchDocument:
         return SearchDocument(
-            title=self.title, tags=self.tags, user_tags=self.user_tags, notes=self.notes, summary=self.summary
+            title=self.title,
+            tags=self.tags,
+            user_tags=self.user_tags,
+            notes=self.notes,
+            summary=self.summary,
+            description=self.description,
         )
 
 
@@ -135,6 +145,8 @@ ROWS = [
     Row("xss", Doc(title='<script>alert("x")</script> python'), status="processing",
         created=day("2025-01-10")),
     Row("empty", Doc(), domain="empty.example", created=day("2024-12-31")),
+    Row("py-desc", Doc(title="Reptiles", description="The python, a snake"), created=day("2025-01-16")),
+    Row("py-notes", Doc(title="Zoo", notes="saw a python"), created=day("2025-01-17")),
     Row("tie-a", Doc(title="Tied python"), created=day("2025-01-15")),
     Row("tie-b", Doc(title="Tied python"), created=day("2025-01-15")),
     Row("gone", Doc(title="Python deleted"), deleted=True, created=day("2025-03-01")),
@@ -260,7 +272,28 @@ async def test_exclusions(engine: AsyncEngine) -> None:
 async def test_title_and_tag_matches_rank_above_body_text(engine: AsyncEngine) -> None:
     # Equal title/tag matches tie on rank and come newest first (py-title was saved 2025-03-01).
     # Same rank and time: the id decides (descending).
-    assert await search(engine, "python") == ["py-title", "py-tag", "tie-b", "tie-a", "xss", "py-text"]
+    assert await search(engine, "python") == ["py-title", "py-tag", "tie-b", "tie-a", "xss", "py-desc", "py-text",
+                                              "py-notes"]  # fmt: skip
+
+
+async def test_words_in_the_description_rank_between_title_and_tag_matches_and_the_rest(engine: AsyncEngine) -> None:
+    # py-desc (description) is older than py-notes (notes) and py-text (page text), yet comes before both;
+    # the middle tier needs every word as written at weight A or B: "reptiles snake" (title + description)
+    # is in it, "zoo python" (title + notes) is not.
+    assert await search(engine, "python") == ["py-title", "py-tag", "tie-b", "tie-a", "xss", "py-desc", "py-text",
+                                              "py-notes"]  # fmt: skip
+    assert await search(engine, "snake reptiles") == ["py-desc"]
+    query = parse_query("snake reptiles")
+    async with engine.connect() as conn:
+        match = await text_match(conn, query)
+        statement = search_page(query, match, COLUMNS, [probe.c.client_bookmark_id], owner=ALICE, after=None,
+                                limit=20)  # fmt: skip
+        (row,) = (await conn.execute(statement)).all()
+    assert row.search_rank == MID_TIER
+    assert match.fields == "( 'snake':AB ) & ( 'reptiles':AB )"
+    async with engine.connect() as conn:
+        phrase = await text_match(conn, parse_query('"climate change" o\'brien'))
+    assert phrase.fields == "( 'o':AB <-> 'brien':AB ) & ( 'climate':AB <-> 'change':AB )"
 
 
 async def test_deleted_rows_and_other_users_are_never_found(engine: AsyncEngine) -> None:
@@ -381,3 +414,46 @@ async def test_tsqueries_are_computed_once_per_statement_not_per_row(engine: Asy
     # per row or at all, and the GIN index can use the constant.
     assert "phraseto_tsquery" not in plan and "to_tsquery(" not in plan
     assert "::tsquery" in plan
+
+
+CAROL = uuid.UUID("cccccccc-0000-0000-0000-000000000003")
+
+
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [
+        ("domain:python.org", {"py-title", "py-tag"}),
+        ("domain:org", {"py-title", "py-text", "py-tag"}),
+        ("python domain:python.org", {"py-title", "py-tag"}),
+        ("python -domain:python.org", {"tie-a", "tie-b", "xss", "py-desc", "py-text", "py-notes"}),
+    ],
+)
+async def test_domain_filters_match_the_host_and_its_subdomains_only(
+    engine: AsyncEngine, q: str, expected: set[str]
+) -> None:
+    """The host and its subdomains (docs.python.org), never a longer name ending the same (notpython.org)."""
+    assert set(await search(engine, q)) == expected
+
+
+async def test_a_domain_filter_reads_ranges_of_the_reversed_domain_index(engine: AsyncEngine) -> None:
+    """On a library of many domains, ``domain:`` is two ranges of the index on (owner, reversed domain), not
+    a walk of the owner's rows (rolled back: the other tests keep their rows)."""
+    async with engine.connect() as conn, conn.begin() as transaction:
+        plain = {"search_vector": "", "search_head": "", "search_config": "simple"}
+        rows = [_values(Row(f"c{i}", Doc(), owner=CAROL, domain=f"h{i % 500}.example.com")) | plain
+                for i in range(5000)]  # fmt: skip
+        await conn.execute(sa.insert(probe), rows)
+        await conn.exec_driver_sql("ANALYZE search_probe")
+        query = parse_query("domain:h7.example.com")
+        statement = search_page(query, TextMatch(None, None), COLUMNS, [probe.c.client_bookmark_id], owner=CAROL,
+                                after=None, limit=20)  # fmt: skip
+        found = {row.client_bookmark_id for row in await conn.execute(statement)}
+        sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+        plan = "\n".join(row[0] for row in await conn.exec_driver_sql("EXPLAIN " + sql))
+        await transaction.rollback()
+    assert found == {f"c{i}" for i in range(7, 5000, 500)}
+    owner = "owner_uid = 'cccccccc-0000-0000-0000-000000000003'::uuid"
+    assert f"Index Cond: (({owner}) AND ((reverse(domain))::text = 'moc.elpmaxe.7h'::text))" in plan, plan
+    assert (
+        "(reverse(domain))::text >= 'moc.elpmaxe.7h.'::text) AND ((reverse(domain))::text < 'moc.elpmaxe.7h/'" in plan
+    )

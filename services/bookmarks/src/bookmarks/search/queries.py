@@ -1,12 +1,13 @@
 """Search reads (docs/api-guide.md, section 12) over the bookmarks table: stems, one page, snippets.
 
-Per page: the query's stems and the owner's Pro flag (:func:`context`); each tier read until the page is
-full; one ``SELECT`` of every result's ``ts_headline``.
+Per page: the query's stems and the owner's Pro flag (:func:`context`); the tiers' reads (two statements
+at most, :func:`_read_tiers`); one ``SELECT`` of every result's ``ts_headline``.
 
 Each tier with words is read in two ways, cheapest first. First the owner's newest :data:`WINDOWS` rows
-(a bounded walk of the newest-first index): if they hold the tier's part of the page, that is the answer,
+(a bounded walk of the newest-first index): if they hold a whole page of the tier, that ends the page,
 found in a few milliseconds whatever the word. Otherwise the tier has few matches, and they are read from
-the GIN index and sorted, with only bitmap scans allowed for this statement (``planner_settings``).
+the GIN index and sorted, with only bitmap scans allowed for this statement (``planner_settings``, set by
+the window statement itself). Every tier's window read is one ``UNION ALL``, every GIN read another.
 
 Why not let PostgreSQL choose: it cannot estimate how many rows a word matches (a word is an OR of its
 exact token and its stem in every language, and a lexeme it does not track is estimated from the least
@@ -27,22 +28,25 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bookmarks.domain.model import Bookmark
 from bookmarks.search.cursor import SearchPosition
-from bookmarks.search.query import Query
+from bookmarks.search.query import DomainFilter, Query
 from bookmarks.search.snippet import best_field, headline_document, render_snippet
 from bookmarks.search.sql import (
     ALL_CONFIGS,
     BODY_TIER,
+    MID_TIER,
     SIMPLE,
     TOP_TIER,
     SearchColumns,
     TextMatch,
     custom_plans,
     headlines_statement,
+    in_result_order,
     planner_settings,
     position_of,
     stems_statement,
     tier_page,
     tiers_to_read,
+    with_planner_settings,
 )
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, user_streams
 
@@ -89,23 +93,10 @@ async def context(conn: AsyncConnection, query: Query, owner: uuid.UUID) -> tupl
 # their positions), so 500 rows bound a tier with few matches to ~4-9 ms before its GIN read, and a tier
 # whose matches are at least ~4 % of the rows fills a 20-result page from the window. (bench/search.py at
 # 100k: with 300, common words' title tier fell below the fill rate and took the slower GIN read: p99
-# +15-25 ms.)
-WINDOWS: Final = {TOP_TIER: 500, BODY_TIER: 500}
-
-
-class _Planner:
-    """The scans the transaction's next statements may use (:func:`planner_settings`), switched only when
-    a read needs the other kind: a page costs one ``set_config`` round trip per switch, none at the end
-    (the settings end with the transaction)."""
-
-    def __init__(self, conn: AsyncConnection) -> None:
-        self._conn = conn
-        self._bitmap_only = False
-
-    async def use(self, *, bitmap_only: bool) -> None:
-        if bitmap_only != self._bitmap_only:
-            await self._conn.execute(planner_settings(bitmap_only=bitmap_only))
-            self._bitmap_only = bitmap_only
+# +15-25 ms.) The middle tier's window is twice as long: its GIN read rechecks weights in every row
+# holding the words (GIN keeps none), so a common word read there costs what all its matches cost, and
+# a common word's description matches are often fewer than 4 % of the rows.
+WINDOWS: Final = {TOP_TIER: 500, MID_TIER: 1000, BODY_TIER: 500}
 
 
 async def page(
@@ -118,12 +109,12 @@ async def page(
     limit: int,
 ) -> list[Hit]:
     """Up to ``limit`` hits after ``after`` in result order (after :func:`context`, same transaction)."""
-    rows: list[sa.Row[Any]] = []
-    planner = _Planner(conn)
-    for tier, tier_after in tiers_to_read(match, after):
-        rows += await _read_tier(conn, planner, query, match, owner, tier, tier_after, limit - len(rows))
-        if len(rows) >= limit:
-            break
+    reads = tiers_to_read(match, after)
+    if reads[0][0] is None and not _reads_an_index(query):
+        # Filter-only: the walk stops after a page of matches, and filters are cheap to test.
+        rows = list((await conn.execute(_tier(query, match, owner, None, after, limit, None))).all())
+    else:
+        rows = await _read_tiers(conn, query, match, owner, reads, limit)
     return [
         Hit(Bookmark.from_row(row._mapping), position_of(row), row.search_config, row.search_page_text,
             row.search_highlight_texts)
@@ -131,29 +122,59 @@ async def page(
     ]  # fmt: skip
 
 
-async def _read_tier(
-    conn: AsyncConnection,
-    planner: _Planner,
+def _reads_an_index(query: Query) -> bool:
+    """Whether a filter-only query is read like a tier, window then index: a ``domain:`` filter has its
+    own index (ix_bookmarks_live_domain), and the planner, with no estimate of a domain's rows, walked the
+    newest-first index through most of the library for a rare one."""
+    return any(isinstance(c.filter, DomainFilter) and not c.negated for c in query.conditions)
+
+
+def _tier(
     query: Query,
     match: TextMatch,
     owner: uuid.UUID,
     tier: float | None,
     after: SearchPosition | None,
     limit: int,
-) -> list[sa.Row[Any]]:
-    def statement(window: int | None) -> sa.Select[Any]:
-        return tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,
-                         window=window)  # fmt: skip
+    window: int | None,
+) -> sa.Select[Any]:
+    return tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,
+                     window=window)  # fmt: skip
 
-    if tier is None:  # filter-only: the walk stops after a page of matches, and filters are cheap to test
-        return list((await conn.execute(statement(None))).all())
-    if WINDOWS[tier] > 0:  # 0 turns the bounded read off
-        await planner.use(bitmap_only=False)
-        found = list((await conn.execute(statement(WINDOWS[tier]))).all())
-        if len(found) >= limit:
-            return found
-    await planner.use(bitmap_only=True)
-    return list((await conn.execute(statement(None))).all())
+
+async def _read_tiers(
+    conn: AsyncConnection,
+    query: Query,
+    match: TextMatch,
+    owner: uuid.UUID,
+    reads: Sequence[tuple[float | None, SearchPosition | None]],
+    limit: int,
+) -> list[sa.Row[Any]]:
+    """Two statements at most. First every tier's window read in one ``UNION ALL``, which also turns the
+    transaction's plain index and sequential scans off for the statement after it. A tier whose window
+    holds a whole page ends the page (every later tier is below it); each tier before it is read from the
+    GIN index, all of them in one ``UNION ALL``."""
+    windowed = [(tier, tier_after) for tier, tier_after in reads if WINDOWS[tier or BODY_TIER] > 0]
+    found: dict[float | None, list[sa.Row[Any]]] = {tier: [] for tier, _ in reads}
+    if windowed:
+        branches = [_tier(query, match, owner, tier, tier_after, limit, WINDOWS[tier or BODY_TIER])
+                    for tier, tier_after in windowed]  # fmt: skip
+        for row in await conn.execute(with_planner_settings(branches, bitmap_only=True)):
+            found[row.search_rank].append(row)
+    else:
+        await conn.execute(planner_settings(bitmap_only=True))
+    from_gin: list[tuple[float | None, SearchPosition | None]] = []
+    last: list[sa.Row[Any]] = []
+    for tier, tier_after in reads:
+        if len(found[tier]) >= limit:
+            last = found[tier]
+            break
+        from_gin.append((tier, tier_after))
+    rows: list[sa.Row[Any]] = []
+    if from_gin:
+        branches = [_tier(query, match, owner, tier, tier_after, limit, None) for tier, tier_after in from_gin]
+        rows = list((await conn.execute(in_result_order(branches, limit))).all())
+    return (rows + last)[:limit]
 
 
 def _fields(hit: Hit) -> list[str | None]:

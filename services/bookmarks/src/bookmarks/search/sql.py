@@ -24,6 +24,8 @@ the tsquery is a bound constant, so the planner estimates its selectivity from t
 
 from __future__ import annotations
 
+import functools
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -324,6 +326,10 @@ def stems_statement(terms: Sequence[str], configs: ColumnElement[Any] | None = N
     ).select_from(term.outerjoin(config, config.c.config == sa.func.any(known)))
 
 
+# An operand of PostgreSQL's text form of a tsquery: a quoted lexeme, ``''`` and ``\\x`` escaped inside.
+_OPERAND: Final = re.compile(r"'(?:[^'\\]|''|\\.)*'")
+
+
 def _quote_lexeme(lexeme: str) -> str:
     """A tsquery operand that is exactly ``lexeme`` (quotes doubled, backslashes escaped)."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
@@ -346,6 +352,9 @@ class TextMatch:
     excluded: str | None
     # Per required term: its exact tsquery text and its stems per configuration (for snippets).
     required_terms: tuple[tuple[str, Mapping[str, tuple[str, ...]]], ...] = ()
+    # Every required term's exact tokens at weight A or B (title, tags, description, URL, domain, saveWhy):
+    # the middle tier. None when a required term has no exact token.
+    fields: str | None = None
 
     def headline_query(self, config: str) -> str | None:
         """The required terms as ``config`` parses a text: exact tokens or its (untagged) stems."""
@@ -388,7 +397,11 @@ class TextMatch:
         excluded = [p for p in parts[excluded_start:] if p]
         if len(required) < excluded_start:  # a required term with nothing to match: nothing matches
             required.append(_quote_lexeme(_NO_MATCH))
-        return cls(" & ".join(required) or None, " | ".join(excluded) or None, tuple(required_terms))
+        exact_parts = [e for e, _ in required_terms]
+        fields = None
+        if exact_parts and all(e.strip() for e in exact_parts):
+            fields = " & ".join("( " + _OPERAND.sub(lambda m: m.group(0) + ":AB", e) + " )" for e in exact_parts)
+        return cls(" & ".join(required) or None, " | ".join(excluded) or None, tuple(required_terms), fields)
 
 
 def _tsquery(text: str) -> ColumnElement[Any]:
@@ -397,6 +410,11 @@ def _tsquery(text: str) -> ColumnElement[Any]:
 
 def _matches(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnElement[bool]:
     return vector.bool_op("@@")(query)
+
+
+def _match_function(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnElement[bool]:
+    """``vector @@ query`` as a function call: the same test, never an index condition."""
+    return sa.func.ts_match_vq(vector, query, type_=sa.Boolean)
 
 
 def every_match(query: Query, match: TextMatch, columns: SearchColumns, owner: uuid.UUID) -> list[Any]:
@@ -412,12 +430,15 @@ def _base_clauses(query: Query, match: TextMatch, columns: SearchColumns, owner:
     clauses: list[ColumnElement[bool]] = [columns.owner == owner, columns.deleted_at.is_(None)]
     if match.excluded is not None:
         clauses.append(sa.not_(_matches(columns.vector, _tsquery(match.excluded))))
-    clauses += [_condition(c, columns) for c in query.conditions]
+    # With words, the GIN index finds the rows: a domain: condition the planner could read from its own
+    # index would compete with it, on a domain's row estimate against a tsquery's poor one.
+    indexed_domain = match.required is None
+    clauses += [_condition(c, columns, indexed_domain) for c in query.conditions]
     return clauses
 
 
-def _condition(condition: Condition, columns: SearchColumns) -> ColumnElement[bool]:
-    clause = _filter(condition, columns)
+def _condition(condition: Condition, columns: SearchColumns, indexed_domain: bool = True) -> ColumnElement[bool]:
+    clause = _filter(condition, columns, indexed_domain)
     if condition.negated:
         return sa.not_(sa.func.coalesce(clause, sa.false()))
     return clause
@@ -431,12 +452,20 @@ def _contains(array: ColumnElement[list[str]], value: str) -> ColumnElement[bool
     return array.bool_op("@>")(sa.cast([value], ARRAY(sa.Text)))
 
 
-def _filter(condition: Condition, columns: SearchColumns) -> ColumnElement[bool]:
+def _filter(condition: Condition, columns: SearchColumns, indexed_domain: bool = True) -> ColumnElement[bool]:
     match condition.filter:
         case TagFilter(tag):
             return _contains(columns.tags, tag)
-        case DomainFilter(host):
+        case DomainFilter(host) if not indexed_domain:
+            # The same rows as below, in a form no index serves.
             return sa.or_(columns.domain == host, columns.domain.endswith("." + host, autoescape=True))
+        case DomainFilter(host):
+            # The host or a subdomain, as ranges of the reversed domain in byte order (the index of
+            # migration 0018): ``moc.elpmaxe``, or from ``moc.elpmaxe.`` up to ``moc.elpmaxe/`` ("/"
+            # follows "."), so ``notexample.com`` (``moc.elpmaxeton``) is outside both.
+            reversed_domain = sa.func.reverse(columns.domain).collate("C")
+            key = host[::-1]
+            return sa.or_(reversed_domain == key, sa.and_(reversed_domain >= key + ".", reversed_domain < key + "/"))
         case CollectionFilter(collection_id):
             return _contains(columns.collection_ids, collection_id)
         case FlagFilter(flag):
@@ -472,7 +501,8 @@ def _flag(flag: Flag, columns: SearchColumns) -> ColumnElement[bool]:
 # --- one page --------------------------------------------------------------------------------------
 
 TOP_TIER: Final = 1.0  # every required word is in the title or the tags
-BODY_TIER: Final = 0.0
+MID_TIER: Final = 0.5  # every required word, as written, is in the fields at weight A or B (TextMatch.fields)
+BODY_TIER: Final = 0.0  # the rest: a word only in notes, summary, highlights, page text, or only by its stem
 
 
 def _newest_first(
@@ -489,18 +519,12 @@ def _newest_first(
     ``window`` (at least 1), only the owner's ``window`` newest live rows after ``after`` (and any sharing
     the last one's sort time) are candidates: a bounded walk, whose cost does not depend on how few rows
     match."""
-    rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
     keyset = [] if after is None else [
         sa.tuple_(columns.sort_time, columns.client_bookmark_id)
         < sa.tuple_(sa.literal(after.sort_time, sa.DateTime(timezone=True)), sa.literal(after.client_bookmark_id))
     ]  # fmt: skip
     newest = (columns.sort_time.desc(), columns.client_bookmark_id.desc())
-    statement = sa.select(
-        *selected,
-        rank.label("search_rank"),
-        columns.sort_time.label("search_sort_time"),
-        columns.client_bookmark_id.label("search_id"),
-    ).where(*where, *keyset)
+    statement = _selection(columns, tuple(selected), tier).where(*where, *keyset)
     if window is not None:
         # The window's oldest sort time (the window-th newest live row after ``after``); rows at or after it
         # are a newest-first prefix, so the walk's range ends there. No such row: the whole rest.
@@ -517,17 +541,33 @@ def _newest_first(
     return statement.order_by(*newest).limit(limit)
 
 
+@functools.lru_cache(maxsize=32)
+def _selection(columns: SearchColumns, selected: tuple[ColumnElement[Any], ...], tier: float | None) -> sa.Select[Any]:
+    """``SELECT selected, search_rank, search_sort_time, search_id`` (built once: coercing dozens of columns
+    is most of the Python a statement costs; ``where`` and ``order_by`` copy it)."""
+    rank = sa.cast(sa.null() if tier is None else sa.literal(tier), sa.Double)
+    return sa.select(
+        *selected,
+        rank.label("search_rank"),
+        columns.sort_time.label("search_sort_time"),
+        columns.client_bookmark_id.label("search_id"),
+    )
+
+
 def tiers_to_read(match: TextMatch, after: SearchPosition | None) -> list[tuple[float | None, SearchPosition | None]]:
     """The tiers a page reads, in result order, each with the position to continue after (None: its start).
 
-    Filter-only: one walk (tier None). With words: the top tier (every word in the title or tags), then the
-    body tier; a cursor in the body tier skips the top one.
+    Filter-only: one walk (tier None). With words: the top tier (every word in the title or tags), the
+    middle tier (every word as written in the fields at weight A or B) when the words have exact tokens,
+    then the body tier; a cursor in a tier skips the tiers above it.
     """
     if match.required is None:
         return [(None, after)]
-    if after is not None and after.rank == BODY_TIER:
-        return [(BODY_TIER, after)]
-    return [(TOP_TIER, after), (BODY_TIER, None)]
+    tiers = (TOP_TIER, MID_TIER, BODY_TIER) if match.fields is not None else (TOP_TIER, BODY_TIER)
+    if after is None or after.rank is None:
+        return [(tier, None) for tier in tiers]
+    rank = after.rank
+    return [(tier, after if tier == rank else None) for tier in tiers if tier <= rank]
 
 
 def tier_page(
@@ -549,10 +589,20 @@ def tier_page(
     if tier is None or match.required is None:
         return _newest_first(columns, owner, selected, where, None, after, limit, window)
     required = _tsquery(match.required)
-    in_head = _matches(columns.head, required)
+    # A window read tests its rows with the function behind ``@@``, which no index serves: it stays the
+    # bounded newest-first walk even when a weighted tsquery's low estimate would make the GIN index look
+    # cheaper (that read rechecks every row holding the words, whatever the window).
+    test = _matches if window is None else _match_function
+    in_head = test(columns.head, required)
     if tier == TOP_TIER:
         return _newest_first(columns, owner, selected, [*where, in_head], TOP_TIER, after, limit, window)
-    body = [*where, _matches(columns.vector, required), sa.not_(in_head)]
+    fields = None if match.fields is None else test(columns.vector, _tsquery(match.fields))
+    if tier == MID_TIER and fields is not None:
+        return _newest_first(columns, owner, selected, [*where, fields, sa.not_(in_head)], MID_TIER, after, limit,
+                             window)  # fmt: skip
+    body = [*where, test(columns.vector, required), sa.not_(in_head)]
+    if fields is not None:
+        body.append(sa.not_(fields))
     return _newest_first(columns, owner, selected, body, BODY_TIER, after, limit, window)
 
 
@@ -565,24 +615,46 @@ def search_page(
     owner: uuid.UUID,
     after: SearchPosition | None,
     limit: int,
-) -> sa.Select[Any]:
+) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """The page after ``after`` as one statement: the union of :func:`tier_page` for every tier to read."""
     branches = [
         tier_page(query, match, columns, selected, owner=owner, tier=tier, after=tier_after, limit=limit)
         for tier, tier_after in tiers_to_read(match, after)
     ]
+    return in_result_order(branches, limit)
+
+
+def in_result_order(branches: Sequence[sa.Select[Any]], limit: int) -> sa.Select[Any] | sa.CompoundSelect[Any]:
+    """The first ``limit`` rows of the ``UNION ALL`` of :func:`tier_page` statements, in result order (no
+    subquery around the union: its dozens of column proxies cost more Python than the rest)."""
     if len(branches) == 1:
         return branches[0]
-    merged = sa.union_all(*branches).subquery("search")
-    keys = (merged.c.search_rank, merged.c.search_sort_time, merged.c.search_id)
-    return sa.select(merged).order_by(*(k.desc() for k in keys)).limit(limit)
+    merged = sa.union_all(*branches)
+    keys = ("search_rank", "search_sort_time", "search_id")
+    return merged.order_by(*(merged.selected_columns[k].desc() for k in keys)).limit(limit)
+
+
+def with_planner_settings(
+    branches: Sequence[sa.Select[Any]], *, bitmap_only: bool
+) -> sa.Select[Any] | sa.CompoundSelect[Any]:
+    """The rows of every branch (:func:`tier_page` statements, each in its own order), and
+    :func:`planner_settings` for the statements after this one, in one statement: the settings are an
+    uncorrelated subquery in a condition of the first branch that no column takes part in, which PostgreSQL
+    evaluates once, before that branch's first row (``One-Time Filter``), also when no row matches."""
+    value = "off" if bitmap_only else "on"
+    applied = sa.select(sa.func.concat(*(sa.func.set_config(name, value, True) for name in _SCAN_SETTINGS)))
+    first = branches[0].where(applied.scalar_subquery().is_not(None))
+    return first if len(branches) == 1 else sa.union_all(first, *branches[1:])
+
+
+_SCAN_SETTINGS: Final = ("enable_indexscan", "enable_seqscan")
 
 
 def planner_settings(*, bitmap_only: bool) -> sa.Select[Any]:
     """``set_config`` for the rest of the transaction: plain index and sequential scans off (only bitmap
     scans, i.e. the GIN indexes) for a tier with few matches, on (the newest-first walk) otherwise."""
     value = "off" if bitmap_only else "on"
-    return sa.select(*(sa.func.set_config(name, value, True) for name in ("enable_indexscan", "enable_seqscan")))
+    return sa.select(*(sa.func.set_config(name, value, True) for name in _SCAN_SETTINGS))
 
 
 def custom_plans() -> ColumnElement[Any]:
@@ -636,12 +708,14 @@ __all__ = [
     "highlight_texts",
     "highlight_vector_of",
     "headlines_statement",
+    "in_result_order",
     "page_vector",
     "position_of",
     "planner_settings",
     "search_page",
     "tier_page",
     "tiers_to_read",
+    "with_planner_settings",
     "search_tags",
     "stems_statement",
 ]

@@ -87,6 +87,12 @@ Index(
     postgresql_where=bookmarks.c.deleted_at.is_(None),
 )
 
+# Search's domain: filter (bookmarks.search.sql) reads ix_bookmarks_live_domain, made by migration 0018 and
+# not declared here (autogenerate cannot compare an index expression with a COLLATE; bookmarks.migrate lists
+# it): an owner's live rows by reversed domain in byte order, ON bookmarks (owner_uid, (reverse(domain)
+# COLLATE "C")) WHERE deleted_at IS NULL, so a host and its subdomains (``moc.elpmaxe``, and everything from
+# ``moc.elpmaxe.`` up to ``moc.elpmaxe/``) are two ranges of it.
+
 
 class CollectionRow(SQLModel, table=True):
     """One collection (folder) of one user; same stream-position semantics as a bookmark row."""
