@@ -10,6 +10,7 @@ private address is refused like in production.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 import uuid
@@ -29,6 +30,7 @@ from starlette.routing import Route
 from devstack.testing import eventually, serve_app
 from enrichment.domain.links import LinkPolicy
 from enrichment.fetch import IPAddress, SafeFetcher
+from enrichment.links import service as link_service
 from enrichment.worker.app import create_worker_app
 from enrichment.worker.links import LinkCheckConfig, LinkChecker
 
@@ -422,6 +424,44 @@ async def test_an_abandoned_lease_is_claimed_again_when_it_expires(checker: Chec
     assert await checker.run_at(T0 + MONTH) == 0
     assert await checker.run_at(T0 + MONTH + timedelta(minutes=2)) == 1
     assert await checker.reports(bookmark) == [("ok", None)]
+
+
+async def test_one_idle_slot_polls_and_a_poll_that_finds_due_checks_wakes_the_others(
+    checker: Checker, link_site: LinkSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nothing due, one of the four slots polls every ``poll_seconds`` (four would ask the database
+    four times as often for the same nothing); checks that come due are found by that poll and run."""
+    claims = 0
+    real_claim = link_service.claim
+
+    async def counted(**kwargs: Any) -> Any:
+        nonlocal claims
+        claims += 1
+        return await real_claim(**kwargs)
+
+    monkeypatch.setattr(link_service, "claim", counted)
+    checker.loop.config = LinkCheckConfig(
+        policy=POLICY, rate_per_second=1e9, timeout_seconds=0.5, concurrency=4, poll_seconds=0.2
+    )
+    urls = [link_site.url(f"idle{i}", "/s/i") for i in range(3)]
+    for url in urls:
+        await checker.save(url)  # first checks due mid-interval
+    checker.clock.set(T0 + timedelta(days=1))
+    running = asyncio.create_task(checker.loop.run())
+    try:
+        await asyncio.sleep(1.0)
+        idle_claims = claims  # four slots' first look, then one slot every 0.2 s (four would be ~24)
+        checker.clock.set(T0 + MONTH)
+
+        async def all_checked() -> bool:
+            return len(link_site.methods) >= len(urls)
+
+        await eventually(all_checked, timeout=20)
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+    assert 4 + 2 <= idle_claims <= 4 + 8
 
 
 # --- check now ------------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from enrichment.fetch import Probe, SafeFetcher
 from enrichment.links import service
 from enrichment.links.service import Leased
 from enrichment.metrics import LINK_CHECKS, LINK_CHECKS_DUE, LINK_CHECKS_OLDEST_DUE
+from enrichment.worker.idle import IdleSlots
 
 log = logging.getLogger("enrichment.links")
 _tracer = trace.get_tracer("enrichment.links")
@@ -94,6 +95,7 @@ class LinkChecker:
         self.config = config
         self.worker_id = worker_id
         self.jitter = jitter
+        self._idle = IdleSlots(config.poll_seconds)  # made again by run(), from the config it runs with
 
     # --- steps (what the loops repeat; tests call them directly) -----------------------------------------
 
@@ -174,6 +176,7 @@ class LinkChecker:
 
     async def run(self) -> None:
         """The scheduler, the stats and ``concurrency`` checking slots, until cancelled."""
+        self._idle = IdleSlots(self.config.poll_seconds)
         async with asyncio.TaskGroup() as group:
             group.create_task(self._every(self.config.schedule_interval_seconds, self.schedule), name="link-schedule")
             group.create_task(self._every(self.config.stats_interval_seconds, self.refresh_stats), name="link-stats")
@@ -182,7 +185,9 @@ class LinkChecker:
 
     async def _slot(self) -> None:
         backoff = Backoff(first=0.5, cap=30.0)
+        polled = False
         while True:
+            idle = self._idle.current()
             try:
                 claimed = await self.check_one()
                 backoff.reset()
@@ -192,13 +197,18 @@ class LinkChecker:
                 log.warning("link check slot failed: %r", exc)
                 await backoff.wait()
                 continue
+            if claimed.leased is not None or claimed.retry_at is not None:
+                if polled:  # the poll found due checks: the other slots look too
+                    self._idle.notify()
+                    polled = False
             if claimed.leased is not None:
                 continue
-            wait = self.config.poll_seconds
-            if claimed.retry_at is not None:  # the global rate: the next slot, a little spread between slots
-                wait = min(wait, max(0.0, (claimed.retry_at - self.clock.now()).total_seconds()))
-                wait += random.uniform(0, 0.05)  # noqa: S311 -- spreading, not security
-            await asyncio.sleep(wait)
+            if claimed.retry_at is None:  # nothing due: one idle slot polls for the next due check
+                polled = await self._idle.wait(idle)
+                continue
+            # Due, but the global rate's next slot is later: wait for it, a little spread between slots.
+            wait = min(self.config.poll_seconds, max(0.0, (claimed.retry_at - self.clock.now()).total_seconds()))
+            await asyncio.sleep(wait + random.uniform(0, 0.05))  # noqa: S311 -- spreading, not security
 
     @staticmethod
     async def _every(seconds: float, action: Callable[[], object]) -> None:

@@ -22,13 +22,13 @@ from opentelemetry.trace import Link, SpanKind
 from common.db import Deadlines, SessionFactory, asyncpg_dsn
 from common.outages import is_outage
 from common.retry import Backoff, retry
-from common.tasks import wait_for_event
 from enrichment import service
 from enrichment.domain.model import JOB_STATUSES
 from enrichment.fetch import FetchError
 from enrichment.metrics import ATTEMPT_DURATION, FETCH_ERRORS, JOBS, OLDEST_PENDING_AGE
 from enrichment.service import ClaimedJob
 from enrichment.worker.attempt import Enricher, Enrichment
+from enrichment.worker.idle import IdleSlots
 
 log = logging.getLogger("enrichment.worker")
 _tracer = trace.get_tracer("enrichment.worker")
@@ -37,21 +37,6 @@ JOBS_CHANNEL = "enrichment_jobs"
 # An unexpected failure (a bug, an unreadable analyser answer) is retried like a server error: the
 # attempt budget still bounds it, and the closed error-code set (docs/api-guide.md, section 6) has no better name.
 UNEXPECTED_ERROR_CODE = "upstream-5xx"
-
-
-class _WakeUp:
-    """Wakes idle slots when a job is inserted; a slot takes the current generation *before* looking for
-    work, so a notification that arrives while it looks is not lost."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def current(self) -> asyncio.Event:
-        return self._event
-
-    def notify(self) -> None:
-        self._event.set()
-        self._event = asyncio.Event()
 
 
 class JobWorker:
@@ -87,8 +72,7 @@ class JobWorker:
         self.stats_interval_seconds = stats_interval_seconds
         self.housekeeping_interval_seconds = housekeeping_interval_seconds
         self.deadlines = deadlines or Deadlines()
-        self._wake = _WakeUp()
-        self._poller_idle = False  # one idle slot polls for due work, see _wait_idle
+        self._idle = IdleSlots(poll_seconds)  # one idle slot polls for due work
         self.busy = 0
 
     # --- loops ---------------------------------------------------------------------------------------
@@ -106,7 +90,7 @@ class JobWorker:
         backoff = Backoff(first=0.5, cap=10.0)
         polled = False
         while True:
-            idle = self._wake.current()
+            idle = self._idle.current()
             try:
                 job = await service.claim_job(
                     sessions=self.sessions,
@@ -122,32 +106,17 @@ class JobWorker:
                 await backoff.wait()
                 continue
             if job is None:
-                polled = await self._wait_idle(idle)
+                # Due retries and expired leases send no notification: they are found by the poll.
+                polled = await self._idle.wait(idle)
                 continue
             if polled:  # the poll found work (due retries come in groups): let the other slots look too
-                self._wake.notify()
+                self._idle.notify()
                 polled = False
             self.busy += 1
             try:
                 await self.process(job)
             finally:
                 self.busy -= 1
-
-    async def _wait_idle(self, idle: asyncio.Event) -> bool:
-        """Wait for a new job's notification; True when this slot woke to poll instead.
-
-        Due retries and expired leases send no notification, so they are found by polling. One idle slot
-        at a time polls, every ``poll_seconds``; the others would only find the same nothing with
-        queries of their own. A poll that finds a job wakes the other slots.
-        """
-        if self._poller_idle:
-            await idle.wait()
-            return False
-        self._poller_idle = True
-        try:
-            return not await wait_for_event(idle, self.poll_seconds)
-        finally:
-            self._poller_idle = False
 
     async def _listen(self) -> None:
         """LISTEN for new jobs (a latency optimisation only: slots poll anyway)."""
@@ -158,7 +127,7 @@ class JobWorker:
                 conn = await asyncpg.connect(
                     self.dsn, timeout=self.deadlines.connect, command_timeout=self.deadlines.statement
                 )
-                await conn.add_listener(JOBS_CHANNEL, lambda *_: self._wake.notify())
+                await conn.add_listener(JOBS_CHANNEL, lambda *_: self._idle.notify())
                 backoff.reset()
                 while not conn.is_closed():  # noqa: ASYNC110 - asyncpg offers no close event to await
                     await asyncio.sleep(5.0)
