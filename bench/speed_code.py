@@ -1,7 +1,7 @@
 """What each speed-only construct buys: its process measured with and without it, interleaved.
 
     .venv/bin/python bench/speed_code.py [--rounds 5] [--writes 480] [--delta 20000] [--only bookmarks gateway]
-        [--variants prepared gate ...]
+        [--variants fast_path gate ...]
 
 Every variant is a separate service process started by ``bench/speed_variants.py``, which patches one
 construct out before serving (bench code only; production code has no switch). All variants of a group
@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = str(Path(__file__).with_name("speed_variants.py"))
 CONCURRENCY = 16
 IDLE_SECONDS = 10.0
-BOOKMARKS_VARIANTS = ("base", "control", "fast_path", "prepared", "gate", "server", "stored_docs")
+BOOKMARKS_VARIANTS = ("base", "control", "fast_path", "gate", "server", "stored_docs")
 GATEWAY_VARIANTS = ("base", "control", "proxy_fast_path", "upstream", "server")
 Call = Callable[[httpx.AsyncClient, int, int], Awaitable[httpx.Response]]
 
@@ -276,8 +276,6 @@ CONSTRUCTS = [
     ("(control: base again)", "gateway", "control", "write_cpu_ms", "gateway CPU ms per write"),
     ("bookmarks write fast path", "bookmarks", "fast_path", "create_cpu_ms", "bookmarks CPU ms per create"),
     ("bookmarks write fast path", "bookmarks", "fast_path", "delete_cpu_ms", "bookmarks CPU ms per delete"),
-    ("Prepared statements", "bookmarks", "prepared", "create_cpu_ms", "bookmarks CPU ms per create"),
-    ("Prepared statements", "bookmarks", "prepared", "update_cpu_ms", "bookmarks CPU ms per update"),
     ("FIFO database gate", "bookmarks", "gate", "c64_create_p99_ms", "c64 create p99 ms"),
     ("FIFO database gate", "bookmarks", "gate", "create_cpu_ms", "bookmarks CPU ms per create"),
     ("QuietServer (bookmarks)", "bookmarks", "server", "idle_cpu_ms_per_s", "bookmarks idle CPU ms/s"),

@@ -10,9 +10,6 @@ knows about these variants: they exist only here, for ``bench/speed_code.py``. E
 also leaves the event consumers to the stack's own bookmarks process (:func:`_serve_requests_only`).
 
   fast_path        bookmarks: no ``BookmarkWriteFastPath``; PUT and DELETE go through FastAPI's route
-  prepared         bookmarks: every ``common.db.Prepared`` statement runs as its Core statement through
-                   the session (``session.execute``) instead of on the session's asyncpg connection
-                   (what the write path would be without ``Prepared``)
   gate             bookmarks: sessions without the FIFO gate (plain ``async_sessionmaker``)
   server           bookmarks or gateway: plain ``uvicorn.Server`` (10 housekeeping ticks a second) instead
                    of ``QuietServer``; the start-up heap is still frozen once started
@@ -42,31 +39,6 @@ def _no_fast_path() -> None:
     import bookmarks.main
 
     _replace(bookmarks.main, "install_write_fast_path", lambda routes: None)
-
-
-def _prepared_through_sessions() -> None:
-    import common.db as db
-
-    shipped = db.Prepared.rows
-    # Whether SQLAlchemy, given the caller's parameters by name, would compile another statement: a name
-    # that is also a column of a table the statement (or one of its CTEs) updates becomes a value of that
-    # column. Only a tombstone's statement does (its highlights CTE updates ``highlights``); a delete is
-    # not among this variant's figures (creates and updates), and that statement stays prepared.
-    keyed_differently: dict[db.Prepared, bool] = {}
-
-    async def rows(self: db.Prepared, session: Any, parameters: Any) -> list[dict[str, Any]]:
-        # The statement carries its literals; SQLAlchemy names them itself (its compiled cache may render
-        # them under other names than Prepared.of saw), so only the caller's named parameters go along.
-        values = dict(parameters)
-        if self not in keyed_differently:
-            compiled = self.statement.compile(dialect=db._DIALECT, column_keys=sorted(values))
-            keyed_differently[self] = str(compiled) != self.sql
-        if keyed_differently[self]:
-            return await shipped(self, session, parameters)
-        result = await session.execute(self.statement, values)
-        return [dict(row._mapping) for row in result] if result.returns_rows else []
-
-    _replace(db.Prepared, "rows", rows)
 
 
 def _no_gate() -> None:
@@ -127,7 +99,6 @@ def _httpx_upstream() -> None:
 
 VARIANTS: dict[str, tuple[str, Callable[[], None]]] = {
     "fast_path": ("bookmarks", _no_fast_path),
-    "prepared": ("bookmarks", _prepared_through_sessions),
     "gate": ("bookmarks", _no_gate),
     "server": ("*", _plain_server),
     "stored_docs": ("bookmarks", _documents_from_columns),

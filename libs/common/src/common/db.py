@@ -12,22 +12,19 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Self, TypeAlias
+from typing import Any, ClassVar, Self
 
 import asyncpg
-from sqlalchemy import ClauseElement, Engine, event, text
-from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
+from sqlalchemy import Engine, event, text
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.selectable import ReturnsRows
 
 from common.metrics import DB_DEADLINES_EXCEEDED, initialise_deadline_series
 from common.outages import is_outage
@@ -205,16 +202,14 @@ def create_session_factory(engine: AsyncEngine, *, concurrency: int = DEFAULT_DB
 
 @asynccontextmanager
 async def transaction(sessions: SessionFactory) -> AsyncIterator[AsyncSession]:
-    """A unit of work: everything done with the session commits together or not at all, Core statements
-    and :class:`Prepared` ones (on :func:`driver_of`) alike.
+    """A unit of work: everything done with the session commits together or not at all.
 
     A permit of ``sessions``' gate within the acquire deadline, then a pooled connection; each round trip
     within the statement deadline (the engine's asyncpg ``command_timeout``). A unit that fails with an
     outage (:func:`common.outages.is_outage`: 503 with ``Retry-After``) or is cancelled discards its
     connection instead of sending ROLLBACK: the connection may be in the middle of a statement (a deadline
     ran out, the server dropped it), and the server rolls back what it has when the connection closes. A
-    statement deadline that runs out counts in ``db_deadlines_exceeded_total`` once, whether the statement
-    went through SQLAlchemy or straight to asyncpg."""
+    statement deadline that runs out counts in ``db_deadlines_exceeded_total`` once."""
     async with sessions() as session:
         try:
             yield session
@@ -278,117 +273,6 @@ class DatabaseReadiness:
         self.failing_since = None
 
 
-# --- prepared statements on the session's connection ----------------------------------------------------
-
-_DIALECT = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
-DriverConnection: TypeAlias = asyncpg.Connection
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Prepared:
-    """A Core statement compiled once for asyncpg, run on the asyncpg connection of a session's
-    transaction (:func:`driver_of`), between the session's own statements.
-
-    A session runs a statement through several layers (cache key, execution context, cursor adapter,
-    result object): about 0.2 ms of CPU per statement here, more than asyncpg itself. A hot path compiles
-    its statements once into this and sends them on the session's asyncpg connection directly, applying
-    the same bind and result processors SQLAlchemy would. The SQL still comes only from Core statements
-    (``statement``, the one compiled).
-    """
-
-    statement: ClauseElement
-    sql: str
-    names: tuple[str, ...]  # bound parameter names, in placeholder ($1, $2, …) order
-    fixed: dict[str, Any]  # values compiled into the statement (literals)
-    binds: dict[str, Callable[[Any], Any]]
-    results: tuple[tuple[str, Callable[[Any], Any] | None], ...]  # selected or returned columns, in order
-
-    @classmethod
-    def of(cls, statement: ClauseElement) -> Prepared:
-        compiled = statement.compile(dialect=_DIALECT)
-        assert isinstance(compiled, SQLCompiler)
-        names = tuple(compiled.positiontup or ())
-        params = {name: compiled.binds[name] for name in names}  # by rendered name (param_1, not its key)
-        if any(p.expanding for p in params.values()):
-            raise ValueError("expanding (IN list) parameters cannot be prepared once")
-        columns = statement.exported_columns if isinstance(statement, ReturnsRows) else ()  # SELECT or RETURNING
-        return cls(
-            statement=statement,
-            sql=str(compiled),
-            names=names,
-            fixed={name: p.value for name, p in params.items() if not p.required},
-            binds={
-                name: process
-                for name, p in params.items()
-                if (process := p.type.dialect_impl(_DIALECT).bind_processor(_DIALECT)) is not None
-            },
-            results=tuple((c.name, c.type.dialect_impl(_DIALECT).result_processor(_DIALECT, None)) for c in columns),
-        )
-
-    def arguments(self, parameters: Mapping[str, Any]) -> list[Any]:
-        """The positional arguments for ``parameters`` (by name; literals filled in, bind processors run)."""
-        values = []
-        for name in self.names:
-            value = parameters[name] if name in parameters else self.fixed[name]
-            process = self.binds.get(name)
-            values.append(process(value) if process is not None else value)
-        return values
-
-    async def rows(self, session: AsyncSession, parameters: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Run the statement in ``session``'s transaction; each row as ``{column name: value}`` after the
-        result processors. ``parameters``: the statement's named parameters (its literals it carries)."""
-        driver = await driver_of(session)
-        try:
-            records = await driver.fetch(self.sql, *self.arguments(parameters))
-        except TimeoutError:
-            _count_statement_deadline(session)  # SQLAlchemy's handler (_discard_after_deadline) never saw it
-            raise
-        return [
-            {name: process(value) if process is not None else value
-             for (name, process), value in zip(self.results, record.values(), strict=True)}
-            for record in records
-        ]  # fmt: skip
-
-
-# How many pooled connections a unit tries to begin on (:func:`driver_of`) before its outage is the caller's.
-BEGIN_ATTEMPTS = 3
-
-
-async def driver_of(session: AsyncSession) -> DriverConnection:
-    """The asyncpg connection of ``session``'s transaction, the transaction begun: a :class:`Prepared`
-    statement sent on it commits or rolls back with the session's own statements (:func:`transaction`).
-
-    SQLAlchemy begins a transaction lazily, at the session's first statement; a statement sent past it
-    would run outside any transaction, so this begins it first (SQLAlchemy's own BEGIN, which its COMMIT
-    and ROLLBACK then end). Nothing checks a pooled connection with a round trip at checkout
-    (``_discard_if_closed``), so that BEGIN is the check: a connection that fails it with an outage (the
-    server dropped it while it sat in the pool) is discarded and the unit begins on another one, up to
-    ``BEGIN_ATTEMPTS`` connections. Nothing of the unit has run yet, so beginning again repeats nothing.
-    A BEGIN that ran out of time is not tried again: the server is not answering, and the caller hears so
-    within one deadline."""
-    attempt = 1
-    while True:
-        raw = await (await session.connection()).get_raw_connection()
-        adapted: Any = raw.dbapi_connection  # SQLAlchemy's asyncpg adapter, which tracks the transaction
-        driver = raw.driver_connection
-        if adapted is None or driver is None:
-            raise RuntimeError("the pooled connection has no driver connection")
-        if adapted._transaction is not None:
-            return driver
-        try:
-            await adapted._start_transaction()
-            return driver
-        except BaseException as exc:
-            if isinstance(exc, TimeoutError):
-                _count_statement_deadline(session)
-            if not _leaves_connection_unusable(exc):
-                raise
-            await _discard(session)  # the session's next connection is a fresh one
-            if attempt == BEGIN_ATTEMPTS or isinstance(exc, TimeoutError | asyncio.CancelledError):
-                raise
-        attempt += 1
-
-
 def _leaves_connection_unusable(exc: BaseException) -> bool:
     return isinstance(exc, asyncio.CancelledError) or is_outage(exc)
 
@@ -407,10 +291,3 @@ async def _end_failed(session: AsyncSession, exc: BaseException) -> None:
 async def _discard(session: AsyncSession) -> None:
     """Close the session's connection at once (no round trip: ``_close_at_once``) and drop it from the pool."""
     await session.invalidate()
-
-
-def _count_statement_deadline(session: AsyncSession) -> None:
-    """A round trip sent past SQLAlchemy (a :class:`Prepared` statement, :func:`driver_of`'s BEGIN) ran out
-    of time: counted here, as ``_discard_after_deadline`` counts SQLAlchemy's own."""
-    setup = getattr(session, "setup", None)
-    DB_DEADLINES_EXCEEDED.labels(setup.service if setup else "", "statement").inc()

@@ -11,9 +11,8 @@ An outage is, anywhere in the exception's cause/context chain:
   exceptions" ``OSError`` when every address of the host refused. File-system errors (``FileNotFoundError``
   and the other ``OSError`` subclasses) are bugs, not outages;
 * SQLAlchemy's pool timeout (every connection busy for ``pool_timeout``) or a connection SQLAlchemy
-  itself declared invalidated (it broke mid-statement); outside SQLAlchemy (a ``common.db.Prepared``
-  statement on the session's asyncpg connection), asyncpg's "connection is closed", the same test
-  SQLAlchemy applies;
+  itself declared invalidated (it broke mid-statement); outside SQLAlchemy (a raw asyncpg connection,
+  e.g. one that LISTENs), asyncpg's "connection is closed", the same test SQLAlchemy applies;
 * a PostgreSQL error whose SQLSTATE says so: class 08 (connection exception), 57P01-57P03 (admin or
   crash shutdown, "the database system is starting up / in recovery"), 53300 (too many connections);
 * a connection the server is dropping (:func:`is_server_dropping`).

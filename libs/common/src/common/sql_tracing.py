@@ -1,8 +1,8 @@
 """A CLIENT span for every SQL statement run inside a traced operation, at the asyncpg level.
 
 Every statement of every service goes through asyncpg: SQLAlchemy's asyncpg dialect (prepared statements:
-``PreparedStatement.fetch`` and friends; ``Connection.execute`` for transaction control) and
-``common.db.Prepared`` statements (``Connection`` methods) alike, so wrapping those methods covers both.
+``PreparedStatement.fetch`` and friends; ``Connection.execute`` for transaction control) and raw asyncpg
+connections (``Connection`` methods) alike, so wrapping those methods covers both.
 
 Why not ``opentelemetry-instrumentation-asyncpg``: it builds its attributes (and a span, dropped or not)
 for every statement, also for the relay's and the worker's background polling, and added 0.5-0.9 ms of

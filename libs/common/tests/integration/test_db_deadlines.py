@@ -17,7 +17,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-import sqlalchemy as sa
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -25,10 +24,8 @@ from common.db import (
     DatabaseDeadlineExceeded,
     DatabaseReadiness,
     Deadlines,
-    Prepared,
     create_engine,
     create_session_factory,
-    driver_of,
     transaction,
 )
 from common.metrics import DB_DEADLINES_EXCEEDED
@@ -111,37 +108,6 @@ async def test_a_session_statement_on_a_hanging_server_fails_as_an_outage_and_it
     # Every unit after the hang gets its own answer: no connection was left in the pool mid-statement.
     async with asyncio.timeout(HANG_GUARD):
         assert await asyncio.gather(*(_echo(engine, n) for n in range(8))) == list(range(8))
-
-
-async def test_a_prepared_statement_on_a_hanging_server_fails_as_an_outage_and_discards_its_connection(
-    postgres: EmbeddedPostgres, engine: AsyncEngine
-) -> None:
-    await _warm(engine, 2)
-    sessions = create_session_factory(engine)
-    select = Prepared.of(sa.select(sa.cast(sa.bindparam("v", type_=sa.Integer), sa.Integer).label("v")))
-    async with transaction(sessions) as session:
-        assert await select.rows(session, {"v": 1}) == [{"v": 1}]
-    before = _exceeded("statement")
-    with stopped(postgres):
-        async with asyncio.timeout(HANG_GUARD):
-            with pytest.raises(Exception) as failure:
-                async with transaction(sessions) as session:
-                    await select.rows(session, {"v": 2})
-        assert is_outage(failure.value), repr(failure.value)
-    assert _exceeded("statement") == before + 1  # the BEGIN's deadline, counted once
-    async with asyncio.timeout(HANG_GUARD):
-        with pytest.raises(Exception) as failure:
-            async with transaction(sessions) as session:
-                driver = await driver_of(session)
-                with stopped(postgres):  # after BEGIN: the statement is the one left waiting
-                    await select.rows(session, {"v": 2})
-    assert is_outage(failure.value), repr(failure.value)
-    assert driver.is_closed()  # discarded, although the server answers again by the time the unit ends
-    assert _exceeded("statement") == before + 2
-    async with asyncio.timeout(HANG_GUARD):
-        for n in range(6):
-            async with transaction(sessions) as session:
-                assert await select.rows(session, {"v": n}) == [{"v": n}]
 
 
 async def test_units_waiting_at_the_gate_give_up_within_the_acquire_deadline(

@@ -42,7 +42,7 @@ def _wrapped(orig: BaseException, *, invalidated: bool = False) -> DBAPIError:
         _wrapped(asyncpg.AdminShutdownError("terminating connection due to administrator command")),
         _wrapped(asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation")),
         _wrapped(RuntimeError("whatever the driver said"), invalidated=True),
-        # Raised as they are by a Prepared statement (common.db.Prepared, on the raw connection), not wrapped:
+        # Raised as they are on a raw asyncpg connection (one that LISTENs), not wrapped:
         asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation"),
         asyncpg.AdminShutdownError("terminating connection due to administrator command"),
         asyncpg.InterfaceError("connection is closed"),

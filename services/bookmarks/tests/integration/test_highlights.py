@@ -163,6 +163,7 @@ async def test_a_bookmark_delete_takes_its_highlights_and_a_restore_brings_them_
     await put_hl(http, user, "other", {"bookmarkId": "b2", "quote": "elsewhere"})
     assert (await http.delete("/v1/highlights/removed", headers=user.headers)).status_code == 204
     device = await sync_lib(user)
+    created = device.highlights["kept"]["createdAt"]
     assert (await http.delete("/v1/bookmarks/b1", headers=user.headers)).status_code == 204
     device = await sync_lib(user, device)
     assert set(device.highlights) == {"other"} and {"kept", "removed"} <= set(device.highlight_tombstones)
@@ -173,6 +174,8 @@ async def test_a_bookmark_delete_takes_its_highlights_and_a_restore_brings_them_
     # The one deleted on purpose before stays deleted.
     assert set(device.highlights) == {"kept", "other"}
     assert device.highlights["kept"]["quote"] == "step lightly"
+    # The delete's statement ran with the bookmark's parameters: the highlight kept its own createdAt.
+    assert device.highlights["kept"]["createdAt"] == created
 
 
 async def test_bulk_delete_and_its_undo_carry_the_highlights(http: httpx.AsyncClient, user: Any, sync_lib: Any) -> None:

@@ -28,20 +28,15 @@ outbox = OutboxRow.__table__  # type: ignore[attr-defined]
 
 
 class Counted:
-    """Every statement the engine's connections send to PostgreSQL, whether through SQLAlchemy or as a
-    Prepared statement on the asyncpg connection itself, transaction control (BEGIN, COMMIT) apart."""
+    """Every statement the engine's connections send to PostgreSQL through SQLAlchemy (every statement of
+    the service does), transaction control (BEGIN, COMMIT) apart: SQLAlchemy sends that past its cursor."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.statements: list[str] = []
-        event.listen(engine.sync_engine, "connect", self._watch)
+        event.listen(engine.sync_engine, "before_cursor_execute", self._seen)
 
-    def _watch(self, connection: Any, _: Any) -> None:
-        connection.driver_connection.add_query_logger(self._seen)
-
-    def _seen(self, logged: Any) -> None:
-        statement: str = logged.query
-        if statement.strip().rstrip(";").upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
-            self.statements.append(statement)
+    def _seen(self, _connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        self.statements.append(statement)
 
     def take(self) -> list[str]:
         taken, self.statements = self.statements, []

@@ -150,7 +150,12 @@ def deleted_with_bookmark_ctes() -> tuple[CTE, CTE]:
     ``client_bookmark_id``, ``deleted_at``, ``updated_at``): its live highlights are deleted with it, at
     the positions right after the bookmark's, and the stream head moves past them. Part of that one
     statement, so a delete stays one round trip after opening the stream (the CTEs see the rows as they
-    were when it began, which for highlights is all they need)."""
+    were when it began, which for highlights is all they need).
+
+    The statement runs with the bookmark row's parameters, named like its columns, and SQLAlchemy makes an
+    UPDATE set every column named like an execution parameter, CTEs included: each UPDATE here sets those
+    columns of its own table to themselves (:func:`_kept`), so a highlight never takes the bookmark's
+    ``created_at``."""
     owner = bindparam("owner_uid", type_=UUID(as_uuid=True))
     position = bindparam("updated_at", type_=highlights.c.updated_at.type)
     of_bookmark = _c.client_bookmark_id == bindparam("client_bookmark_id", type_=Text())
@@ -164,9 +169,12 @@ def deleted_with_bookmark_ctes() -> tuple[CTE, CTE]:
         update(highlights)
         .where(_c.owner_uid == owner, of_bookmark, _c.highlight_id == ranked.c.highlight_id)
         .values(
-            deleted_at=bindparam("deleted_at", type_=highlights.c.deleted_at.type),
-            with_bookmark=True,
-            updated_at=position + ranked.c.n * _MICRO,
+            _kept(highlights)
+            | {
+                "deleted_at": bindparam("deleted_at", type_=highlights.c.deleted_at.type),
+                "with_bookmark": True,
+                "updated_at": position + ranked.c.n * _MICRO,
+            }
         )
         .returning(_c.highlight_id)
         .cte("followed")
@@ -175,11 +183,20 @@ def deleted_with_bookmark_ctes() -> tuple[CTE, CTE]:
     head = (
         update(user_streams)
         .where(user_streams.c.owner_uid == owner, count > 0)
-        .values(last_position=func.greatest(user_streams.c.last_position, position + count * _MICRO))
+        .values(
+            _kept(user_streams)
+            | {"last_position": func.greatest(user_streams.c.last_position, position + count * _MICRO)}
+        )
         .returning(user_streams.c.owner_uid)
         .cte("followed_head")
     )
     return followed, head
+
+
+def _kept(table: Any) -> dict[str, Any]:
+    """``table``'s columns named like a bookmark row's, each set to itself (see
+    :func:`deleted_with_bookmark_ctes`); an explicit value given beside these replaces its entry."""
+    return {c.name: c for c in table.c if c.name in bookmarks.c}
 
 
 async def follow_bookmarks(session: AsyncSession, owner: uuid.UUID, bookmark_ids: Sequence[str]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import (
     CTE,
     Boolean,
+    Select,
     Table,
     Text,
     bindparam,
@@ -49,7 +50,6 @@ from bookmarks.store.tables import (
     pending_enrichments,
     user_streams,
 )
-from common.db import Prepared
 from common.events import Event
 from common.outbox import forget_published_events
 from common.tables import OutboxRow
@@ -58,7 +58,7 @@ from common.tracing import current_trace_headers
 outbox = OutboxRow.__table__  # type: ignore[attr-defined]
 
 # CTEs a tombstone's statement carries besides the row and its event (a cached function, so it can key the
-# prepared statement): the highlights feature's deletion of the bookmark's highlights.
+# statement built once): the highlights feature's deletion of the bookmark's highlights.
 TombstoneCtes = Callable[[], tuple[CTE, ...]]
 
 ONE_MICROSECOND = timedelta(microseconds=1)
@@ -146,7 +146,7 @@ def _stream_ctes() -> tuple[CTE, CTE]:
 
 
 @functools.cache
-def _open_stream_prepared(with_bookmark: bool) -> Prepared:
+def _open_stream_statement(with_bookmark: bool) -> Select[Any]:
     """:func:`open_stream`'s statement, built once (bound: ``owner``, ``pending_for``, ``want_pending``);
     ``with_bookmark``: it also reads the bookmark ``pending_for`` under lock. The row is read only once the
     position is taken (it refers to ``alloc``), so the stream row is locked first, as in every write of
@@ -154,7 +154,7 @@ def _open_stream_prepared(with_bookmark: bool) -> Prepared:
     alloc, pending = _stream_ctes()
     pending_event = select(pending.c.event).scalar_subquery().label("pending")
     if not with_bookmark:
-        return Prepared.of(select(alloc.c.last_position, alloc.c.is_pro, pending_event).add_cte(pending))
+        return select(alloc.c.last_position, alloc.c.is_pro, pending_event).add_cte(pending)
     row = (
         select(*BOOKMARK_COLUMNS)
         .where(
@@ -170,7 +170,7 @@ def _open_stream_prepared(with_bookmark: bool) -> Prepared:
         .select_from(alloc.outerjoin(row, true()))
         .add_cte(pending)
     )
-    return Prepared.of(statement)
+    return statement
 
 
 async def open_stream(
@@ -188,10 +188,10 @@ async def open_stream(
     found none stores with ``create=True`` (:func:`put_bookmark`), and if that meets a row it reads it
     again (:func:`get_for_update`, a new statement with a new snapshot) and merges."""
     parameters = {"owner": owner, "pending_for": client_bookmark_id or "", "want_pending": take_pending}
-    rows = await _open_stream_prepared(client_bookmark_id is not None).rows(session, parameters)
-    if not rows:
+    statement = _open_stream_statement(client_bookmark_id is not None)
+    row = (await session.execute(statement, parameters)).mappings().first()
+    if row is None:
         return None
-    row = rows[0]
     slot = _slot(row)
     return replace(slot, bookmark=Bookmark.from_row(row)) if row.get("client_bookmark_id") is not None else slot
 
@@ -231,7 +231,7 @@ def _event_parameters(event: Event) -> dict[str, Any]:
 
 
 @functools.cache
-def _put_prepared(tombstone: bool, create: bool, with_event: bool, also: TombstoneCtes | None) -> Prepared:
+def _put_statement(tombstone: bool, create: bool, with_event: bool, also: TombstoneCtes | None) -> Any:
     """:func:`put_bookmark`'s statement without page text, built once. ``also``: CTEs a tombstone's
     statement carries (the bookmark's highlights deleted with it, one statement still)."""
     statement = put_statement(tombstone, only_if_absent=create)
@@ -241,7 +241,7 @@ def _put_prepared(tombstone: bool, create: bool, with_event: bool, also: Tombsto
         statement = statement.returning(bookmarks.c.owner_uid)
     if tombstone and also is not None:
         statement = statement.add_cte(*also())
-    return Prepared.of(statement)
+    return statement
 
 
 async def put_bookmark(
@@ -256,19 +256,19 @@ async def put_bookmark(
     """Store the record as it is (insert or replace every column) and its search index, with the page
     text when enrichment brought one, and with ``event`` its outbox row: one statement, one round trip
     (two when the page is in a language the user's library has not had before). Without page text the
-    statement is one prepared once per shape; with it, it carries the page's values.
+    statement is one built once per shape (SQLAlchemy's compiled cache keeps it); with it, it carries the
+    page's values.
 
     ``create``: the write found no such bookmark, and stores one only if none exists. One committed since
     the statement that found none began is not replaced: nothing is stored and the answer is False (see
     :func:`open_stream`). ``tombstone_ctes``: what a tombstone's statement also does (a cached function:
-    it keys the prepared statement). True when the record was stored."""
+    it keys the statement built once). True when the record was stored."""
     events = _event_parameters(event) if event is not None else {}
     if page is None:
-        prepared = _put_prepared(bookmark.deleted_at is not None, create, event is not None, tombstone_ctes)
-        if event is None and not create:
-            await prepared.rows(session, put_parameters(bookmark))
-            return True  # an upsert without RETURNING always stores
-        return bool(await prepared.rows(session, put_parameters(bookmark) | events))
+        statement = _put_statement(bookmark.deleted_at is not None, create, event is not None, tombstone_ctes)
+        result = await session.execute(statement, put_parameters(bookmark) | events)
+        # An upsert without RETURNING always stores; a create or one with its event returns what it stored.
+        return True if event is None and not create else result.first() is not None
     statement = page_statement(bookmark, page, only_if_absent=create)
     if event is not None:
         stored = bool((await session.execute(_with_event(statement, bookmarks), events)).first())
@@ -306,13 +306,10 @@ _GET_FOR_UPDATE = (
 )
 
 
-_GET_FOR_UPDATE_PREPARED = Prepared.of(_GET_FOR_UPDATE)
-
-
 async def get_for_update(session: AsyncSession, owner: uuid.UUID, client_bookmark_id: str) -> Bookmark | None:
     parameters = {"owner": owner, "client_bookmark_id": client_bookmark_id}
-    rows = await _GET_FOR_UPDATE_PREPARED.rows(session, parameters)
-    return Bookmark.from_row(rows[0]) if rows else None
+    row = (await session.execute(_GET_FOR_UPDATE, parameters)).mappings().first()
+    return Bookmark.from_row(row) if row is not None else None
 
 
 _CONFIG = bindparam("config", type_=Text())
@@ -323,14 +320,11 @@ _ADD_SEARCH_CONFIG = (
 )
 
 
-_ADD_SEARCH_CONFIG_PREPARED = Prepared.of(_ADD_SEARCH_CONFIG)
-
-
 async def remember_search_config(session: AsyncSession, owner: uuid.UUID, config: str | None) -> None:
     """Add ``config`` to the owner's ``search_configs`` (no-op for None or one already there). The
     stream row is already locked by this write's position (rule 3), so concurrent writes cannot lose it."""
     if config is not None:
-        await _ADD_SEARCH_CONFIG_PREPARED.rows(session, {"owner": owner, "config": config})
+        await session.execute(_ADD_SEARCH_CONFIG, {"owner": owner, "config": config})
 
 
 async def merge_search_configs(session: AsyncSession, source: uuid.UUID, target: uuid.UUID) -> None:
