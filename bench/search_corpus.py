@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import sqlalchemy as sa
 import wordnet_corpus
 from run import cpu_ms_per_op, python_loop_cpu_s, stack_cpu_seconds  # bench/ is on sys.path when this script runs
 from search import search_stack
@@ -62,6 +63,7 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 BATCH = 500
 BASE = datetime(2021, 1, 1, tzinfo=UTC)
 TARGET_P99_MS = 20.0
+SEARCH_INDEXES = ("ix_bookmarks_search", "ix_bookmarks_search_head", "ix_bookmarks_search_ab")
 
 install_index(SEARCH_INDEX)  # the bookmark row's statements write search's columns (as bookmarks.main does)
 
@@ -113,7 +115,11 @@ async def load(engine: AsyncEngine, owner: uuid.UUID, corpus: wordnet_corpus.Cor
         await conn.exec_driver_sql("VACUUM ANALYZE bookmarks")
     await autocommit.dispose()
     total = time.perf_counter() - began
-    return {"load_s": round(total, 1), "without_page_s": round(plain_s, 1), "rows": len(corpus.documents)}
+    async with engine.connect() as conn:  # None: an index this revision does not have
+        sizes = {name: (await conn.execute(sa.select(sa.func.pg_relation_size(sa.func.to_regclass(name))))).scalar()
+                 for name in SEARCH_INDEXES}  # fmt: skip
+    return {"load_s": round(total, 1), "without_page_s": round(plain_s, 1), "rows": len(corpus.documents),
+            "index_bytes": sizes}  # fmt: skip
 
 
 def pct(values: list[float], q: float) -> float:
@@ -214,7 +220,8 @@ async def explain(engine: AsyncEngine, owner: uuid.UUID, chosen: dict[str, list[
                     statement = tier_page(query, match, queries.COLUMNS, queries._SELECTED, owner=owner,
                                           tier=tier, after=after, limit=21, window=window)  # fmt: skip
                     await conn.execute(planner_settings(bitmap_only=bitmap_only))
-                    compiled = statement.compile(dialect=engine.dialect)
+                    # render_postcompile: the literal_execute constants (the A and B weights) inline.
+                    compiled = statement.compile(dialect=engine.dialect, compile_kwargs={"render_postcompile": True})
                     params = compiled.construct_params()
                     sql = compiled.string
                     raw = await conn.get_raw_connection()

@@ -9,7 +9,7 @@ import unicodedata
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -34,13 +34,16 @@ from bookmarks.search.sql import (
     headlines_statement,
     index_functions_sql,
     page_vector,
+    planner_settings,
     position_of,
     regconfig,
     search_page,
     search_tags,
     split_functions,
     stems_statement,
+    tier_page,
 )
+from bookmarks.store.tables import ab_lexemes
 from devstack.postgres import EmbeddedPostgres, scratch_data_dir
 from devstack.testing import free_port
 
@@ -73,6 +76,8 @@ probe = sa.Table(
 # As ix_bookmarks_live_domain (migration 0018).
 sa.Index("ix_search_probe_domain", probe.c.owner_uid, sa.func.reverse(probe.c.domain).collate("C"),
          postgresql_where=probe.c.deleted_at.is_(None))  # fmt: skip
+# As ix_bookmarks_search_ab (migration 0019).
+sa.Index("ix_search_probe_ab", ab_lexemes(probe.c.search_vector), postgresql_using="gin")
 COLUMNS = SearchColumns.of(probe)
 ALICE = uuid.UUID("aaaaaaaa-0000-0000-0000-000000000001")
 BOB = uuid.UUID("bbbbbbbb-0000-0000-0000-000000000002")
@@ -457,3 +462,42 @@ async def test_a_domain_filter_reads_ranges_of_the_reversed_domain_index(engine:
     assert (
         "(reverse(domain))::text >= 'moc.elpmaxe.7h.'::text) AND ((reverse(domain))::text < 'moc.elpmaxe.7h/'" in plan
     )
+
+
+DAVE = uuid.UUID("dddddddd-0000-0000-0000-000000000004")
+
+
+def _dave_vector(i: int) -> str:
+    own = f"'w{i}':1A"
+    if i % 50 == 0:
+        return own + " 'quokka':3B"  # in the description: the middle tier
+    if i % 5 == 1:
+        return own + " 'quokka':40C"  # in the page text only: the last tier
+    return own
+
+
+async def test_the_middle_tier_is_a_plain_read_of_the_index_of_the_a_and_b_lexemes(engine: AsyncEngine) -> None:
+    """The middle tier's GIN read is the index of ``ts_filter(search_vector, '{a,b}')`` (as
+    ix_bookmarks_search_ab): no weighted tsquery rechecks the rows whose page text holds the word. The same
+    rows, newest first (rolled back: the other tests keep their rows)."""
+    async with engine.connect() as conn, conn.begin() as transaction:
+        start = day("2025-01-01")
+        rows = [_values(Row(f"d{i}", Doc(), owner=DAVE, created=start + timedelta(minutes=i)))
+                | {"search_vector": _dave_vector(i), "search_head": f"'w{i}':1A", "search_config": "simple"}
+                for i in range(5000)]  # fmt: skip
+        await conn.execute(sa.insert(probe), rows)
+        await conn.exec_driver_sql("ANALYZE search_probe")
+        await conn.execute(planner_settings(bitmap_only=True))  # as the service's GIN reads
+        query = parse_query("quokka")
+        match = await text_match(conn, query)
+        statement = tier_page(query, match, COLUMNS, [probe.c.client_bookmark_id], owner=DAVE, tier=MID_TIER,
+                              after=None, limit=20)  # fmt: skip
+        found = [row.client_bookmark_id for row in await conn.execute(statement)]
+        sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+        plan = "\n".join(row[0] for row in await conn.exec_driver_sql("EXPLAIN " + sql))
+        await transaction.rollback()
+    assert found == [f"d{i}" for i in range(4950, -1, -50)][:20]
+    assert match.ab_fields == "( 'quokka' )"
+    assert "Bitmap Index Scan on ix_search_probe_ab" in plan, plan
+    assert "Index Cond: (ts_filter(search_vector, '{a,b}'::\"char\"[]) @@ '''quokka'''::tsquery)" in plan, plan
+    assert ":AB" not in plan, plan

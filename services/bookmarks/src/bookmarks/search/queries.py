@@ -93,9 +93,9 @@ async def context(conn: AsyncConnection, query: Query, owner: uuid.UUID) -> tupl
 # their positions), so 500 rows bound a tier with few matches to ~4-9 ms before its GIN read, and a tier
 # whose matches are at least ~4 % of the rows fills a 20-result page from the window. (bench/search.py at
 # 100k: with 300, common words' title tier fell below the fill rate and took the slower GIN read: p99
-# +15-25 ms.) The middle tier's window is twice as long: its GIN read rechecks weights in every row
-# holding the words (GIN keeps none), so a common word read there costs what all its matches cost, and
-# a common word's description matches are often fewer than 4 % of the rows.
+# +15-25 ms.) The middle tier's window is twice as long: a common word's description matches are often
+# fewer than 4 % of the rows, and its GIN read (ix_bookmarks_search_ab, the A and B lexemes) costs what
+# all its matches there cost.
 WINDOWS: Final = {TOP_TIER: 500, MID_TIER: 1000, BODY_TIER: 500}
 
 

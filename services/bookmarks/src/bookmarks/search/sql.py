@@ -52,6 +52,7 @@ from bookmarks.search.query import (
     TagFilter,
 )
 from bookmarks.search.snippet import HEADLINE_OPTIONS
+from bookmarks.store.tables import ab_lexemes
 
 SIMPLE: Final = "simple"
 # ISO 639-1 → PostgreSQL 16's built-in snowball configurations.
@@ -93,6 +94,8 @@ class SearchColumns:
     deleted_at: ColumnElement[datetime]
     vector: ColumnElement[Any]
     head: ColumnElement[Any]
+    # ts_filter(search_vector, '{a,b}'): the expression of the middle tier's GIN index (ix_bookmarks_search_ab).
+    ab_vector: ColumnElement[Any]
     config: ColumnElement[Any]
     tags: ColumnElement[list[str]]
     domain: ColumnElement[str]
@@ -116,6 +119,7 @@ class SearchColumns:
             deleted_at=c.deleted_at,
             vector=c.search_vector,
             head=c.search_head,
+            ab_vector=ab_lexemes(c.search_vector),
             config=c.search_config,
             tags=c.search_tags,
             domain=c.domain,
@@ -355,6 +359,14 @@ class TextMatch:
     # Every required term's exact tokens at weight A or B (title, tags, description, URL, domain, saveWhy):
     # the middle tier. None when a required term has no exact token.
     fields: str | None = None
+
+    @property
+    def ab_fields(self) -> str | None:
+        """:attr:`fields` without its weight labels, for the A and B lexemes alone (``ab_lexemes``): the
+        same rows, read from the middle tier's own GIN index without a recheck of weights."""
+        if self.fields is None:
+            return None
+        return " & ".join("( " + exact + " )" for exact, _ in self.required_terms)
 
     def headline_query(self, config: str) -> str | None:
         """The required terms as ``config`` parses a text: exact tokens or its (untagged) stems."""
@@ -597,9 +609,12 @@ def tier_page(
     if tier == TOP_TIER:
         return _newest_first(columns, owner, selected, [*where, in_head], TOP_TIER, after, limit, window)
     fields = None if match.fields is None else test(columns.vector, _tsquery(match.fields))
-    if tier == MID_TIER and fields is not None:
-        return _newest_first(columns, owner, selected, [*where, fields, sa.not_(in_head)], MID_TIER, after, limit,
-                             window)  # fmt: skip
+    if tier == MID_TIER and fields is not None and match.ab_fields is not None:
+        # The GIN read tests the A and B lexemes (the expression of ix_bookmarks_search_ab), a plain index
+        # read; a row test keeps the weighted tsquery on the vector (no ts_filter per row): the same rows.
+        in_fields = fields if window is not None else _matches(columns.ab_vector, _tsquery(match.ab_fields))
+        return _newest_first(columns, owner, selected, [*where, in_fields, sa.not_(in_head)], MID_TIER, after,
+                             limit, window)  # fmt: skip
     body = [*where, test(columns.vector, required), sa.not_(in_head)]
     if fields is not None:
         body.append(sa.not_(fields))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Integer, Table, Text, func, text
+from sqlalchemy import ARRAY, Boolean, Column, DateTime, Index, Integer, Table, Text, func, literal, text
 from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR, UUID
+from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.types import UserDefinedType
 from sqlmodel import Field, SQLModel
 
 from bookmarks.domain.model import BOOKMARK_FIELDS
@@ -86,6 +90,31 @@ Index(
     bookmarks.c.updated_at.desc(),
     postgresql_where=bookmarks.c.deleted_at.is_(None),
 )
+
+
+class _Weights(UserDefinedType[str]):
+    """PostgreSQL's ``"char"[]`` of tsvector weights, always rendered as a literal (``'{a,b}'``): an index
+    expression and a query's condition must hold the same constant for the planner to match them."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return '"char"[]'
+
+    def literal_processor(self, dialect: Dialect) -> Callable[[Any], str]:
+        return lambda value: "'" + value.replace("'", "''") + "'"
+
+
+def ab_lexemes(vector: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``ts_filter(vector, '{a,b}')``: the lexemes of ``vector`` at weight A or B with those positions only
+    (positionless lexemes, the stems, are left out). IMMUTABLE, so an index expression."""
+    return func.ts_filter(vector, literal("{a,b}", _Weights(), literal_execute=True), type_=TSVECTOR)
+
+
+# Search's middle tier (bookmarks.search.sql, migration 0019): every word as written in the fields at weight A
+# or B is a plain GIN read of the A and B lexemes of search_vector, without the page text's and notes' rows
+# holding the words (ix_bookmarks_search keeps no weights: a ``:AB`` tsquery rechecks every such row).
+Index("ix_bookmarks_search_ab", ab_lexemes(bookmarks.c.search_vector), postgresql_using="gin")
 
 # Search's domain: filter (bookmarks.search.sql) reads ix_bookmarks_live_domain, made by migration 0018 and
 # not declared here (autogenerate cannot compare an index expression with a COLLATE; bookmarks.migrate lists
