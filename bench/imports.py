@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 from run import ADMIN_TOKEN, Api, LocalSite  # bench/ is on sys.path when this script runs
+from webapp import SEED_DB
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CHROMIUM = "/usr/bin/chromium"
@@ -165,7 +166,7 @@ class WebApp:
         context = await browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 800})
         page = await context.new_page()
         await page.goto("/app/manifest.webmanifest")  # a plain file of the app: it does not start here
-        await page.evaluate(_SEED_SESSION, session)
+        await page.evaluate(SEED_DB, session)  # the session where the app keeps it
         await page.goto("/")
         await page.get_by_role("list", name="Bookmarks").wait_for(state="attached")
         await page.get_by_role("status", name="Sync", exact=True).filter(has_text="Synced").wait_for(timeout=60_000)
@@ -194,25 +195,6 @@ class WebApp:
         await self.page.context.close()
 
 
-# The session goes where the app keeps it (IndexedDB "bookmarks", store "meta", key "session"), as
-# tests/e2e/web/web_support.py's seed_session does.
-_SEED_SESSION = """(session) => new Promise((resolve, reject) => {
-    const open = indexedDB.open("bookmarks", 1);
-    open.onupgradeneeded = () => {
-        const db = open.result;
-        db.createObjectStore("bookmarks", { keyPath: "clientBookmarkId" });
-        db.createObjectStore("collections", { keyPath: "id" });
-        db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
-        db.createObjectStore("meta");
-    };
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-        const tx = open.result.transaction("meta", "readwrite");
-        tx.objectStore("meta").put({ refreshToken: session.refreshToken, user: session.user }, "session");
-        tx.oncomplete = () => { open.result.close(); resolve(null); };
-        tx.onerror = () => reject(tx.error);
-    };
-})"""
 _COUNT_STORED = """() => new Promise((resolve, reject) => {
     const open = indexedDB.open("bookmarks");
     open.onerror = () => reject(open.error);

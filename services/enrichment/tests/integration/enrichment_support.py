@@ -394,6 +394,21 @@ class Db:
         await self.engine.dispose()
 
 
+class CallCount:
+    """Counts the calls of the async function ``owner.name`` (each still made, with its answer): how often
+    a loop asked the database, for the tests of its idle polling."""
+
+    def __init__(self, monkeypatch: Any, owner: Any, name: str) -> None:
+        self.calls = 0
+        real = getattr(owner, name)
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)
+
+
 class MutableClock:
     """The quota clock: real time until a test pins it."""
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from enrichment_support import Api, AuthUsers, Db, MutableClock, enrichment_settings
+from enrichment_support import Api, AuthUsers, CallCount, Db, MutableClock, enrichment_settings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
@@ -431,15 +431,7 @@ async def test_one_idle_slot_polls_and_a_poll_that_finds_due_checks_wakes_the_ot
 ) -> None:
     """With nothing due, one of the four slots polls every ``poll_seconds`` (four would ask the database
     four times as often for the same nothing); checks that come due are found by that poll and run."""
-    claims = 0
-    real_claim = link_service.claim
-
-    async def counted(**kwargs: Any) -> Any:
-        nonlocal claims
-        claims += 1
-        return await real_claim(**kwargs)
-
-    monkeypatch.setattr(link_service, "claim", counted)
+    claims = CallCount(monkeypatch, link_service, "claim")
     checker.loop.config = LinkCheckConfig(
         policy=POLICY, rate_per_second=1e9, timeout_seconds=0.5, concurrency=4, poll_seconds=0.2
     )
@@ -450,7 +442,7 @@ async def test_one_idle_slot_polls_and_a_poll_that_finds_due_checks_wakes_the_ot
     running = asyncio.create_task(checker.loop.run())
     try:
         await asyncio.sleep(1.0)
-        idle_claims = claims  # four slots' first look, then one slot every 0.2 s (four would be ~24)
+        idle_claims = claims.calls  # four slots' first look, then one slot every 0.2 s (four would be ~24)
         checker.clock.set(T0 + MONTH)
 
         async def all_checked() -> bool:

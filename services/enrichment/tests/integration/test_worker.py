@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 import httpx
 import psutil
 import pytest
-from enrichment_support import THUMBNAIL, Db, Site, enrichment_settings
+from enrichment_support import THUMBNAIL, CallCount, Db, Site, enrichment_settings
 from prometheus_client import generate_latest
 
 from devstack.testing import eventually, free_port, serve_app
@@ -298,22 +298,14 @@ async def test_one_idle_slot_polls_and_a_poll_that_finds_work_wakes_the_others(
 ) -> None:
     """Due work that sent no notification (a retry that came due) is found by polling; one idle slot at a time
     polls, and when it finds a job the other slots look too instead of waiting for the next notification."""
-    claims = 0
-    real_claim = service.claim_job
-
-    async def counted(**kwargs: Any) -> Any:
-        nonlocal claims
-        claims += 1
-        return await real_claim(**kwargs)
-
-    monkeypatch.setattr(service, "claim_job", counted)
+    claims = CallCount(monkeypatch, service, "claim_job")
     keys = [uuid.uuid4().hex[:8] for _ in range(2)]
     for key in keys:  # both pages hang on their first request, so each holds the slot that took it
         await enqueue(db, site.url(f"/slow-once/{key}"))
     await db.execute("UPDATE jobs SET next_attempt_at = now() + interval '2 seconds'")  # due later, silently
     async with serve_app(worker_app(infra, db, worker_concurrency=4, worker_poll_seconds=0.2)):
         await asyncio.sleep(1.0)
-        idle_claims = claims  # four slots' first look, then one slot every 0.2 s (four would be ~24)
+        idle_claims = claims.calls  # four slots' first look, then one slot every 0.2 s (four would be ~24)
         for key in keys:
             await asyncio.wait_for(site.slow_event(key).wait(), timeout=10)
     assert 4 + 2 <= idle_claims <= 4 + 8
