@@ -276,9 +276,10 @@ async def bench_writes(api: Api, *, c16_writes: int, c64_writes: int, rounds: tu
 # --- idle ---------------------------------------------------------------------------------------------
 
 
-async def bench_idle(*, seconds: float) -> dict[str, Any]:
-    """CPU of every process of the stack with no traffic at all, in ms per second."""
-    await asyncio.sleep(3.0)  # the tail of the previous step settles
+async def bench_idle(*, seconds: float, settle: float) -> dict[str, Any]:
+    """CPU of every process of the stack with no traffic at all, in ms per second, after ``settle``
+    seconds without traffic (the tail of the previous step; at rest, the consumers' idle pace)."""
+    await asyncio.sleep(settle)
     before = stack_cpu_seconds()
     started = time.perf_counter()
     await asyncio.sleep(seconds)
@@ -637,7 +638,10 @@ async def run_all(args: argparse.Namespace, gateway_url: str, bookmarks_url: str
     rounds = tuple(args.writes or WRITE_ROUNDS)
     steps: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {
         "writes": lambda: bench_writes(api, c16_writes=c16_writes, c64_writes=c16_writes, rounds=rounds),
-        "idle": lambda: bench_idle(seconds=float(os.environ.get("BENCH_IDLE_SECONDS", "20"))),
+        "idle": lambda: bench_idle(
+            seconds=float(os.environ.get("BENCH_IDLE_SECONDS", "20")),
+            settle=float(os.environ.get("BENCH_IDLE_SETTLE_SECONDS", "3")),
+        ),
         "nudge": lambda: bench_nudge(api, samples=60 if quick else 200),
         "delta": lambda: bench_delta(api, bookmarks_dsn=bookmarks_dsn, count=20_000 if quick else 100_000),
         "gateway": lambda: bench_gateway(api, bookmarks_url=bookmarks_url, samples=200 if quick else 1000),

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
 
@@ -77,6 +78,12 @@ BACKGROUND_FETCH_MAX_WAIT_MS = 2_000
 # wakes it by itself. Those five wake-ups a second were most of an idle consumer's own CPU (about 1.7 ms/s
 # each, measured with no fetch in flight; 0.1 ms/s with this value), so the timer is only a safety net.
 FETCHER_SAFETY_WAKE_MS = 5_000
+# A consumer that has read no record for IDLE_AFTER_SECONDS polls every IDLE_FETCH_MAX_WAIT_MS instead
+# (FetchPace): at rest, the consumers' fetches are most of the stack's CPU, in the embedded broker above
+# all (each fetch costs it about 0.1 ms per partition it names). There the first event after a quiet
+# minute waits up to that long; Kafka answers it at once. The next events are back at the active wait.
+IDLE_FETCH_MAX_WAIT_MS = 8_000
+IDLE_AFTER_SECONDS = 60.0
 # A topic created after we subscribed (fresh cluster, broker restarted with memory storage) is picked up
 # at the next metadata refresh; aiokafka's default waits 5 minutes. Every refresh is a broker request and
 # a parse here, so an idle consumer refreshes every 15 s. Failed requests refresh at once.
@@ -89,6 +96,43 @@ HANDLER_RETRY_CAP_SECONDS = 30.0
 # Restart delays of the runner itself: doubling from the first to the cap, back to the first after a run
 # that stayed healthy this long.
 RESTART_DELAY_FIRST, RESTART_DELAY_CAP, HEALTHY_RUN_SECONDS = 0.5, 10.0, 30.0
+
+
+class FetchPace:
+    """The fetch wait a consumer should use now: ``active_ms`` while it read records within the last
+    ``idle_after`` seconds, ``idle_ms`` once it has been quiet that long."""
+
+    def __init__(
+        self,
+        active_ms: int,
+        *,
+        idle_ms: int = IDLE_FETCH_MAX_WAIT_MS,
+        idle_after: float = IDLE_AFTER_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.active_ms = active_ms
+        self.idle_ms = max(idle_ms, active_ms)
+        self.idle_after = idle_after
+        self._clock = clock
+        self._last_records = clock()
+
+    def saw_records(self) -> None:
+        self._last_records = self._clock()
+
+    def wait_ms(self) -> int:
+        quiet_for = self._clock() - self._last_records
+        return self.active_ms if quiet_for < self.idle_after else self.idle_ms
+
+
+def set_fetch_wait(consumer: AIOKafkaConsumer, wait_ms: int) -> None:
+    """Give a running consumer another fetch wait, used from its next fetch request on.
+
+    aiokafka fixes the wait at construction; its fetcher reads it for every request, so it is changed
+    there (without that attribute, after an aiokafka change, the consumer keeps its first wait).
+    """
+    fetcher = getattr(consumer, "_fetcher", None)
+    if fetcher is not None and getattr(fetcher, "_fetch_max_wait_ms", None) not in (None, wait_ms):
+        fetcher._fetch_max_wait_ms = wait_ms
 
 
 class ConsumerRunner:
@@ -116,6 +160,7 @@ class ConsumerRunner:
         self.filters = dict(filters or {})
         self.batch_handlers = dict(batch_handlers or {})
         self.fetch_max_wait_ms = fetch_max_wait_ms
+        self.pace = FetchPace(fetch_max_wait_ms)
         self.tracer = trace.get_tracer(f"{service}.consumer")
         self.started = asyncio.Event()
         self._applied_newest: dict[str, float] = {}
@@ -175,7 +220,11 @@ class ConsumerRunner:
         while True:
             # getmany returns as soon as the background fetcher has records; the timeout only paces the
             # lag report of an idle consumer.
-            batches = await consumer.getmany(timeout_ms=self.fetch_max_wait_ms + 3_000, max_records=200)
+            wait_ms = self.pace.wait_ms()
+            set_fetch_wait(consumer, wait_ms)
+            batches = await consumer.getmany(timeout_ms=wait_ms + 3_000, max_records=200)
+            if any(batches.values()):
+                self.pace.saw_records()
             for tp, records in batches.items():
                 if records:
                     await self.process_batch(records)

@@ -11,6 +11,7 @@ from typing import Any
 
 import plumbing_support as support
 import pytest
+from aiokafka import AIOKafkaConsumer
 from plumbing_support import effects_metadata, effects_of, saved, write_outbox
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -379,3 +380,40 @@ async def test_a_batch_handler_gets_a_batch_s_new_events_at_once_in_order_and_fa
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_quiet_consumer_polls_at_the_idle_wait_and_an_event_brings_the_active_wait_back(
+    scratch_db: tuple[str, AsyncEngine], own_broker: EmbeddedBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FetchPace on a running consumer: its fetcher's wait (the attribute aiokafka reads for every fetch
+    request) is the idle one after a quiet spell, and the active one again once an event was read."""
+    from common.consumer import FetchPace
+
+    _, engine = scratch_db
+    user = uuid.uuid4()
+    consumer = runner(own_broker.bootstrap, engine)
+    consumer.fetch_max_wait_ms = 200
+    consumer.pace = FetchPace(200, idle_ms=1_500, idle_after=1.0)
+    waits: list[int] = []
+    real_getmany = AIOKafkaConsumer.getmany
+
+    async def recording_getmany(self: AIOKafkaConsumer, *args: Any, **kwargs: Any) -> Any:
+        waits.append(int(self._fetcher._fetch_max_wait_ms))
+        return await real_getmany(self, *args, **kwargs)
+
+    monkeypatch.setattr(AIOKafkaConsumer, "getmany", recording_getmany)
+    task = asyncio.create_task(consumer.run())
+    try:
+        await eventually(lambda: _true(1_500 in waits), timeout=30)
+        quiet = len(waits)
+        assert set(waits[waits.index(1_500) :]) == {1_500}  # no event: it stays at the idle wait
+        await _send_all(own_broker.bootstrap, [saved(user, 1)], key=str(user).encode())
+        await eventually(lambda: _has(engine, user, 1), timeout=30)
+        await eventually(lambda: _true(200 in waits[quiet:]), timeout=30)  # the event brought it back
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def _true(value: bool) -> bool:
+    return value

@@ -272,7 +272,7 @@ async def test_the_first_socket_shortens_the_tails_wait_at_once(gateway: Any, to
         consumer = tail._consumer
         return None if consumer is None else int(consumer._fetcher._fetch_max_wait_ms)
 
-    await until(lambda: wait_ms() == 2000)  # no socket (an earlier test's ones are gone within a wait)
+    await until(lambda: wait_ms() in (2000, 8000))  # no socket (an earlier test's ones are gone within a wait)
     async with socket(gateway, tokens.mint(uuid.uuid4())):
         async with asyncio.timeout(0.25):  # the tail's own loop wakes once per 2 s wait, not in time
             while wait_ms() != 25:

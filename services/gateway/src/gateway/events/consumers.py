@@ -30,7 +30,7 @@ from typing import TypeAlias
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from common.consumer import BACKGROUND_FETCH_MAX_WAIT_MS, FETCHER_SAFETY_WAKE_MS
+from common.consumer import BACKGROUND_FETCH_MAX_WAIT_MS, FETCHER_SAFETY_WAKE_MS, FetchPace, set_fetch_wait
 from common.events import (
     BookmarkDeleted,
     BookmarkSaved,
@@ -56,8 +56,9 @@ APPLIED, SKIPPED = "applied", "skipped"
 # 250 ms). The embedded broker holds each fetch for its full wait even when data arrives, so the wait is
 # both the delivery delay (uniform in 0..wait) and the poll rate (1000 / wait fetches per second, each
 # costing CPU in the broker and here). So the tail polls fast only while this replica holds a socket (a
-# nudge can reach someone); with none it polls every 2 s and skips nothing (positions still advance), and
-# the first nudge after the first socket connects waits at most those 2 s. Deny-list events ride along:
+# nudge can reach someone); with none it polls every 2 s, or at the idle pace of every consumer after a
+# quiet minute (common.consumer.FetchPace), and skips nothing (positions still advance); the first nudge
+# after the first socket connects waits at most that one wait. Deny-list events ride along:
 # the replica that answered ``DELETE /v1/account`` or a merging link denies the caller before the event.
 # Real Kafka answers a waiting fetch when data arrives, so there the wait only bounds idle polling.
 NUDGE_FETCH_MAX_WAIT_MS = 25
@@ -86,6 +87,7 @@ class TopicTail:
         self.caught_up = asyncio.Event()  # everything present at start-up has been handled
         self.probe_seconds = probe_seconds
         self.fetch_max_wait_ms = fetch_max_wait_ms
+        self.pace = FetchPace(fetch_max_wait_ms)
         self.fast_fetch = fast_fetch
         self.fast_fetch_max_wait_ms = fast_fetch_max_wait_ms
         self._positions: dict[TopicPartition, int] = {}
@@ -188,7 +190,8 @@ class TopicTail:
             wait_ms = self._fetch_wait(consumer)
             batches = await consumer.getmany(timeout_ms=wait_ms + 1000, max_records=500)
             for tp, records in batches.items():
-                await self._apply(consumer, tp, records)
+                if await self._apply(consumer, tp, records):
+                    self.pace.saw_records()
             if not self.caught_up.is_set():
                 positions = {tp: await consumer.position(tp) for tp in targets}
                 if all(positions[tp] >= end for tp, end in targets.items()):
@@ -207,31 +210,28 @@ class TopicTail:
                 next_probe = loop.time() + self.probe_seconds
 
     def _fetch_wait(self, consumer: AIOKafkaConsumer) -> int:
-        """The fetch wait for now: short while ``fast_fetch()`` says someone could be nudged.
-
-        aiokafka fixes the wait at construction; its fetcher reads it for every request, so it is
-        changed there (without that attribute, after an aiokafka change, the tail keeps its wait).
-        """
-        wanted = self.fetch_max_wait_ms
+        """The fetch wait for now, given to the consumer: short while ``fast_fetch()`` says someone
+        could be nudged, else the tail's pace."""
+        wanted = self.pace.wait_ms()
         if self.fast_fetch is not None and self.fast_fetch():
             wanted = self.fast_fetch_max_wait_ms
-        fetcher = getattr(consumer, "_fetcher", None)
-        if fetcher is not None and getattr(fetcher, "_fetch_max_wait_ms", None) not in (None, wanted):
-            fetcher._fetch_max_wait_ms = wanted
+        set_fetch_wait(consumer, wanted)
         return wanted
 
-    async def _apply(self, consumer: AIOKafkaConsumer, tp: TopicPartition, records: list[Record]) -> None:
+    async def _apply(self, consumer: AIOKafkaConsumer, tp: TopicPartition, records: list[Record]) -> bool:
+        """Handle the new records of a fetched batch; True when there were any (a probe's re-read is not)."""
         if tp in self._probing:
             self._probing.discard(tp)
             first = records[0]
             if (first.offset, first.timestamp, first.key) != self._last.get(tp):
                 await self._rewind(consumer, tp, f"offset {first.offset} now holds another record")
-                return
+                return False
             records = records[1:]  # the probe re-read the last record handled: not again
         for record in records:
             self._handle(record)
             self._positions[tp] = record.offset + 1
             self._last[tp] = (record.offset, record.timestamp, record.key)
+        return bool(records)
 
     def _probe(self, consumer: AIOKafkaConsumer) -> None:
         """Re-read the last record handled on each partition to check the log is still the one we read.
