@@ -1,11 +1,13 @@
 """Export benchmark (docs/api-guide.md, section 13): GET /v1/exports of a big library, per format.
 
-``.venv/bin/python bench/export.py [--count 100000] [--highlights 1]``: starts its own stack (private data
-dir, free ports), bulk-loads ``--count`` bookmarks (in 30 collections, nested, with user tags and notes),
-each with ``--highlights`` live highlights (a third of them with a note), straight into the bookmarks
-database, then downloads the export through the gateway once per format (all five: ``markdown`` and
-``annotations`` hold the bookmarks with highlights or notes, so with ``--highlights 1`` every one).
-Reported per format: seconds to the last byte, bytes, chunks received, and the bookmarks process's
+``.venv/bin/python bench/export.py [--count 100000] [--highlights 1] [--formats …] [--rounds 1]``: starts
+its own stack (private data dir, free ports), bulk-loads ``--count`` bookmarks (in 30 collections, nested,
+with user tags and notes), each with ``--highlights`` live highlights (a third of them with a note),
+straight into the bookmarks database, then downloads the export through the gateway once per format and
+round (all five by default: ``markdown`` and ``annotations`` hold the bookmarks with highlights or notes,
+so with ``--highlights 1`` every one); each format's median round is reported.
+Reported per format: seconds to the last byte, bytes, chunks received, CPU seconds of each process of
+the stack and of this load generator (``bench/run.py``'s ``stack_cpu_seconds``), and the bookmarks process's
 resident memory (RSS, sampled every 20 ms) before and at its peak during the export. Prints a table and
 writes ``bench/results/export-<timestamp>.json``.
 """
@@ -27,6 +29,7 @@ from typing import Any
 import asyncpg
 import httpx
 import psutil
+from run import stack_cpu_seconds
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -118,6 +121,7 @@ async def seed(dsn: str, owner: uuid.UUID, count: int, highlights: int) -> None:
 
 
 async def export_once(http: httpx.AsyncClient, headers: dict[str, str], fmt: str, pid: int) -> dict[str, Any]:
+    cpu_before = stack_cpu_seconds()
     with RssSampler(pid) as sampler:
         before = sampler.peak
         size = chunks = 0
@@ -128,7 +132,10 @@ async def export_once(http: httpx.AsyncClient, headers: dict[str, str], fmt: str
                 size += len(chunk)
                 chunks += 1
         seconds = time.perf_counter() - started
+    cpu_after = stack_cpu_seconds()
+    cpu = {part: round(cpu_after[part] - cpu_before.get(part, 0.0), 2) for part in sorted(cpu_after)}
     return {
+        "cpu_seconds": {part: used for part, used in cpu.items() if used >= 0.01},
         "seconds": round(seconds, 2),
         "bytes": size,
         "chunks": chunks,
@@ -138,32 +145,44 @@ async def export_once(http: httpx.AsyncClient, headers: dict[str, str], fmt: str
     }
 
 
-async def run(gateway_url: str, dsn: str, pid: int, count: int, highlights: int) -> dict[str, Any]:
+async def run(
+    gateway_url: str, dsn: str, pid: int, count: int, highlights: int, formats: list[str], rounds: int
+) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=gateway_url, timeout=120) as http:
         session = (await http.post("/v1/auth/anonymous")).raise_for_status().json()
         headers = {"Authorization": f"Bearer {session['accessToken']}"}
         print(f"bench: loading {count:,} bookmarks with {highlights} highlight(s) each …", flush=True)
         await seed(dsn, uuid.UUID(session["user"]["id"]), count, highlights)
-        results: dict[str, Any] = {}
-        for fmt in FORMATS:
-            print(f"bench: export {fmt} …", flush=True)
-            results[fmt] = await export_once(http, headers, fmt, pid)
-        return results
+        results: dict[str, list[dict[str, Any]]] = {}
+        for round_ in range(rounds):
+            for fmt in formats:
+                print(f"bench: export {fmt} (round {round_ + 1}) …", flush=True)
+                results.setdefault(fmt, []).append(await export_once(http, headers, fmt, pid))
+        return {fmt: _median_round(runs) for fmt, runs in results.items()}
+
+
+def _median_round(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round with the median time, with every round's time beside it."""
+    median = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+    return {**median, "rounds_seconds": [r["seconds"] for r in runs]}
 
 
 def print_table(report: dict[str, Any]) -> None:
     print(f"\n{report['bookmarks']:,} bookmarks, {report['highlights_per_bookmark']} highlight(s) each, "
           f"load average {report['load_avg'][0]:.1f}")  # fmt: skip
-    print(f"{'format':<12} {'last byte':>10} {'MiB':>8} {'chunks':>7} {'RSS before':>11} {'RSS growth':>11}")
+    print(f"{'format':<12} {'last byte':>10} {'MiB':>8} {'chunks':>7} {'RSS before':>11} {'RSS growth':>11}  rounds")
     for fmt, r in report["formats"].items():
         print(f"{fmt:<12} {r['seconds']:>9.2f}s {r['bytes'] / 2**20:>8.1f} {r['chunks']:>7} "
-              f"{r['rss_before_mib']:>8.1f} MiB {r['rss_growth_mib']:>7.1f} MiB")  # fmt: skip
+              f"{r['rss_before_mib']:>8.1f} MiB {r['rss_growth_mib']:>7.1f} MiB  {r['rounds_seconds']}")  # fmt: skip
+        print(f"{'':<12} CPU seconds: {r['cpu_seconds']}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--highlights", type=int, default=1, help="live highlights per bookmark (0: none)")
+    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS), help="in this order")
+    parser.add_argument("--rounds", type=int, default=1, help="each format this many times; the median is shown")
     args = parser.parse_args()
 
     from devstack.stack import Stack, StackConfig
@@ -177,7 +196,17 @@ def main() -> int:
         print("bench: starting the stack …", flush=True)
         with Stack(config) as stack:
             pid = stack.service_processes["bookmarks"].pid
-            results = asyncio.run(run(stack.gateway_url, stack.dsn("bookmarks"), pid, args.count, args.highlights))
+            results = asyncio.run(
+                run(
+                    stack.gateway_url,
+                    stack.dsn("bookmarks"),
+                    pid,
+                    args.count,
+                    args.highlights,
+                    args.formats,
+                    args.rounds,
+                )
+            )
     report = {
         "bookmarks": args.count,
         "highlights_per_bookmark": args.highlights,

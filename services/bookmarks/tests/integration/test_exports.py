@@ -413,3 +413,45 @@ async def test_json_export_round_trips_through_import_into_an_empty_account(
         assert [copy_paths[c] for c in imported["collectionIds"]] == [
             source_paths[c] for c in original["collectionIds"] if c in source_paths
         ], original["clientBookmarkId"]
+
+
+async def test_an_export_stopped_early_ends_its_snapshot(
+    http: httpx.AsyncClient, bookmarks_app: Any, user: Any
+) -> None:
+    """A client that goes away mid-file: the snapshot's transaction ends with the stream."""
+    for n in range(6):
+        await put_bm(http, user, f"b{n}", {"url": f"https://early{n}.example/"})
+    opened = await stream.open_export(bookmarks_app.state.sessions, user.id, "csv", batch_rows=1)
+    body = opened.body()
+    await anext(body)
+    await anext(body)
+    assert opened.session.in_transaction()
+    await body.aclose()  # what the server does when the client disconnects
+    assert not opened.session.in_transaction()
+
+
+async def test_an_export_whose_read_fails_ends_with_the_failure(
+    http: httpx.AsyncClient, bookmarks_app: Any, user: Any
+) -> None:
+    """The database connection dies mid-export: the stream ends with the error (the client sees a cut
+    response, never a file that looks whole)."""
+    from sqlalchemy import text
+
+    for n in range(6):
+        await put_bm(http, user, f"f{n}", {"url": f"https://fails{n}.example/"})
+    opened = await stream.open_export(bookmarks_app.state.sessions, user.id, "json", batch_rows=1)
+    body = opened.body()
+    await anext(body)
+    await anext(body)
+    async with bookmarks_app.state.sessions() as other:
+        killed = await other.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'"
+            )
+        )
+        assert killed.all()
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the driver's own error for a dead connection
+        async for chunk in body:
+            assert not chunk.startswith(b"\n]}")  # never the tail of a whole file
+    assert not opened.session.in_transaction()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from bookmarks.domain.model import _read_fields, _write_fields
+from bookmarks.domain.model import _write_fields, record_from_row
 
 MAX_DEPTH = 10  # levels count from 1 (a top-level collection)
 MAX_LIVE = 1000
@@ -30,7 +30,7 @@ class Collection:
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Collection:
-        return cls(**_read_fields(cls, row))
+        return record_from_row(cls, row)
 
     def to_row(self) -> dict[str, Any]:
         return _write_fields(self)

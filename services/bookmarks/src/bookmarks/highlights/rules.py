@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from bookmarks.domain.model import _read_fields, _write_fields
+from bookmarks.domain.model import _write_fields, record_from_row
 from bookmarks.highlights.anchoring import Anchor, AnchorKind, Selector
 
 MAX_QUOTE = 5_000
@@ -60,7 +60,7 @@ class Highlight:
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Highlight:
-        return cls(**_read_fields(cls, row))
+        return record_from_row(cls, row)
 
     def to_row(self) -> dict[str, Any]:
         return _write_fields(self)
