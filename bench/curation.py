@@ -38,6 +38,7 @@ import asyncpg
 import httpx
 from sqlalchemy.ext.asyncio import create_async_engine
 
+import bookmarks.main  # noqa: F401 - installs search's index, as the service's own process does
 from bookmarks.trash.service import purge_expired
 from common.db import create_session_factory
 from devstack.stack import Stack, StackConfig
