@@ -245,6 +245,16 @@ def wait_until(predicate: Callable[[], bool], what: str, *, timeout: float, inte
         time.sleep(interval)
 
 
+class ManualClock:
+    """A clock a test moves by hand (``clock.now += 5``); passed where code takes ``clock=time.monotonic``."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def eventually(check: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:  # noqa: ASYNC109
     """Poll the async ``check`` until it returns a truthy value; fail after ``timeout`` seconds.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from devstack.healing import FIRST_DELAY, HEALTHY_SECONDS, MAX_DELAY, Component, Healer, next_restart_delay
+from devstack.testing import ManualClock
 
 
 def test_restart_delay_doubles_up_to_the_cap_and_resets_after_a_healthy_run() -> None:
@@ -13,16 +14,8 @@ def test_restart_delay_doubles_up_to_the_cap_and_resets_after_a_healthy_run() ->
     assert next_restart_delay(MAX_DELAY, healthy_for=HEALTHY_SECONDS) == FIRST_DELAY
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_healer_waits_the_delay_then_restarts_and_retries_a_failed_restart() -> None:
-    clock = Clock()
+    clock = ManualClock(0.0)
     alive = {"db": True}
     attempts: list[float] = []
 

@@ -5,18 +5,11 @@ from __future__ import annotations
 import pytest
 
 from auth.domain.ratelimit import SlidingWindowLimiter, client_key
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from devstack.testing import ManualClock
 
 
 def test_allows_the_limit_then_refuses_with_the_wait() -> None:
-    clock = Clock()
+    clock = ManualClock()
     limiter = SlidingWindowLimiter(limit=3, window_seconds=60, clock=clock)
 
     assert [limiter.hit("a") for _ in range(3)] == [None, None, None]
@@ -26,7 +19,7 @@ def test_allows_the_limit_then_refuses_with_the_wait() -> None:
 
 
 def test_the_window_slides_hit_by_hit() -> None:
-    clock = Clock()
+    clock = ManualClock()
     limiter = SlidingWindowLimiter(limit=2, window_seconds=60, clock=clock)
     limiter.hit("a")
     clock.now += 30
@@ -38,7 +31,7 @@ def test_the_window_slides_hit_by_hit() -> None:
 
 
 def test_refused_hits_do_not_extend_the_wait() -> None:
-    clock = Clock()
+    clock = ManualClock()
     limiter = SlidingWindowLimiter(limit=1, window_seconds=60, clock=clock)
     limiter.hit("a")
     for _ in range(100):
@@ -49,7 +42,7 @@ def test_refused_hits_do_not_extend_the_wait() -> None:
 
 
 def test_retry_after_is_at_least_one_second() -> None:
-    clock = Clock()
+    clock = ManualClock()
     limiter = SlidingWindowLimiter(limit=1, window_seconds=60, clock=clock)
     limiter.hit("a")
     clock.now += 59.9
@@ -58,7 +51,7 @@ def test_retry_after_is_at_least_one_second() -> None:
 
 
 def test_quiet_keys_are_forgotten() -> None:
-    clock = Clock()
+    clock = ManualClock()
     limiter = SlidingWindowLimiter(limit=5, window_seconds=60, clock=clock)
     for i in range(100):
         limiter.hit(f"k{i}")

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import uuid
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -415,16 +416,24 @@ async def test_json_export_round_trips_through_import_into_an_empty_account(
         ], original["clientBookmarkId"]
 
 
+async def _export_under_way(
+    http: httpx.AsyncClient, bookmarks_app: Any, user: Any, fmt: str
+) -> tuple[stream.Export, AsyncIterator[bytes]]:
+    """An export of six bookmarks, one per batch, read up to its first batch."""
+    for n in range(6):
+        await put_bm(http, user, f"{fmt}{n}", {"url": f"https://{fmt}{n}.under-way.example/"})
+    opened = await stream.open_export(bookmarks_app.state.sessions, user.id, fmt, batch_rows=1)
+    body = opened.body()
+    await anext(body)  # the head
+    await anext(body)  # the first batch
+    return opened, body
+
+
 async def test_an_export_stopped_early_ends_its_snapshot(
     http: httpx.AsyncClient, bookmarks_app: Any, user: Any
 ) -> None:
     """A client that goes away mid-file: the snapshot's transaction ends with the stream."""
-    for n in range(6):
-        await put_bm(http, user, f"b{n}", {"url": f"https://early{n}.example/"})
-    opened = await stream.open_export(bookmarks_app.state.sessions, user.id, "csv", batch_rows=1)
-    body = opened.body()
-    await anext(body)
-    await anext(body)
+    opened, body = await _export_under_way(http, bookmarks_app, user, "csv")
     assert opened.session.in_transaction()
     await body.aclose()  # what the server does when the client disconnects
     assert not opened.session.in_transaction()
@@ -437,12 +446,7 @@ async def test_an_export_whose_read_fails_ends_with_the_failure(
     response, never a file that looks whole)."""
     from sqlalchemy import text
 
-    for n in range(6):
-        await put_bm(http, user, f"f{n}", {"url": f"https://fails{n}.example/"})
-    opened = await stream.open_export(bookmarks_app.state.sessions, user.id, "json", batch_rows=1)
-    body = opened.body()
-    await anext(body)
-    await anext(body)
+    opened, body = await _export_under_way(http, bookmarks_app, user, "json")
     async with bookmarks_app.state.sessions() as other:
         killed = await other.execute(
             text(

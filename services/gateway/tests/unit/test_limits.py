@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import uuid
 
+from devstack.testing import ManualClock
 from gateway.denylist import DenyList
 from gateway.ratelimit import TokenBucketLimiter
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_bucket_admits_a_minute_of_burst_then_the_steady_rate() -> None:
-    clock = Clock()
+    clock = ManualClock()
     limiter = TokenBucketLimiter(60, clock=clock)
     decisions = [limiter.take("u") for _ in range(61)]
     assert all(d.allowed for d in decisions[:60])
@@ -32,7 +25,7 @@ def test_bucket_admits_a_minute_of_burst_then_the_steady_rate() -> None:
 
 
 def test_idle_full_buckets_are_forgotten() -> None:
-    clock = Clock()
+    clock = ManualClock()
     limiter = TokenBucketLimiter(60, clock=clock)
     for i in range(100):
         limiter.take(f"k{i}")
@@ -43,7 +36,7 @@ def test_idle_full_buckets_are_forgotten() -> None:
 
 
 def test_deny_list_keeps_users_for_the_token_lifetime() -> None:
-    clock = Clock()
+    clock = ManualClock()
     denylist = DenyList(retention_seconds=960, clock=clock)
     user = uuid.uuid4()
     assert not denylist.is_denied(user)
@@ -56,7 +49,7 @@ def test_deny_list_keeps_users_for_the_token_lifetime() -> None:
 
 
 def test_deletions_older_than_any_token_are_ignored() -> None:
-    clock = Clock()
+    clock = ManualClock()
     denylist = DenyList(retention_seconds=960, clock=clock)
     assert not denylist.deny(uuid.uuid4(), since=clock.now - 961)
     assert len(denylist) == 0
