@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -36,6 +35,7 @@ import httpx
 import psutil
 from asgi_lifespan import LifespanManager
 from export import SEED_ROWS_SQL, SEED_STREAM_SQL
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bookmarks import service as bookmarks_service
@@ -44,8 +44,6 @@ from bookmarks.settings import Settings as BookmarksSettings
 from common.db import create_session_factory
 from enrichment.anti_entropy import BookmarksSource, CheckConfig, InFlight, check_bookmark_urls
 from enrichment.store import digests as projection
-
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 SEED_PROJECTION_SQL = """
 INSERT INTO bookmark_urls (user_id, client_bookmark_id, normalized_url, deleted, position)
@@ -178,9 +176,7 @@ def main() -> int:
         "results": results,
     }
     print_table(args.count, results)
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"anti-entropy-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(report, indent=2))
+    path = write_results("anti-entropy", report)
     print(f"results written to {path}")
     return 0
 

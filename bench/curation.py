@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -36,14 +35,13 @@ from typing import Any
 
 import asyncpg
 import httpx
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from sqlalchemy.ext.asyncio import create_async_engine
 
 import bookmarks.main  # noqa: F401 - installs search's index, as the service's own process does
 from bookmarks.trash.service import purge_expired
 from common.db import create_session_factory
 from devstack.stack import Stack, StackConfig
-
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 SEED_LIBRARY_SQL = """
 INSERT INTO user_streams (owner_uid, last_position)
@@ -267,9 +265,7 @@ def main() -> int:
         with Stack(config) as stack:
             result = asyncio.run(run(stack, args))
     print(table(result))
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"curation-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    path = write_results("curation", result)
     print(f"wrote {path}")
     return 0
 

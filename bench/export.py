@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import tempfile
 import threading
@@ -29,9 +28,8 @@ from typing import Any
 import asyncpg
 import httpx
 import psutil
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from run import stack_cpu_seconds
-
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 SEED_STREAM_SQL = """
 INSERT INTO user_streams (owner_uid, last_position)
@@ -215,9 +213,7 @@ def main() -> int:
         "at": datetime.now(UTC).isoformat(),
         "formats": results,
     }
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"export-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(report, indent=2))
+    path = write_results("export", report)
     print_table(report)
     print(f"results written to {path}")
     return 0

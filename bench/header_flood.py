@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import multiprocessing
 import os
 import platform
@@ -31,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from result_files import write_results as write_results_file  # bench/ is on sys.path when this script runs
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 NORMAL_PATH = "/v1/auth/jwks"
 MANY_HEADERS = 12_000
 BIG_HEADER_BYTES = 16 * 1024 * 1024
@@ -214,12 +213,7 @@ def write_results(result: dict[str, Any]) -> Path:
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "header_flood": result,
     }
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    latest = RESULTS_DIR / "header-flood-latest.json"
-    for path in (RESULTS_DIR / f"header-flood-{stamp}.json", latest):
-        path.write_text(json.dumps(document, indent=2))
-    return latest
+    return write_results_file("header-flood", document, latest=True)
 
 
 def main() -> int:

@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import sys
 import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from run import cpu_ms_per_op, stack_cpu_seconds  # bench/ is on sys.path when this script runs
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -45,7 +44,6 @@ from bookmarks.highlights.service import store_page_text
 from common.db import create_session_factory
 from devstack.stack import Stack, StackConfig
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 WORDS = (
     "tide pool anemone crab rock water shell kelp urchin starfish wave sand shore gull salt moon current "
     "barnacle limpet mussel heron drift foam reef cove harbor lantern map compass rope sail"
@@ -278,9 +276,7 @@ def main() -> int:
         with Stack(config) as stack:
             result = asyncio.run(run(stack, args))
     print(table(result))
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"highlights-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    path = write_results("highlights", result)
     print(f"wrote {path}")
     return 0
 

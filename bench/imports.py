@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from run import ADMIN_TOKEN, Api, LocalSite  # bench/ is on sys.path when this script runs
 from webapp import SEED_DB
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]  # fmt: skip
@@ -397,11 +397,7 @@ def main() -> int:
         "python": platform.python_version(),
         "imports": results,
     }
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = "imports-web" if args.follow_web else "imports"
-    for path in (RESULTS_DIR / f"{name}-{stamp}.json", RESULTS_DIR / f"{name}-latest.json"):
-        path.write_text(json.dumps(report, indent=2))
+    write_results("imports-web" if args.follow_web else "imports", report, latest=True)
     print(json.dumps(report, indent=2))
     return 0
 

@@ -59,6 +59,7 @@ from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -70,7 +71,6 @@ from enrichment.fetch import Probe, SafeFetcher
 from enrichment.links import service
 from enrichment.worker.links import LinkCheckConfig, LinkChecker
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 POLICY = LinkPolicy(interval=timedelta(days=30), retry=timedelta(hours=24))  # the defaults
 DEFAULT_RATE = 2.0  # LINK_CHECK_RATE_PER_SECOND's default
@@ -673,9 +673,7 @@ def main() -> int:
                 print(f"bench: burst = {json.dumps(result['burst'])}", flush=True)
     if "month" in result and "burst" in result:
         print(table(result))
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"linkhealth-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    path = write_results("linkhealth", result)
     print(f"wrote {path}")
     return 0
 

@@ -24,14 +24,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import json
 import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,10 +40,10 @@ import asyncpg
 import httpx
 import psutil
 from PIL import Image
+from result_files import write_results  # bench/ is on sys.path when this script runs
 
 from devstack.stack import Stack, StackConfig
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 IDLE_SECONDS = 5.0
 PER_USER = 50  # under the 60-a-minute limit
 PROCESSES = ("gateway", "enrichment", "postgres")
@@ -274,9 +272,7 @@ def main() -> int:
         with Stack(config) as stack:
             result = asyncio.run(run(stack, site, args))
     print(_table(result))
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"previews-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:4]}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    path = write_results("previews", result)
     print(f"wrote {path}")
     return 0
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import statistics
 import sys
@@ -30,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from webapp import CHROMIUM_ARGS, DIST, SEED_DB, wait_for  # bench/ is on sys.path when this script runs
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 WORDS = (
     "tide pool anemone crab rock water shell kelp urchin starfish wave sand shore gull salt moon current "
     "barnacle limpet mussel heron drift foam reef cove harbor lantern map compass rope sail"
@@ -187,9 +186,7 @@ def main() -> int:
     median, most = result["open_median_ms"], result["open_max_ms"]
     print(f"Reader, {result['page_bytes'] // 1024} KB page, {MARKS} highlights: open to all drawn, "
           f"median {median} ms, max {most} ms ({result['opens']} opens)")  # fmt: skip
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"reader-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    path = write_results("reader", result)
     print(f"wrote {path}")
     return 0
 

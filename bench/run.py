@@ -47,8 +47,8 @@ import asyncpg
 import httpx
 import websockets
 from header_flood import bench_header_flood  # bench/ is on sys.path when this script runs
+from result_files import RESULTS_DIR
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 ADMIN_TOKEN = "bench-admin-token"  # noqa: S105 - a local, throwaway stack
 
 

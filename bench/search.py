@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import random
@@ -39,6 +38,7 @@ from typing import Any
 
 import httpx
 import sqlalchemy as sa
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
@@ -48,7 +48,6 @@ from bookmarks.store import repository
 from bookmarks.store.rows import PageText, install_index
 from bookmarks.store.tables import bookmarks
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 ADMIN_TOKEN = "bench-admin-token"  # noqa: S105 - a local, throwaway stack
 BATCH = 250
 
@@ -348,10 +347,7 @@ def main() -> int:
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "loadavg_1m": os.getloadavg()[0], "python": platform.python_version()},
     }
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    for path in (RESULTS_DIR / f"search-{stamp}.json", RESULTS_DIR / "search-latest.json"):
-        path.write_text(json.dumps(results, indent=2))
+    write_results("search", results, latest=True)
     print_table(results)
     return 0
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import os
 import platform
@@ -50,6 +49,7 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 import wordnet_corpus
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from run import cpu_ms_per_op, python_loop_cpu_s, stack_cpu_seconds  # bench/ is on sys.path when this script runs
 from search import search_stack
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
@@ -59,7 +59,6 @@ from bookmarks.search.index import SEARCH_INDEX
 from bookmarks.store import repository
 from bookmarks.store.rows import PageText, install_index, put_parameters, put_statement
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 BATCH = 500
 BASE = datetime(2021, 1, 1, tzinfo=UTC)
 TARGET_P99_MS = 20.0
@@ -306,10 +305,7 @@ def main() -> int:
                     "python": platform.python_version(),
                     "python_loop_cpu_s": {"start": speed_at_start, "end": python_loop_cpu_s()}},
     }  # fmt: skip
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    for path in (RESULTS_DIR / f"search_corpus-{stamp}.json", RESULTS_DIR / "search_corpus-latest.json"):
-        path.write_text(json.dumps(results, indent=2))
+    write_results("search_corpus", results, latest=True)
     print_table(results)
     return 0
 

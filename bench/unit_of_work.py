@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import resource
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from result_files import write_results  # bench/ is on sys.path when this script runs
 from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -36,7 +36,6 @@ from common.db import SessionFactory, create_engine, create_session_factory, tra
 from devstack.postgres import EmbeddedPostgres
 from devstack.stack import free_port
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 metadata = MetaData()
 rows = Table("unit_of_work_rows", metadata, Column("id", Integer, primary_key=True), Column("v", String))
 READ = select(rows.c.v).where(rows.c.id == bindparam("key")).with_for_update()
@@ -111,9 +110,7 @@ def main() -> int:
         wall = ", ".join(str(r["wall_us"]) for r in rounds)
         print(f"{name:<11} {cpu:>38} {wall:>22}")
     report: dict[str, Any] = {"units": args.units, "at": datetime.now(UTC).isoformat(), "ways": results}
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"unit-of-work-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(report, indent=2))
+    path = write_results("unit-of-work", report)
     print(f"results written to {path}")
     return 0
 

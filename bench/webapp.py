@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from result_files import write_results  # bench/ is on sys.path when this script runs
 
 REPO = Path(__file__).resolve().parents[1]
 DIST = REPO / "web" / "dist"
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -322,11 +322,7 @@ async def main() -> None:
         "figures": figures,
     }
     print_table(result)
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    for path in (RESULTS_DIR / f"webapp-{stamp}.json", RESULTS_DIR / "webapp-latest.json"):
-        path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"\nresults written to {RESULTS_DIR / 'webapp-latest.json'}")
+    print(f"\nresults written to {write_results('webapp', result, latest=True)}")
 
 
 if __name__ == "__main__":

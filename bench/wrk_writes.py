@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from run import RESULTS_DIR, Api, bench_stack, cpu_ms_per_op, python_loop_cpu_s, stack_cpu_seconds
+from result_files import write_results  # bench/ is on sys.path when this script runs
+from run import Api, bench_stack, cpu_ms_per_op, python_loop_cpu_s, stack_cpu_seconds
 
 WARM_UP_SECONDS = 3
 SETTLE_SECONDS = 1.5
@@ -168,9 +169,7 @@ def main() -> int:
             "p99_ms": statistics.median(r["p99_ms"] for r in rounds),
         },
     }
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"wrk-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(report, indent=2))
+    path = write_results("wrk", report)
     print_table(report)
     print(f"\nresults written to {path}")
     return 0
