@@ -159,7 +159,6 @@ class ConsumerRunner:
         self.retry_base_seconds = retry_base_seconds
         self.filters = dict(filters or {})
         self.batch_handlers = dict(batch_handlers or {})
-        self.fetch_max_wait_ms = fetch_max_wait_ms
         self.pace = FetchPace(fetch_max_wait_ms)
         self.tracer = trace.get_tracer(f"{service}.consumer")
         self.started = asyncio.Event()
@@ -212,7 +211,7 @@ class ConsumerRunner:
             auto_offset_reset="earliest",
             max_poll_records=200,
             metadata_max_age_ms=METADATA_MAX_AGE_MS,
-            fetch_max_wait_ms=self.fetch_max_wait_ms,
+            fetch_max_wait_ms=self.pace.wait_ms(),
             consumer_timeout_ms=FETCHER_SAFETY_WAKE_MS,
         )
 

@@ -392,7 +392,6 @@ async def test_a_quiet_consumer_polls_at_the_idle_wait_and_an_event_brings_the_a
     _, engine = scratch_db
     user = uuid.uuid4()
     consumer = runner(own_broker.bootstrap, engine)
-    consumer.fetch_max_wait_ms = 200
     consumer.pace = FetchPace(200, idle_ms=1_500, idle_after=1.0)
     waits: list[int] = []
     real_getmany = AIOKafkaConsumer.getmany

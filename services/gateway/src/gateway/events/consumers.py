@@ -86,7 +86,6 @@ class TopicTail:
         self.lookback_seconds = dict(lookback_seconds or {})  # topics that start at now - lookback
         self.caught_up = asyncio.Event()  # everything present at start-up has been handled
         self.probe_seconds = probe_seconds
-        self.fetch_max_wait_ms = fetch_max_wait_ms
         self.pace = FetchPace(fetch_max_wait_ms)
         self.fast_fetch = fast_fetch
         self.fast_fetch_max_wait_ms = fast_fetch_max_wait_ms
@@ -132,7 +131,7 @@ class TopicTail:
             auto_offset_reset="earliest",
             client_id=f"gateway-{self.name}",
             max_poll_records=500,
-            fetch_max_wait_ms=self.fetch_max_wait_ms,
+            fetch_max_wait_ms=self.pace.wait_ms(),
             consumer_timeout_ms=FETCHER_SAFETY_WAKE_MS,
         )
 
