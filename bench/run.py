@@ -11,7 +11,8 @@ Measured:
   writes      through the gateway, one user per worker: create at c1, c16, c64; update and delete of the
               c16 bookmarks at c16; throughput, p50/p99, errors, CPU ms per write of every process of the
               stack (its whole process tree, PostgreSQL backends included; the load generator apart)
-  idle        CPU ms per second of every process with no traffic (20 s)
+  idle        CPU ms per second of every process with no traffic (BENCH_IDLE_SECONDS, 20 s), after
+              BENCH_IDLE_SETTLE_SECONDS (3 s) without any; at rest, the consumers' idle pace: 65 s
   delta       initial sync of N bookmarks with limit=1000: total, page p50/p99, last/first page ratio,
               API page time / raw SQL keyset query time
   gateway     the same request direct to the bookmarks service and through the gateway: p50 ratio
