@@ -140,8 +140,10 @@ async def test_events_sent_before_the_stack_created_the_topics_reach_the_consume
         await write_outbox(engine, [saved(user, 1) for user in users])
         await asyncio.to_thread(own_broker.start)  # no topics: the relay's sends auto-create them
         await eventually(lambda: _all_published(engine), timeout=60)
-        # The count the stack's own check reads (one metadata request naming no topic).
-        assert (await partition_counts(own_broker.bootstrap)).get("bookmark.saved") == AUTO_CREATE_PARTITIONS
+        # The count the stack's own check reads (one metadata request naming no topic). A topic made by a
+        # send can be missing from the listing for a moment; the stack's check looks again, so does this.
+        counts = await eventually(lambda: _listed(own_broker.bootstrap, "bookmark.saved"), timeout=30)
+        assert counts["bookmark.saved"] == AUTO_CREATE_PARTITIONS
         await ensure_topics(own_broker.bootstrap, TOPICS)  # as configured: nothing to create or delete
         async with running(_runner(own_broker.bootstrap, engine).run()):
             for user in users:
@@ -162,6 +164,11 @@ async def running(work: Coroutine[Any, Any, None]) -> AsyncIterator[None]:
 async def _has(engine: AsyncEngine, user: uuid.UUID, count: int) -> list[tuple[uuid.UUID, int]] | None:
     rows = await effects_of(engine, user)
     return rows if len({seq for _, seq in rows}) >= count else None
+
+
+async def _listed(bootstrap: str, topic: str) -> dict[str, int] | None:
+    counts = await partition_counts(bootstrap)
+    return counts if topic in counts else None
 
 
 async def _all_published(engine: AsyncEngine) -> bool:
