@@ -248,6 +248,31 @@ async def test_both_reads_of_a_tier_give_the_same_pages(
         assert await ids(http, library, q) == [r["bookmark"]["clientBookmarkId"] for r in every]
 
 
+async def test_the_body_tier_is_read_from_the_gin_index_only_when_the_ranked_tiers_leave_the_page_short(
+    http: httpx.AsyncClient, library: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its GIN read is the costly one (every row holding the words, page text included)."""
+    from bookmarks.search import queries as search_queries
+    from bookmarks.search.sql import BODY_TIER, MID_TIER, TOP_TIER
+
+    monkeypatch.setattr(search_queries, "WINDOWS", dict.fromkeys(search_queries.WINDOWS, 0))
+    read: list[float | None] = []
+    tier_statement = search_queries._tier
+
+    def recording(*args: Any) -> Any:
+        read.append(args[3])
+        return tier_statement(*args)
+
+    monkeypatch.setattr(search_queries, "_tier", recording)
+    page = await search(http, library, "python", limit=2)  # the title tier alone holds 3 (a page and one)
+    assert [r["bookmark"]["clientBookmarkId"] for r in page] == ["py-title", "py-tag"]
+    assert read == [TOP_TIER, MID_TIER]
+    read.clear()
+    page = await search(http, library, "python", limit=100)
+    assert [r["bookmark"]["clientBookmarkId"] for r in page] == ["py-title", "py-tag", "xss", "py-notes"]
+    assert read == [TOP_TIER, MID_TIER, BODY_TIER]
+
+
 async def test_cursor_tampering_and_reuse_with_another_query_are_refused(
     http: httpx.AsyncClient, library: Any, make_user: Any
 ) -> None:

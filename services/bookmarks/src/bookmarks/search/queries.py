@@ -1,13 +1,14 @@
 """Search reads (docs/api-guide.md, section 12) over the bookmarks table: stems, one page, snippets.
 
-Per page: the query's stems and the owner's Pro flag (:func:`context`); the tiers' reads (two statements
-at most, :func:`_read_tiers`); one ``SELECT`` of every result's ``ts_headline``.
+Per page: the query's stems and the owner's Pro flag (:func:`context`); the tiers' reads (three
+statements at most, :func:`_read_tiers`); one ``SELECT`` of every result's ``ts_headline``.
 
 Each tier with words is read in two ways, cheapest first. First the owner's newest :data:`WINDOWS` rows
 (a bounded walk of the newest-first index): if they hold a whole page of the tier, that ends the page,
 found in a few milliseconds whatever the word. Otherwise the tier has few matches, and they are read from
 the GIN index and sorted, with only bitmap scans allowed for this statement (``planner_settings``, set by
-the window statement itself). Every tier's window read is one ``UNION ALL``, every GIN read another.
+the window statement itself). Every tier's window read is one ``UNION ALL``; the ranked tiers' GIN reads
+another, and the body tier's a third, only when the page is still short.
 
 Why not let PostgreSQL choose: it cannot estimate how many rows a word matches (a word is an OR of its
 exact token and its stem in every language, and a lexeme it does not track is estimated from the least
@@ -150,10 +151,11 @@ async def _read_tiers(
     reads: Sequence[tuple[float | None, SearchPosition | None]],
     limit: int,
 ) -> list[sa.Row[Any]]:
-    """Two statements at most. First every tier's window read in one ``UNION ALL``, which also turns the
-    transaction's plain index and sequential scans off for the statement after it. A tier whose window
+    """Three statements at most. First every tier's window read in one ``UNION ALL``, which also turns the
+    transaction's plain index and sequential scans off for the statements after it. A tier whose window
     holds a whole page ends the page (every later tier is below it); each tier before it is read from the
-    GIN index, all of them in one ``UNION ALL``."""
+    GIN index: the ranked tiers in one ``UNION ALL``, then the body tier only if they leave the page short
+    (its GIN read is the costly one: every row holding the words, page text included)."""
     windowed = [(tier, tier_after) for tier, tier_after in reads if WINDOWS[tier or BODY_TIER] > 0]
     found: dict[float | None, list[sa.Row[Any]]] = {tier: [] for tier, _ in reads}
     if windowed:
@@ -171,10 +173,21 @@ async def _read_tiers(
             break
         from_gin.append((tier, tier_after))
     rows: list[sa.Row[Any]] = []
-    if from_gin:
-        branches = [_tier(query, match, owner, tier, tier_after, limit, None) for tier, tier_after in from_gin]
-        rows = list((await conn.execute(in_result_order(branches, limit))).all())
+    for group in _gin_groups(from_gin):
+        branches = [_tier(query, match, owner, tier, tier_after, limit - len(rows), None) for tier, tier_after in group]
+        rows += (await conn.execute(in_result_order(branches, limit - len(rows)))).all()
+        if len(rows) >= limit:
+            return rows
     return (rows + last)[:limit]
+
+
+def _gin_groups(
+    reads: Sequence[tuple[float | None, SearchPosition | None]],
+) -> list[Sequence[tuple[float | None, SearchPosition | None]]]:
+    """The GIN reads in result order, as statements: the ranked tiers together, the body tier apart."""
+    ranked = [read for read in reads if read[0] != BODY_TIER]
+    body = [read for read in reads if read[0] == BODY_TIER]
+    return [group for group in (ranked, body) if group]
 
 
 def _fields(hit: Hit) -> list[str | None]:
