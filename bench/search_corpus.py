@@ -25,7 +25,7 @@ the share of results found through their page text only.
 
 ``--explain``: EXPLAIN (ANALYZE, BUFFERS) of the statements the service runs (the same ``tier_page``
 statements: each tier's bounded window read, then its GIN read; a filter-only query's one walk) for the
-first and the slowest query of the word, phrase and filter-only kinds, after the measurements; printed and
+first and the slowest query of each kind but the no-match one, after the measurements; printed and
 kept in the JSON.
 
 Writes ``bench/results/search_corpus-<timestamp>.json`` and ``bench/results/search_corpus-latest.json``.
@@ -204,7 +204,7 @@ async def explain(engine: AsyncEngine, owner: uuid.UUID, chosen: dict[str, list[
     GIN read the service falls back to when the window holds less than a page) for the chosen queries."""
     from bookmarks.search import queries
     from bookmarks.search.query import parse_query
-    from bookmarks.search.sql import planner_settings, tier_page, tiers_to_read
+    from bookmarks.search.sql import planner_settings, search_plans, tier_page, tiers_to_read
 
     plans: dict[str, list[str]] = {}
     for kind, q in ((kind, q) for kind, texts in chosen.items() for q in texts):
@@ -218,7 +218,9 @@ async def explain(engine: AsyncEngine, owner: uuid.UUID, chosen: dict[str, list[
                 for window, bitmap_only in reads:
                     statement = tier_page(query, match, queries.COLUMNS, queries._SELECTED, owner=owner,
                                           tier=tier, after=after, limit=21, window=window)  # fmt: skip
+                    # As the service: bitmap scans only for a GIN read, and never a sequential scan.
                     await conn.execute(planner_settings(bitmap_only=bitmap_only))
+                    await conn.execute(sa.select(search_plans()))
                     # render_postcompile: the literal_execute constants (the A and B weights) inline.
                     compiled = statement.compile(dialect=engine.dialect, compile_kwargs={"render_postcompile": True})
                     params = compiled.construct_params()
@@ -253,7 +255,15 @@ async def run(gateway_url: str, dsn: str, args: argparse.Namespace) -> dict[str,
         results["loadavg_after_queries"] = [round(x, 2) for x in os.getloadavg()]
         results["quality"] = await quality(http, headers, corpus, labelled)
         if args.explain:
-            kinds = ("one_word_common", "one_word_medium", "one_word_rare", "two_words", "phrase", "filter_only")
+            kinds = (
+                "one_word_common",
+                "one_word_medium",
+                "one_word_rare",
+                "two_words",
+                "phrase",
+                "word_filter",
+                "filter_only",
+            )
             chosen = {k: list(dict.fromkeys([sets[k][0], results["queries"][k]["slowest"][0][0]])) for k in kinds}
             results["explain"] = await explain(engine, owner, chosen)
     await engine.dispose()

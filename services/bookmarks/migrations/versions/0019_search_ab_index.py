@@ -1,4 +1,4 @@
-"""Search's middle tier (docs/decisions/0153-search-three-tiers-two-statements.md): a GIN index of the
+"""Search's middle tier (docs/decisions/0153-search-three-tiers-read-cheapest-first.md): a GIN index of the
 lexemes of ``search_vector`` at weight A or B (``ts_filter``), so "every word as written in the fields at
 weight A or B" is a plain index read (bookmarks.search.sql). Nothing is stored or written besides the index.
 

@@ -273,6 +273,23 @@ async def test_the_body_tier_is_read_from_the_gin_index_only_when_the_ranked_tie
     assert read == [TOP_TIER, MID_TIER, BODY_TIER]
 
 
+async def test_a_search_plans_every_statement_for_its_values_and_never_reads_the_table_whole(
+    large_library: Any,
+) -> None:
+    """The page's first statement sets both for the rest of its transaction (``search_plans``): a window
+    read with a filter of few estimated matches was otherwise planned as a parallel sequential scan."""
+    from bookmarks.search import queries as search_queries
+    from bookmarks.search.query import parse_query
+
+    async with large_library.engine.connect() as conn:
+        await search_queries.context(conn, parse_query("big domain:big.example"), large_library.owner)
+        found = await conn.execute(text("SELECT current_setting('plan_cache_mode'), current_setting('enable_seqscan')"))
+        assert tuple(found.one()) == ("force_custom_plan", "off")
+        await conn.rollback()
+        found = await conn.execute(text("SELECT current_setting('enable_seqscan')"))
+        assert found.scalar() == "on"  # the transaction's own: the next one starts from the defaults
+
+
 async def test_cursor_tampering_and_reuse_with_another_query_are_refused(
     http: httpx.AsyncClient, library: Any, make_user: Any
 ) -> None:

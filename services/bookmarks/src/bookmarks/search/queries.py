@@ -39,11 +39,11 @@ from bookmarks.search.sql import (
     TOP_TIER,
     SearchColumns,
     TextMatch,
-    custom_plans,
     headlines_statement,
     in_result_order,
     planner_settings,
     position_of,
+    search_plans,
     stems_statement,
     tier_page,
     tiers_to_read,
@@ -66,13 +66,13 @@ class Hit:
 
 
 def _context_statement(terms: Sequence[str], owner: uuid.UUID) -> sa.Select[Any]:
-    """The page's first statement: the owner's Pro flag, :func:`custom_plans` for the statements after
+    """The page's first statement: the owner's Pro flag, :func:`search_plans` for the statements after
     it, and with ``terms`` their stems in the owner's page languages only (``search_configs``; the other
     languages' stems cannot match any of the owner's rows, and each one costs every row test and GIN
     lookup of the page)."""
     stream = sa.select(user_streams).where(user_streams.c.owner_uid == owner)
     columns = [stream.with_only_columns(user_streams.c.is_pro).scalar_subquery().label("is_pro"),
-               custom_plans().label("custom_plans")]  # fmt: skip
+               search_plans().label("search_plans")]  # fmt: skip
     if not terms:
         return sa.select(*columns)
     configs = sa.func.coalesce(stream.with_only_columns(user_streams.c.search_configs).scalar_subquery(),
