@@ -375,13 +375,13 @@ async def test_snippets_show_original_spelling_and_escape_markup(engine: AsyncEn
         french = await text_match(conn, query)
         python = await text_match(conn, parse_query("python"))
         texts = [FRENCH_TEXT, title, window]
-        statement = headlines_statement(
-            ["french", "simple", "french"],
-            [headline_document(t) for t in texts],
-            [french.headline_query("french") or "", python.headline_query("simple") or "",
-             french.headline_query("french") or ""],
-        )  # fmt: skip
-        fr, xss, long = (await conn.execute(statement)).scalars().all()
+        parameters = {
+            "configs": ["french", "simple", "french"],
+            "documents": [headline_document(t) for t in texts],
+            "queries": [french.headline_query("french") or "", python.headline_query("simple") or "",
+                        french.headline_query("french") or ""],
+        }  # fmt: skip
+        fr, xss, long = (await conn.execute(headlines_statement(), parameters)).scalars().all()
     assert "politiques <mark>ÉCONOMIQUES</mark> de la France sont débattues" in render_snippet(fr, FRENCH_TEXT)
     assert render_snippet(xss, title) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; <mark>python</mark>"
     assert "<mark>ÉCONOMIQUES</mark>" in render_snippet(long, window)

@@ -19,12 +19,14 @@ common words. Measured in bench/search.py; docs/decisions/0050-search-plans.md.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bookmarks.domain.model import Bookmark
@@ -65,18 +67,20 @@ class Hit:
     highlight_texts: Sequence[str] = ()
 
 
-def _context_statement(terms: Sequence[str], owner: uuid.UUID) -> sa.Select[Any]:
-    """The page's first statement: the owner's Pro flag, :func:`search_plans` for the statements after
-    it, and with ``terms`` their stems in the owner's page languages only (``search_configs``; the other
-    languages' stems cannot match any of the owner's rows, and each one costs every row test and GIN
-    lookup of the page)."""
-    stream = sa.select(user_streams).where(user_streams.c.owner_uid == owner)
+@functools.cache
+def _context_statement(with_terms: bool) -> sa.Select[Any]:
+    """The page's first statement, built once (bound: ``owner``, and ``terms`` with terms): the owner's
+    Pro flag, :func:`search_plans` for the statements after it, and with terms their stems in the
+    owner's page languages only (``search_configs``; the other languages' stems cannot match any of the
+    owner's rows, and each one costs every row test and GIN lookup of the page)."""
+    stream = sa.select(user_streams).where(user_streams.c.owner_uid == sa.bindparam("owner"))
     columns = [stream.with_only_columns(user_streams.c.is_pro).scalar_subquery().label("is_pro"),
                search_plans().label("search_plans")]  # fmt: skip
-    if not terms:
+    if not with_terms:
         return sa.select(*columns)
     configs = sa.func.coalesce(stream.with_only_columns(user_streams.c.search_configs).scalar_subquery(),
                                sa.literal([], user_streams.c.search_configs.type))  # fmt: skip
+    terms = sa.bindparam("terms", type_=ARRAY(sa.Text))
     return stems_statement(terms, configs).add_columns(*columns)
 
 
@@ -84,7 +88,8 @@ async def context(conn: AsyncConnection, query: Query, owner: uuid.UUID) -> tupl
     """The tsquery texts of the query's words (PostgreSQL's own stems) and the owner's Pro flag: one
     round trip, which also makes the rest of the transaction plan every statement for its values."""
     terms = TextMatch.terms(query)
-    rows = (await conn.execute(_context_statement(terms, owner))).mappings().all()
+    parameters: dict[str, Any] = {"owner": owner} | ({"terms": terms} if terms else {})
+    rows = (await conn.execute(_context_statement(bool(terms)), parameters)).mappings().all()
     match = TextMatch.build(query, rows) if terms else TextMatch(None, None)
     return match, bool(rows[0]["is_pro"]) if rows else False
 
@@ -205,6 +210,7 @@ async def snippets(conn: AsyncConnection, query: Query, match: TextMatch, hits: 
     texts = [best_field(_fields(h), h.page_text, terms) or "" for h in hits]
     configs = [h.config if h.config in ALL_CONFIGS else SIMPLE for h in hits]
     queries = [match.headline_query(c) or "" for c in configs]
-    statement = headlines_statement(configs, [headline_document(t) for t in texts], queries)
-    headlines = (await conn.execute(statement)).scalars().all()
+    documents = [headline_document(t) for t in texts]
+    parameters = {"configs": configs, "documents": documents, "queries": queries}
+    headlines = (await conn.execute(headlines_statement(), parameters)).scalars().all()
     return [render_snippet(h, text) if text else None for h, text in zip(headlines, texts, strict=True)]

@@ -306,16 +306,18 @@ def full_vector(fields: ColumnElement[Any], page: ColumnElement[Any]) -> ColumnE
 # --- the query -------------------------------------------------------------------------------------
 
 
-def stems_statement(terms: Sequence[str], configs: ColumnElement[Any] | None = None) -> sa.Select[Any]:
-    """Rows ``(term, config, exact, lexemes)``: for each term and each configuration of ``configs`` (an
-    array expression; default every one of :data:`STEM_CONFIGS`, and only those are used), the term's
-    lexemes in that configuration, and its exact ``phraseto_tsquery('simple')`` text; a term gets one row
-    with no configuration when ``configs`` is empty. One small statement whatever the number of terms.
-    Give the rows to :func:`TextMatch.build`.
+def stems_statement(
+    terms: Sequence[str] | ColumnElement[Any], configs: ColumnElement[Any] | None = None
+) -> sa.Select[Any]:
+    """Rows ``(term, config, exact, lexemes)``: for each term (``terms``: a list, or an array expression)
+    and each configuration of ``configs`` (an array expression; default every one of
+    :data:`STEM_CONFIGS`, and only those are used), the term's lexemes in that configuration, and its exact
+    ``phraseto_tsquery('simple')`` text; a term gets one row with no configuration when ``configs`` is
+    empty. One small statement whatever the number of terms. Give the rows to :func:`TextMatch.build`.
     """
     known = sa.literal(list(STEM_CONFIGS), ARRAY(sa.Text))
     term = (
-        sa.func.unnest(sa.literal(list(terms), ARRAY(sa.Text)))
+        sa.func.unnest(terms if isinstance(terms, ColumnElement) else sa.literal(list(terms), ARRAY(sa.Text)))
         .table_valued("term", with_ordinality="n")
         .render_derived(name="terms")
     )
@@ -695,20 +697,15 @@ def position_of(row: sa.Row[Any]) -> SearchPosition:
     return SearchPosition(row.search_rank, row.search_sort_time, row.search_id)
 
 
-def headlines_statement(configs: Sequence[str], documents: Sequence[str], queries: Sequence[str]) -> sa.Select[Any]:
-    """``ts_headline(config, document, query)`` for each triple, in order (column ``headline``): one
-    statement of constant shape whatever the page. ``documents`` come from
-    :func:`bookmarks.search.snippet.headline_document`; ``queries`` from :meth:`TextMatch.headline_query`.
-    """
-    rows = (
-        sa.func.unnest(
-            sa.literal(list(configs), ARRAY(sa.Text)),
-            sa.literal(list(documents), ARRAY(sa.Text)),
-            sa.literal(list(queries), ARRAY(sa.Text)),
-        )
-        .table_valued("config", "document", "query", with_ordinality="n")
-        .render_derived(name="h")
-    )
+@functools.cache
+def headlines_statement() -> sa.Select[Any]:
+    """``ts_headline(config, document, query)`` for each triple of the bound arrays ``configs``,
+    ``documents`` and ``queries``, in order (column ``headline``): one statement, built once, whatever the
+    page. ``documents`` come from :func:`bookmarks.search.snippet.headline_document`; ``queries`` from
+    :meth:`TextMatch.headline_query`."""
+    arrays = (sa.bindparam(name, type_=ARRAY(sa.Text)) for name in ("configs", "documents", "queries"))
+    unnested = sa.func.unnest(*arrays).table_valued("config", "document", "query", with_ordinality="n")
+    rows = unnested.render_derived(name="h")
     headline = sa.func.ts_headline(
         sa.cast(rows.c.config, REGCONFIG), rows.c.document, sa.cast(rows.c.query, TSQUERY), HEADLINE_OPTIONS
     )
