@@ -257,13 +257,13 @@ async def test_the_body_tier_is_read_from_the_gin_index_only_when_the_ranked_tie
 
     monkeypatch.setattr(search_queries, "WINDOWS", dict.fromkeys(search_queries.WINDOWS, 0))
     read: list[float | None] = []
-    tier_statement = search_queries._tier
+    statement_of = search_queries._statement
 
-    def recording(*args: Any) -> Any:
-        read.append(args[3])
-        return tier_statement(*args)
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        read.extend(tier for tier, _, _ in args[3])
+        return statement_of(*args, **kwargs)
 
-    monkeypatch.setattr(search_queries, "_tier", recording)
+    monkeypatch.setattr(search_queries, "_statement", recording)
     page = await search(http, library, "python", limit=2)  # the title tier alone holds 3 (a page and one)
     assert [r["bookmark"]["clientBookmarkId"] for r in page] == ["py-title", "py-tag"]
     assert read == [TOP_TIER, MID_TIER]
@@ -288,6 +288,34 @@ async def test_a_search_plans_every_statement_for_its_values_and_never_reads_the
         await conn.rollback()
         found = await conn.execute(text("SELECT current_setting('enable_seqscan')"))
         assert found.scalar() == "on"  # the transaction's own: the next one starts from the defaults
+
+
+async def test_a_statement_built_for_one_query_serves_every_query_of_its_shape_with_their_own_values(
+    http: httpx.AsyncClient, library: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Search statements are built once per shape (search/queries.py): each query, paged by 3, gives
+    with statements built for other queries what it gives with its own."""
+    from sqlalchemy.util import LRUCache
+
+    from bookmarks.search import queries as search_queries
+
+    built: list[str] = []
+    tier_page = search_queries.tier_page
+    monkeypatch.setattr(search_queries, "tier_page", lambda *a, **k: built.append("tier") or tier_page(*a, **k))
+    queries = ["python", "climate", "snakes", "climate -is:favorite", "domain:python.org", "domain:example.org",
+               "python -tag:café", "tag:science", "-is:archived", "zzzunknownword"]  # fmt: skip
+    alone = {}
+    for q in queries:  # each with statements of its own
+        monkeypatch.setattr(search_queries, "_STATEMENTS", LRUCache(128))
+        alone[q] = await ids(http, library, q)
+    assert alone["python"] == ["py-title", "py-tag", "xss", "py-notes"]
+    monkeypatch.setattr(search_queries, "_STATEMENTS", LRUCache(128))
+    for q in queries:
+        assert await ids(http, library, q) == alone[q], q
+    built.clear()
+    for q in reversed(queries):
+        assert await ids(http, library, q) == alone[q], q
+    assert built == []  # every statement of the second round was one built in the first
 
 
 async def test_cursor_tampering_and_reuse_with_another_query_are_refused(

@@ -28,6 +28,8 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.base import Executable
+from sqlalchemy.util import LRUCache
 
 from bookmarks.domain.model import Bookmark
 from bookmarks.search.cursor import SearchPosition
@@ -41,11 +43,14 @@ from bookmarks.search.sql import (
     TOP_TIER,
     SearchColumns,
     TextMatch,
+    TierRead,
     headlines_statement,
     in_result_order,
     planner_settings,
     position_of,
     search_plans,
+    search_shape,
+    search_values,
     stems_statement,
     tier_page,
     tiers_to_read,
@@ -118,7 +123,8 @@ async def page(
     reads = tiers_to_read(match, after)
     if reads[0][0] is None and not _reads_an_index(query):
         # Filter-only: the walk stops after a page of matches, and filters are cheap to test.
-        rows = list((await conn.execute(_tier(query, match, owner, None, after, limit, None))).all())
+        statement, values = _statement(query, match, owner, [(None, after, None)], limit, window_reads=False)
+        rows = list((await conn.execute(statement, values)).all())
     else:
         rows = await _read_tiers(conn, query, match, owner, reads, limit)
     return [
@@ -135,17 +141,26 @@ def _reads_an_index(query: Query) -> bool:
     return any(isinstance(c.filter, DomainFilter) and not c.negated for c in query.conditions)
 
 
-def _tier(
-    query: Query,
-    match: TextMatch,
-    owner: uuid.UUID,
-    tier: float | None,
-    after: SearchPosition | None,
-    limit: int,
-    window: int | None,
-) -> sa.Select[Any]:
-    return tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,
-                     window=window)  # fmt: skip
+# Statements built once per shape (``search_shape``), the most recently used kept.
+_STATEMENTS: LRUCache[tuple[Any, ...], Executable] = LRUCache(128)
+
+
+def _statement(
+    query: Query, match: TextMatch, owner: uuid.UUID, reads: Sequence[TierRead], limit: int, *, window_reads: bool
+) -> tuple[Executable, dict[str, Any]]:
+    """The statement of ``reads`` and its values (``search_values``): window reads in one ``UNION ALL``
+    that also sets the bitmap-only scans for the statements after it, or GIN reads (the filter-only walk)
+    in result order. Built once per shape: a search of the same shape executes the same statement object,
+    whose cache key SQLAlchemy keeps, with its own values."""
+    values = search_values(query, match, owner=owner, limit=limit, reads=reads)
+    shape = (window_reads, search_shape(query, match, reads))
+    statement = _STATEMENTS.get(shape)
+    if statement is None:
+        branches = [tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,
+                              window=window, values=values) for tier, after, window in reads]  # fmt: skip
+        built = with_planner_settings(branches, bitmap_only=True) if window_reads else in_result_order(branches, limit)
+        statement = _STATEMENTS[shape] = built
+    return statement, values
 
 
 async def _read_tiers(
@@ -161,34 +176,32 @@ async def _read_tiers(
     holds a whole page ends the page (every later tier is below it); each tier before it is read from the
     GIN index: the ranked tiers in one ``UNION ALL``, then the body tier only if they leave the page short
     (its GIN read is the costly one: every row holding the words, page text included)."""
-    windowed = [(tier, tier_after) for tier, tier_after in reads if WINDOWS[tier or BODY_TIER] > 0]
+    windowed: list[TierRead] = [(tier, after, WINDOWS[tier or BODY_TIER]) for tier, after in reads
+                                if WINDOWS[tier or BODY_TIER] > 0]  # fmt: skip
     found: dict[float | None, list[sa.Row[Any]]] = {tier: [] for tier, _ in reads}
     if windowed:
-        branches = [_tier(query, match, owner, tier, tier_after, limit, WINDOWS[tier or BODY_TIER])
-                    for tier, tier_after in windowed]  # fmt: skip
-        for row in await conn.execute(with_planner_settings(branches, bitmap_only=True)):
+        statement, values = _statement(query, match, owner, windowed, limit, window_reads=True)
+        for row in await conn.execute(statement, values):
             found[row.search_rank].append(row)
     else:
         await conn.execute(planner_settings(bitmap_only=True))
-    from_gin: list[tuple[float | None, SearchPosition | None]] = []
+    from_gin: list[TierRead] = []
     last: list[sa.Row[Any]] = []
     for tier, tier_after in reads:
         if len(found[tier]) >= limit:
             last = found[tier]
             break
-        from_gin.append((tier, tier_after))
+        from_gin.append((tier, tier_after, None))
     rows: list[sa.Row[Any]] = []
     for group in _gin_groups(from_gin):
-        branches = [_tier(query, match, owner, tier, tier_after, limit - len(rows), None) for tier, tier_after in group]
-        rows += (await conn.execute(in_result_order(branches, limit - len(rows)))).all()
+        statement, values = _statement(query, match, owner, group, limit - len(rows), window_reads=False)
+        rows += (await conn.execute(statement, values)).all()
         if len(rows) >= limit:
             return rows
     return (rows + last)[:limit]
 
 
-def _gin_groups(
-    reads: Sequence[tuple[float | None, SearchPosition | None]],
-) -> list[Sequence[tuple[float | None, SearchPosition | None]]]:
+def _gin_groups(reads: Sequence[TierRead]) -> list[Sequence[TierRead]]:
     """The GIN reads in result order, as statements: the ranked tiers together, the body tier apart."""
     ranked = [read for read in reads if read[0] != BODY_TIER]
     body = [read for read in reads if read[0] == BODY_TIER]

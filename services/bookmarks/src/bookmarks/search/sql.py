@@ -40,9 +40,9 @@ from bookmarks.search.cursor import SearchPosition
 from bookmarks.search.folding import fold
 from bookmarks.search.query import (
     CollectionFilter,
-    Condition,
     DateFilter,
     DomainFilter,
+    Filter,
     Flag,
     FlagFilter,
     Has,
@@ -418,8 +418,14 @@ class TextMatch:
         return cls(" & ".join(required) or None, " | ".join(excluded) or None, tuple(required_terms), fields)
 
 
-def _tsquery(text: str) -> ColumnElement[Any]:
-    return sa.cast(sa.literal(text), TSQUERY)
+def _bound(values: Mapping[str, Any], name: str, type_: Any) -> ColumnElement[Any]:
+    """The bound parameter ``name`` with its value in ``values``. A statement built for one query carries
+    its values; built once for a shape (:func:`search_shape`), it takes another query's at execution."""
+    return sa.bindparam(name, values[name], type_=type_)
+
+
+def _tsquery(values: Mapping[str, Any], name: str) -> ColumnElement[Any]:
+    return sa.cast(_bound(values, name, sa.Text()), TSQUERY)
 
 
 def _matches(vector: ColumnElement[Any], query: ColumnElement[Any]) -> ColumnElement[bool]:
@@ -431,67 +437,142 @@ def _match_function(vector: ColumnElement[Any], query: ColumnElement[Any]) -> Co
     return sa.func.ts_match_vq(vector, query, type_=sa.Boolean)
 
 
+# A tier's read: the tier (None: filter-only), the position to continue after, its window (None: unbounded).
+TierRead = tuple[float | None, SearchPosition | None, int | None]
+
+
+def _tag(tier: float | None) -> str:
+    return "all" if tier is None else _TIER_TAGS[tier]
+
+
+def search_values(
+    query: Query, match: TextMatch, *, owner: uuid.UUID, limit: int, reads: Iterable[TierRead] = ()
+) -> dict[str, Any]:
+    """Every value a search statement binds, by name (``search_…``): the query's, and each tier read's
+    position and window. The only place they are derived; statements refer to them by name."""
+    values: dict[str, Any] = {"search_owner": owner, "search_limit": limit}
+    texts = {"required": match.required, "excluded": match.excluded, "fields": match.fields,
+             "ab_fields": match.ab_fields}  # fmt: skip
+    values |= {f"search_{key}": text for key, text in texts.items() if text is not None}
+    for i, condition in enumerate(query.conditions):
+        values |= _filter_values(condition.filter, f"search_c{i}", indexed_domain=match.required is None)
+    for tier, after, window in reads:
+        tag = _tag(tier)
+        if after is not None:
+            values |= {f"search_{tag}_after_time": after.sort_time, f"search_{tag}_after_id": after.client_bookmark_id}
+        if window is not None:
+            values[f"search_{tag}_skip"] = window - 1
+    return values
+
+
+def search_shape(query: Query, match: TextMatch, reads: Iterable[TierRead]) -> tuple[Any, ...]:
+    """What decides a search statement's SQL besides :func:`search_values`: statements of one shape
+    differ only in their values, so one built for a shape serves every query of it."""
+    texts = (match.required, match.excluded, match.fields, match.ab_fields)
+    conditions = tuple((c.negated, _filter_shape(c.filter)) for c in query.conditions)
+    tiers = tuple((tier, after is None, window is None) for tier, after, window in reads)
+    return tuple(text is None for text in texts), conditions, tiers
+
+
+def _filter_shape(condition: Filter) -> Any:
+    match condition:
+        case FlagFilter(flag):
+            return flag
+        case HasFilter(what):
+            return what
+        case DateFilter(bound, _):
+            return bound
+        case _:
+            return type(condition).__name__
+
+
+def _like_escaped(text: str) -> str:
+    """``text`` as a LIKE pattern matching itself (escape character ``/``)."""
+    return text.replace("/", "//").replace("%", "/%").replace("_", "/_")
+
+
+def _filter_values(condition: Filter, name: str, *, indexed_domain: bool) -> dict[str, Any]:
+    match condition:
+        case TagFilter(tag):
+            return {name: [tag]}
+        case DomainFilter(host) if not indexed_domain:
+            return {name: host, f"{name}_like": "%." + _like_escaped(host)}
+        case DomainFilter(host):
+            # The host or a subdomain, as ranges of the reversed domain in byte order (the index of
+            # migration 0018): ``moc.elpmaxe``, or from ``moc.elpmaxe.`` up to ``moc.elpmaxe/`` ("/"
+            # follows "."), so ``notexample.com`` (``moc.elpmaxeton``) is outside both.
+            key = host[::-1]
+            return {name: key, f"{name}_from": key + ".", f"{name}_to": key + "/"}
+        case CollectionFilter(collection_id):
+            return {name: [collection_id]}
+        case LinkFilter(status):
+            return {name: status.value}
+        case DateFilter(_, day):
+            return {name: _midnight(day)}
+        case _:
+            return {}
+
+
 def every_match(query: Query, match: TextMatch, columns: SearchColumns, owner: uuid.UUID) -> list[Any]:
     """The WHERE clauses of every live bookmark the query matches, in no order and unranked (a bulk
     change by query acts on all of them, not on a page)."""
-    where = _base_clauses(query, match, columns, owner)
+    values = search_values(query, match, owner=owner, limit=0)
+    where = _base_clauses(query, match, columns, values)
     if match.required is not None:
-        where.append(_matches(columns.vector, _tsquery(match.required)))
+        where.append(_matches(columns.vector, _tsquery(values, "search_required")))
     return where
 
 
-def _base_clauses(query: Query, match: TextMatch, columns: SearchColumns, owner: uuid.UUID) -> list[Any]:
+def _base_clauses(query: Query, match: TextMatch, columns: SearchColumns, values: Mapping[str, Any]) -> list[Any]:
+    owner = _bound(values, "search_owner", columns.owner.type)
     clauses: list[ColumnElement[bool]] = [columns.owner == owner, columns.deleted_at.is_(None)]
     if match.excluded is not None:
-        clauses.append(sa.not_(_matches(columns.vector, _tsquery(match.excluded))))
+        clauses.append(sa.not_(_matches(columns.vector, _tsquery(values, "search_excluded"))))
     # With words, the GIN index finds the rows: a domain: condition the planner could read from its own
     # index would compete with it, on a domain's row estimate against a tsquery's poor one.
     indexed_domain = match.required is None
-    clauses += [_condition(c, columns, indexed_domain) for c in query.conditions]
+    for i, condition in enumerate(query.conditions):
+        clause = _filter(condition.filter, columns, values, f"search_c{i}", indexed_domain)
+        clauses.append(sa.not_(sa.func.coalesce(clause, sa.false())) if condition.negated else clause)
     return clauses
-
-
-def _condition(condition: Condition, columns: SearchColumns, indexed_domain: bool = True) -> ColumnElement[bool]:
-    clause = _filter(condition, columns, indexed_domain)
-    if condition.negated:
-        return sa.not_(sa.func.coalesce(clause, sa.false()))
-    return clause
 
 
 def _midnight(day: date) -> datetime:
     return datetime.combine(day, time(0), tzinfo=UTC)
 
 
-def _contains(array: ColumnElement[list[str]], value: str) -> ColumnElement[bool]:
-    return array.bool_op("@>")(sa.cast([value], ARRAY(sa.Text)))
+def _contains(array: ColumnElement[list[str]], values: Mapping[str, Any], name: str) -> ColumnElement[bool]:
+    return array.bool_op("@>")(sa.cast(_bound(values, name, ARRAY(sa.Text)), ARRAY(sa.Text)))
 
 
-def _filter(condition: Condition, columns: SearchColumns, indexed_domain: bool = True) -> ColumnElement[bool]:
-    match condition.filter:
-        case TagFilter(tag):
-            return _contains(columns.tags, tag)
-        case DomainFilter(host) if not indexed_domain:
+def _filter(
+    condition: Filter, columns: SearchColumns, values: Mapping[str, Any], name: str, indexed_domain: bool
+) -> ColumnElement[bool]:
+    """The condition's SQL; its values (:func:`_filter_values`) bound under ``name``."""
+    match condition:
+        case TagFilter():
+            return _contains(columns.tags, values, name)
+        case DomainFilter() if not indexed_domain:
             # The same rows as below, in a form no index serves.
-            return sa.or_(columns.domain == host, columns.domain.endswith("." + host, autoescape=True))
-        case DomainFilter(host):
-            # The host or a subdomain, as ranges of the reversed domain in byte order (the index of
-            # migration 0018): ``moc.elpmaxe``, or from ``moc.elpmaxe.`` up to ``moc.elpmaxe/`` ("/"
-            # follows "."), so ``notexample.com`` (``moc.elpmaxeton``) is outside both.
+            like = _bound(values, f"{name}_like", sa.Text())
+            return sa.or_(columns.domain == _bound(values, name, sa.Text()), columns.domain.like(like, escape="/"))
+        case DomainFilter():
             reversed_domain = sa.func.reverse(columns.domain).collate("C")
-            key = host[::-1]
-            return sa.or_(reversed_domain == key, sa.and_(reversed_domain >= key + ".", reversed_domain < key + "/"))
-        case CollectionFilter(collection_id):
-            return _contains(columns.collection_ids, collection_id)
+            key, start, end = (_bound(values, n, sa.Text()) for n in (name, f"{name}_from", f"{name}_to"))
+            return sa.or_(reversed_domain == key, sa.and_(reversed_domain >= start, reversed_domain < end))
+        case CollectionFilter():
+            return _contains(columns.collection_ids, values, name)
         case FlagFilter(flag):
             return _flag(flag, columns)
         case HasFilter(Has.HIGHLIGHTS):
             # The index keeps the live highlights' texts, never none for a bookmark that has one.
             return sa.func.cardinality(columns.highlight_texts) > 0
-        case LinkFilter(status):
-            return columns.link_status == status.value
-        case DateFilter(bound, day):
+        case LinkFilter():
+            return columns.link_status == _bound(values, name, sa.Text())
+        case DateFilter(bound):
             # after: that UTC day inclusive; before: exclusive.
-            return columns.sort_time >= _midnight(day) if bound == "after" else columns.sort_time < _midnight(day)
+            midnight = _bound(values, name, sa.DateTime(timezone=True))
+            return columns.sort_time >= midnight if bound == "after" else columns.sort_time < midnight
 
 
 def _flag(flag: Flag, columns: SearchColumns) -> ColumnElement[bool]:
@@ -517,25 +598,27 @@ def _flag(flag: Flag, columns: SearchColumns) -> ColumnElement[bool]:
 TOP_TIER: Final = 1.0  # every required word is in the title or the tags
 MID_TIER: Final = 0.5  # every required word, as written, is in the fields at weight A or B (TextMatch.fields)
 BODY_TIER: Final = 0.0  # the rest: a word only in notes, summary, highlights, page text, or only by its stem
+_TIER_TAGS: Final = {TOP_TIER: "top", MID_TIER: "mid", BODY_TIER: "body"}
 
 
 def _newest_first(
     columns: SearchColumns,
-    owner: uuid.UUID,
+    values: Mapping[str, Any],
     selected: Sequence[ColumnElement[Any]],
     where: Sequence[Any],
     tier: float | None,
     after: SearchPosition | None,
-    limit: int,
     window: int | None = None,
 ) -> sa.Select[Any]:
     """One keyset walk newest first: ``(sort_time, id) < after`` ordered by the sort-time index. With
     ``window`` (at least 1), only the owner's ``window`` newest live rows after ``after`` (and any sharing
     the last one's sort time) are candidates: a bounded walk, whose cost does not depend on how few rows
-    match."""
+    match. Values from :func:`search_values`."""
+    tag = _tag(tier)
     keyset = [] if after is None else [
         sa.tuple_(columns.sort_time, columns.client_bookmark_id)
-        < sa.tuple_(sa.literal(after.sort_time, sa.DateTime(timezone=True)), sa.literal(after.client_bookmark_id))
+        < sa.tuple_(_bound(values, f"search_{tag}_after_time", sa.DateTime(timezone=True)),
+                    _bound(values, f"search_{tag}_after_id", sa.Text()))
     ]  # fmt: skip
     newest = (columns.sort_time.desc(), columns.client_bookmark_id.desc())
     statement = _selection(columns, tuple(selected), tier).where(*where, *keyset)
@@ -544,15 +627,16 @@ def _newest_first(
         # are a newest-first prefix, so the walk's range ends there. No such row: the whole rest.
         boundary = (
             sa.select(columns.sort_time)
-            .where(columns.owner == owner, columns.deleted_at.is_(None), *keyset)
+            .where(columns.owner == _bound(values, "search_owner", columns.owner.type), columns.deleted_at.is_(None),
+                   *keyset)
             .order_by(*newest)
-            .offset(window - 1)
+            .offset(_bound(values, f"search_{tag}_skip", sa.Integer()))
             .limit(1)
             .scalar_subquery()
-        )
+        )  # fmt: skip
         floor = sa.cast(sa.literal("-infinity"), sa.DateTime(timezone=True))
         statement = statement.where(columns.sort_time >= sa.func.coalesce(boundary, floor))
-    return statement.order_by(*newest).limit(limit)
+    return statement.order_by(*newest).limit(_bound(values, "search_limit", sa.Integer()))
 
 
 @functools.lru_cache(maxsize=32)
@@ -595,32 +679,36 @@ def tier_page(
     after: SearchPosition | None,
     limit: int,
     window: int | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> sa.Select[Any]:
     """One tier of :func:`tiers_to_read`, newest first after ``after``: ``LIMIT``-ed, so a common word costs
     what a page costs; with ``window``, among the ``window`` newest rows only (see :func:`_newest_first`).
-    ``SELECT selected, search_rank, search_sort_time, search_id``."""
-    where = _base_clauses(query, match, columns, owner)
+    ``SELECT selected, search_rank, search_sort_time, search_id``. ``values``: :func:`search_values` of
+    every read of the statement this one is part of (default: of this read alone)."""
+    if values is None:
+        values = search_values(query, match, owner=owner, limit=limit, reads=[(tier, after, window)])
+    where = _base_clauses(query, match, columns, values)
     if tier is None or match.required is None:
-        return _newest_first(columns, owner, selected, where, None, after, limit, window)
-    required = _tsquery(match.required)
+        return _newest_first(columns, values, selected, where, None, after, window)
+    required = _tsquery(values, "search_required")
     # A window read tests its rows with the function behind ``@@``, which no index serves: it stays the
     # bounded newest-first walk even when a weighted tsquery's low estimate would make the GIN index look
     # cheaper (that read rechecks every row holding the words, whatever the window).
     test = _matches if window is None else _match_function
     in_head = test(columns.head, required)
     if tier == TOP_TIER:
-        return _newest_first(columns, owner, selected, [*where, in_head], TOP_TIER, after, limit, window)
-    fields = None if match.fields is None else test(columns.vector, _tsquery(match.fields))
+        return _newest_first(columns, values, selected, [*where, in_head], TOP_TIER, after, window)
+    fields = None if match.fields is None else test(columns.vector, _tsquery(values, "search_fields"))
     if tier == MID_TIER and fields is not None and match.ab_fields is not None:
         # The GIN read tests the A and B lexemes (the expression of ix_bookmarks_search_ab), a plain index
         # read; a row test keeps the weighted tsquery on the vector (no ts_filter per row): the same rows.
-        in_fields = fields if window is not None else _matches(columns.ab_vector, _tsquery(match.ab_fields))
-        return _newest_first(columns, owner, selected, [*where, in_fields, sa.not_(in_head)], MID_TIER, after,
-                             limit, window)  # fmt: skip
+        in_fields = fields if window is not None else _matches(columns.ab_vector, _tsquery(values, "search_ab_fields"))
+        return _newest_first(columns, values, selected, [*where, in_fields, sa.not_(in_head)], MID_TIER, after,
+                             window)  # fmt: skip
     body = [*where, test(columns.vector, required), sa.not_(in_head)]
     if fields is not None:
         body.append(sa.not_(fields))
-    return _newest_first(columns, owner, selected, body, BODY_TIER, after, limit, window)
+    return _newest_first(columns, values, selected, body, BODY_TIER, after, window)
 
 
 def search_page(
@@ -634,21 +722,26 @@ def search_page(
     limit: int,
 ) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """The page after ``after`` as one statement: the union of :func:`tier_page` for every tier to read."""
+    reads: list[TierRead] = [(tier, tier_after, None) for tier, tier_after in tiers_to_read(match, after)]
+    values = search_values(query, match, owner=owner, limit=limit, reads=reads)
     branches = [
-        tier_page(query, match, columns, selected, owner=owner, tier=tier, after=tier_after, limit=limit)
-        for tier, tier_after in tiers_to_read(match, after)
-    ]
+        tier_page(query, match, columns, selected, owner=owner, tier=tier, after=tier_after, limit=limit,
+                  values=values)
+        for tier, tier_after, _ in reads
+    ]  # fmt: skip
     return in_result_order(branches, limit)
 
 
 def in_result_order(branches: Sequence[sa.Select[Any]], limit: int) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """The first ``limit`` rows of the ``UNION ALL`` of :func:`tier_page` statements, in result order (no
-    subquery around the union: its dozens of column proxies cost more Python than the rest)."""
+    subquery around the union: its dozens of column proxies cost more Python than the rest). ``limit`` is
+    bound as the branches' (``search_limit``)."""
     if len(branches) == 1:
         return branches[0]
     merged = sa.union_all(*branches)
     keys = ("search_rank", "search_sort_time", "search_id")
-    return merged.order_by(*(merged.selected_columns[k].desc() for k in keys)).limit(limit)
+    ordered = merged.order_by(*(merged.selected_columns[k].desc() for k in keys))
+    return ordered.limit(sa.bindparam("search_limit", limit, type_=sa.Integer()))
 
 
 def with_planner_settings(
@@ -734,6 +827,8 @@ __all__ = [
     "planner_settings",
     "search_page",
     "search_plans",
+    "search_shape",
+    "search_values",
     "tier_page",
     "tiers_to_read",
     "with_planner_settings",
