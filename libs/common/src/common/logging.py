@@ -165,6 +165,12 @@ class CoalescingStreamHandler(logging.StreamHandler[TextIO]):
             self.release()
 
 
+def flush_logs() -> None:
+    """Write every line the root logger's handlers hold (before a process ends by a signal)."""
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
 def setup_logging(service: str, level: str = "INFO") -> None:
     """Route every logger (ours, uvicorn's, aiokafka's) through one JSON handler on stderr
     (:class:`CoalescingStreamHandler`)."""

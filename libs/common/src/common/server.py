@@ -25,6 +25,7 @@ import gc
 import json
 import sys
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from types import FrameType
@@ -40,6 +41,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import InvalidHeader, InvalidMethod
 from websockets.http11 import Response
 
+from common.logging import flush_logs
 from common.metrics import SERVER_REFUSALS, initialise_server_series
 from common.settings import CommonSettings
 
@@ -291,6 +293,16 @@ class QuietServer(uvicorn.Server):
         super().handle_exit(sig, frame)
         if self._loop is not None and self._stop_requested is not None:
             self._loop.call_soon_threadsafe(self._stop_requested.set)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, with every pending log line written before it raises a stop signal it caught again:
+        the process then ends by that signal, and no exit hook runs after it."""
+        with super().capture_signals():
+            try:
+                yield
+            finally:
+                flush_logs()
 
 
 def freeze_startup_heap() -> None:

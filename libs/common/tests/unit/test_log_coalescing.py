@@ -101,3 +101,28 @@ async def test_a_broken_stream_drops_the_lines_and_raises_nothing() -> None:
     stream.close()
     log.handlers[0].flush()
     log.warning("also lost")  # no exception reaches the caller
+
+
+async def test_the_server_writes_held_lines_before_it_raises_a_stop_signal_again() -> None:
+    """uvicorn ends a process by raising the stop signal it caught once shutdown is complete: no exit hook
+    runs after that, so the last lines ("Application shutdown complete") are written before it."""
+    import uvicorn
+
+    from common.server import QuietServer
+
+    stream = CountingStream()
+    handler = CoalescingStreamHandler(stream, delay=30)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger()
+    kept, level = root.handlers[:], root.level
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    try:
+        server = QuietServer(uvicorn.Config(app=None, log_config=None))
+        with server.capture_signals():
+            logging.getLogger("uvicorn.error").info("Application shutdown complete.")
+            assert stream.getvalue() == ""  # held: its timer is 30 s away
+        assert stream.getvalue() == "Application shutdown complete.\n"
+    finally:
+        root.handlers[:] = kept
+        root.setLevel(level)
