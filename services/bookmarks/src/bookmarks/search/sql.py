@@ -474,16 +474,17 @@ def search_shape(query: Query, match: TextMatch, reads: Iterable[TierRead]) -> t
     return tuple(text is None for text in texts), conditions, tiers
 
 
-def _filter_shape(condition: Filter) -> Any:
+def _filter_shape(condition: Filter) -> tuple[str, Any]:
+    """The filter's kind, and what of it the SQL depends on (a flag, a bound), not its value."""
+    detail: Any = None
     match condition:
         case FlagFilter(flag):
-            return flag
+            detail = flag
         case HasFilter(what):
-            return what
+            detail = what
         case DateFilter(bound, _):
-            return bound
-        case _:
-            return type(condition).__name__
+            detail = bound
+    return type(condition).__name__, detail
 
 
 def _like_escaped(text: str) -> str:
