@@ -300,8 +300,10 @@ async def test_a_statement_built_for_one_query_serves_every_query_of_its_shape_w
     from bookmarks.search import queries as search_queries
 
     built: list[str] = []
-    tier_page = search_queries.tier_page
-    monkeypatch.setattr(search_queries, "tier_page", lambda *a, **k: built.append("tier") or tier_page(*a, **k))
+    reads_statement = search_queries.reads_statement
+    monkeypatch.setattr(
+        search_queries, "reads_statement", lambda *a, **k: built.append("statement") or reads_statement(*a, **k)
+    )
     queries = ["python", "climate", "snakes", "climate -is:favorite", "domain:python.org", "domain:example.org",
                "python -tag:café", "tag:science", "-is:archived", "zzzunknownword"]  # fmt: skip
     alone = {}

@@ -45,16 +45,14 @@ from bookmarks.search.sql import (
     TextMatch,
     TierRead,
     headlines_statement,
-    in_result_order,
     planner_settings,
     position_of,
+    reads_statement,
     search_plans,
     search_shape,
     search_values,
     stems_statement,
-    tier_page,
     tiers_to_read,
-    with_planner_settings,
 )
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks, user_streams
 
@@ -156,10 +154,9 @@ def _statement(
     shape = (window_reads, search_shape(query, match, reads))
     statement = _STATEMENTS.get(shape)
     if statement is None:
-        branches = [tier_page(query, match, COLUMNS, _SELECTED, owner=owner, tier=tier, after=after, limit=limit,
-                              window=window, values=values) for tier, after, window in reads]  # fmt: skip
-        built = with_planner_settings(branches, bitmap_only=True) if window_reads else in_result_order(branches, limit)
-        statement = _STATEMENTS[shape] = built
+        statement = _STATEMENTS[shape] = reads_statement(
+            query, match, COLUMNS, _SELECTED, owner=owner, reads=reads, limit=limit, window_reads=window_reads
+        )
     return statement, values
 
 

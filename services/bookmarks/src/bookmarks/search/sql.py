@@ -724,13 +724,29 @@ def search_page(
 ) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """The page after ``after`` as one statement: the union of :func:`tier_page` for every tier to read."""
     reads: list[TierRead] = [(tier, tier_after, None) for tier, tier_after in tiers_to_read(match, after)]
+    return reads_statement(query, match, columns, selected, owner=owner, reads=reads, limit=limit)
+
+
+def reads_statement(
+    query: Query,
+    match: TextMatch,
+    columns: SearchColumns,
+    selected: Sequence[ColumnElement[Any]],
+    *,
+    owner: uuid.UUID,
+    reads: Sequence[TierRead],
+    limit: int,
+    window_reads: bool = False,
+) -> sa.Select[Any] | sa.CompoundSelect[Any]:
+    """The :func:`tier_page` of every read in one statement: in result order, or, with ``window_reads``,
+    each in its own order with the bitmap-only scans set for the statements after it."""
     values = search_values(query, match, owner=owner, limit=limit, reads=reads)
     branches = [
-        tier_page(query, match, columns, selected, owner=owner, tier=tier, after=tier_after, limit=limit,
+        tier_page(query, match, columns, selected, owner=owner, tier=tier, after=after, limit=limit, window=window,
                   values=values)
-        for tier, tier_after, _ in reads
+        for tier, after, window in reads
     ]  # fmt: skip
-    return in_result_order(branches, limit)
+    return with_planner_settings(branches, bitmap_only=True) if window_reads else in_result_order(branches, limit)
 
 
 def in_result_order(branches: Sequence[sa.Select[Any]], limit: int) -> sa.Select[Any] | sa.CompoundSelect[Any]:
@@ -825,6 +841,7 @@ __all__ = [
     "in_result_order",
     "page_vector",
     "position_of",
+    "reads_statement",
     "planner_settings",
     "search_page",
     "search_plans",
