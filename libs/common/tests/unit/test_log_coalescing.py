@@ -8,6 +8,7 @@ import logging
 import threading
 
 from common.logging import CoalescingStreamHandler
+from devstack.testing import eventually
 
 
 class CountingStream(io.StringIO):
@@ -20,6 +21,12 @@ class CountingStream(io.StringIO):
     def write(self, text: str) -> int:
         self.writes += 1
         return super().write(text)
+
+
+async def written(stream: CountingStream, ending: str = "") -> str | None:
+    """What the stream holds, once it holds something ending with ``ending``."""
+    text = stream.getvalue()
+    return text if text and text.endswith(ending) else None
 
 
 def logger_on(stream: CountingStream, delay: float = 0.05, max_lines: int = 512) -> logging.Logger:
@@ -38,12 +45,11 @@ async def test_lines_on_the_loop_wait_for_the_timer_and_go_out_in_one_write() ->
     for n in range(20):
         log.info("line %d", n)
     assert stream.getvalue() == ""  # held
-    await asyncio.sleep(0.15)
-    assert stream.getvalue() == "".join(f"line {n}\n" for n in range(20))
+    assert await eventually(lambda: written(stream)) == "".join(f"line {n}\n" for n in range(20))
     assert stream.writes == 1
     log.info("later")  # a new timer for the next batch
-    await asyncio.sleep(0.15)
-    assert stream.getvalue().endswith("line 19\nlater\n") and stream.writes == 2
+    assert (await eventually(lambda: written(stream, "later\n"))).endswith("line 19\nlater\n")
+    assert stream.writes == 2
 
 
 async def test_a_warning_writes_at_once_with_the_lines_before_it() -> None:
