@@ -219,10 +219,3 @@ def test_account_merge_later_update_wins_and_moves_into_the_target_stream() -> N
     assert moved.user_tags == ("k",) and moved.is_archived
     dead = rules.tombstone(mine, OWNER, "b1", T1)
     assert dead is not None and rules.moved_to(dead, OTHER, T2).deleted_at == T2
-
-
-def test_rows_round_trip() -> None:
-    b = created(user_tags=["a"], collection_ids=["c"])
-    row = b.to_row()
-    assert row["user_tags"] == ["a"] and row["collection_ids"] == ["c"] and row["owner_uid"] == OWNER
-    assert Bookmark.from_row(row) == b

@@ -164,8 +164,8 @@ def _slot_setter(cls: type[Any], name: str) -> SlotSetter:
 
 
 def record_from_row(cls: type[R], row: Mapping[Any, Any]) -> R:
-    """The frozen, slotted dataclass ``cls`` holding the row's column of each of its fields; PostgreSQL
-    arrays arrive as lists and the domain keeps them as (immutable) tuples.
+    """The frozen, slotted dataclass ``cls`` holding the row's column of each of its fields (a ``strings``
+    column arrives as the tuple the domain keeps: bookmarks.store.columns.Strings).
 
     A stored row was checked when it was written, so its values go straight into the record's slots
     instead of through ``__init__`` (keyword arguments, defaults and a frozen ``__setattr__`` per field):
@@ -176,7 +176,7 @@ def record_from_row(cls: type[R], row: Mapping[Any, Any]) -> R:
     getter, setters = _row_plan(key)
     record: R = object.__new__(cls)
     for set_slot, value in zip(setters, getter(row), strict=True):
-        set_slot(record, tuple(value) if isinstance(value, list) else value)
+        set_slot(record, value)
     return record
 
 

@@ -10,11 +10,28 @@ from typing import Any
 
 from sqlalchemy import ARRAY, BigInteger, Boolean, Column, Date, DateTime, Numeric, Text, text
 from sqlalchemy.dialects.postgresql import UUID
-from sqlalchemy.types import TypeEngine
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from bookmarks.domain.fields import Declared, Kind
 
-__all__ = ["column", "sql_type"]
+__all__ = ["Strings", "column", "sql_type"]
+
+
+class Strings(TypeDecorator[tuple[str, ...]]):
+    """``text[]`` read as the record's ``tuple[str, ...]``. The driver already returns a list; SQLAlchemy's own
+    ARRAY would copy it twice more in Python, once per array per row (an export reads 300,000 of them)."""
+
+    impl = ARRAY(Text())
+    cache_ok = True
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        del dialect, coltype
+        return _as_tuple
+
+
+def _as_tuple(value: list[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
 
 
 def sql_type(kind: Kind) -> TypeEngine[Any]:
@@ -28,7 +45,7 @@ def sql_type(kind: Kind) -> TypeEngine[Any]:
         "date": Date(),
         "decimal": Numeric(),
         "uuid": UUID(as_uuid=True),
-        "strings": ARRAY(Text()),
+        "strings": Strings(),
     }
     return types[kind]
 
