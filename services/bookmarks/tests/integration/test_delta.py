@@ -304,7 +304,7 @@ async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering
 ) -> None:
     """Delta pages are rendered in SQL, single records in Python, from one plan per wire model
     (api/wire.py): the two must agree on every field, for live records and tombstones of both kinds,
-    on the Pro gate, and on text that needs escaping."""
+    on the Pro gate, and on text that needs escaping; in delta pages and in the JSON export."""
     user = make_user()
     async with bookmarks_app.state.sessions() as session, session.begin():
         await repository.set_pro(session, user.id, is_pro)
@@ -339,7 +339,7 @@ async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering
         for collection in (folder, gone):
             await repository.put_collection(session, collection)
         mark = Highlight(
-            user.id, "h1", "full", ODD_TEXT, ODD_TEXT[:64], "", 3, 9, "pink", ODD_TEXT, "fuzzy",
+            user.id, "h1", full.client_bookmark_id, ODD_TEXT, ODD_TEXT[:64], "", 3, 9, "pink", ODD_TEXT, "fuzzy",
             created_at=position, updated_at=position + timedelta(microseconds=5),
         )  # fmt: skip
         unmarked = dataclasses.replace(
@@ -359,3 +359,14 @@ async def test_delta_documents_rendered_by_postgresql_equal_the_python_rendering
     assert data["collectionTombstones"] == [wire.collection_tombstone(gone)]
     assert data["highlights"] == [wire.highlight(mark)]
     assert data["highlightTombstones"] == [wire.highlight_tombstone(unmarked)]
+
+    # The JSON export renders with the same plans: each live bookmark without ownerUid, with its highlights.
+    response = await http.get("/v1/exports", params={"format": "json"}, headers=user.headers)
+    exported = {b["clientBookmarkId"]: b for b in response.json()["bookmarks"]}
+    portable = {r.client_bookmark_id: wire.bookmark(r, is_pro=is_pro) for r in (full, bare)}
+    for document in portable.values():
+        del document["ownerUid"]
+    assert exported == {
+        full.client_bookmark_id: portable[full.client_bookmark_id] | {"highlights": [wire.highlight(mark)]},
+        "bare": portable["bare"] | {"highlights": []},
+    }

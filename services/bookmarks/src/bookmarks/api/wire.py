@@ -6,9 +6,9 @@ kind (bookmarks.domain.fields).
 
 One plan per wire model (:func:`_fields`: wire name, attribute, kind of value) is carried out two ways:
 in Python for a single record (:func:`bookmark`, :func:`collection`, :func:`highlight`), and compiled to SQL
-for delta pages (the ``sql_*`` functions, gathered in ``bookmarks.sync.documents``), so a 1,000-record page
-builds no Python object per record (docs/decisions/0052-stored-delta-documents.md). A bookmark's document is rendered
-once per write, by a trigger whose body is this plan compiled against the new row
+for delta pages (the ``sql_*`` functions, gathered in ``bookmarks.sync.documents``) and the JSON export,
+so a 1,000-record page builds no Python object per record (docs/decisions/0052-stored-delta-documents.md).
+A bookmark's document is rendered once per write, by a trigger whose body is this plan compiled against the new row
 (:func:`document_function_sql`, frozen in a migration; a unit test says when the plan drifts from it),
 and stored without ``saveWhy``, which a page appends under the Pro gate. Collections, highlights and
 tombstones are rendered by the page's own statement. An integration test holds SQL and Python equal field by field.
@@ -176,6 +176,7 @@ _HIGHLIGHT = _plan(_HIGHLIGHT_FIELDS)
 # Pro-gated (declared so): never stored, appended by each page for the reader's plan.
 (_GATED,) = (schemas.wire_name(f) for f in BOOKMARK_FIELDS if f.spec.pro_gated)
 _STORED_FIELDS = tuple(field for field in _BOOKMARK_FIELDS if field[0] != _GATED)
+_OWNER = "ownerUid"  # left out of exports (a file is portable)
 
 
 def document_function_sql() -> str:
@@ -233,9 +234,30 @@ def highlight_tombstone(record: Highlight) -> dict[str, Any]:
 def sql_bookmark(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
     """:func:`bookmark` in SQL: the stored document (:func:`document_function_sql`) closed by ``saveWhy``,
     gated on the owner's plan read in the same statement."""
+    return _concat([table.c.wire_document, _sql_gated(table, is_pro), literal("}", Text())])
+
+
+def _sql_gated(table: Table, is_pro: ColumnElement[bool]) -> ColumnElement[Any]:
+    """``,"saveWhy":…``: the Pro-gated member, null unless ``is_pro``."""
     gated = case((is_pro, table.c[to_snake(_GATED)]), else_=null())
-    save_why = _sql_members([(_GATED, gated, "plain")], first=False)
-    return _concat([table.c.wire_document, *save_why, literal("}", Text())])
+    (member,) = _sql_members([(_GATED, gated, "plain")], first=False)
+    return member
+
+
+def sql_portable_bookmark(table: Table, is_pro: bool) -> ColumnElement[Any]:
+    """An export's bookmark (docs/api-guide.md, section 13): :func:`sql_bookmark` without ``ownerUid`` (an
+    export is portable) and left open, for the writer to append ``highlights`` and the closing brace. The
+    owner's member is cut from the stored document as the trigger wrote it: a bare ``"`` only ever
+    delimits a key or a value in JSON, so that text occurs nowhere else in it."""
+    at = next(i for i, (name, _, _) in enumerate(_STORED_FIELDS) if name == _OWNER)
+    name, attr, kind = _STORED_FIELDS[at]
+    (member,) = _sql_members([(name, table.c[attr], kind)], first=at == 0)
+    stored = func.replace(
+        table.c.wire_document,
+        member.op("||")(",") if at == 0 else member,
+        literal("{" if at == 0 else "", Text()),
+    )
+    return stored.op("||")(_sql_gated(table, literal(is_pro)))
 
 
 def sql_bookmark_tombstone(table: Table) -> ColumnElement[Any]:

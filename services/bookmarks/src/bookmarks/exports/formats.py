@@ -1,9 +1,10 @@
 """The export formats of docs/api-guide.md, section 13 as incremental writers (pure: text in, text out).
 
 A writer turns the library into text piece by piece: ``head()`` once, ``batch(bookmarks)`` per batch of
-rows in the order ``ORDER`` names (a writer with ``highlights``: ``annotated(items)``, each bookmark with
+rows, oldest first or by folder (``by_folder``) (a writer with ``highlights``: ``annotated(items)``, each bookmark with
 its live highlights), ``tail()`` once; nothing is kept between calls except where the Netscape writer is
-in the folder tree. Markdown and Web Annotations are in :mod:`bookmarks.exports.annotated`.
+in the folder tree. The JSON writer takes ``documents(items)`` instead: each bookmark's and highlight's
+JSON text as PostgreSQL rendered it. Markdown and Web Annotations are in :mod:`bookmarks.exports.annotated`.
 docs/decisions/0048-exports-from-one-snapshot.md explains the choices.
 """
 
@@ -20,7 +21,7 @@ from bookmarks.api import wire
 from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
 from bookmarks.exports.annotated import Annotated, AnnotationsWriter, MarkdownWriter
 from bookmarks.exports.folders import Folder, FolderTree, first_folder
-from bookmarks.highlights.rules import Highlight
+from bookmarks.exports.queries import Document
 from bookmarks.imports.formats.jsonformat import EXPORT_VERSION
 
 __all__ = ["FORMATS", "CsvWriter", "ExportWriter", "JsonWriter", "NetscapeWriter", "safe_cell", "writer_for"]
@@ -46,7 +47,10 @@ class ExportWriter(Protocol):
 
 
 class JsonWriter:
-    """Each bookmark carries ``highlights``: its live highlights as the API's Highlight resources."""
+    """Each bookmark is the API's Bookmark resource without ``ownerUid`` (a file is portable) and with
+    ``highlights``, its live highlights as the API's Highlight resources. Both come rendered by PostgreSQL
+    (``exports.queries.document_batches`` and ``with_highlight_documents``, api/wire.py's plans): the
+    writer only joins their texts."""
 
     media_type = "application/json"
     extension = "json"
@@ -55,7 +59,7 @@ class JsonWriter:
     annotated_only = False
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
-        self._tree, self._is_pro, self._exported_at = tree, is_pro, exported_at
+        self._tree, self.is_pro, self._exported_at = tree, is_pro, exported_at
         self._first = True
 
     def head(self) -> str:
@@ -65,25 +69,16 @@ class JsonWriter:
             f'"collections": [{chr(10) + collections + chr(10) if collections else ""}],\n"bookmarks": ['
         )
 
-    def batch(self, bookmarks: Sequence[Bookmark]) -> str:
-        return self.annotated([(b, ()) for b in bookmarks])
-
-    def annotated(self, items: Annotated) -> str:
+    def documents(self, items: Sequence[tuple[Document, Sequence[Document]]]) -> str:
+        """Bookmark documents (still open) each with its highlights' documents."""
         if not items:
             return ""
-        lines = ",\n".join(_dumps(self.bookmark(b, hs)) for b, hs in items)
+        lines = ",\n".join(f'{b.text},"highlights":[{",".join(h.text for h in hs)}]}}' for b, hs in items)
         prefix, self._first = ("\n" if self._first else ",\n"), False
         return prefix + lines
 
     def tail(self) -> str:
         return "]}\n" if self._first else "\n]}\n"
-
-    def bookmark(self, record: Bookmark, highlights: Sequence[Highlight] = ()) -> dict[str, Any]:
-        """The Bookmark resource of the API without ``ownerUid`` (an export is portable), with its highlights."""
-        out = wire.bookmark(record, is_pro=self._is_pro)
-        del out["ownerUid"]
-        out["highlights"] = [wire.highlight(h) for h in highlights]
-        return out
 
 
 def _dumps(value: object) -> str:
@@ -313,5 +308,5 @@ FORMATS: Final[dict[str, _Writers]] = {
 }
 
 
-def writer_for(fmt: str, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> ExportWriter:
+def writer_for(fmt: str, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> ExportWriter | JsonWriter:
     return FORMATS[fmt](tree, is_pro=is_pro, exported_at=exported_at)

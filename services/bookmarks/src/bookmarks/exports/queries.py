@@ -7,12 +7,13 @@ size is never held in memory; the caller runs it inside one REPEATABLE READ tran
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, TypeVar
 
-from sqlalchemy import ARRAY, Select, Text, func, literal, or_, select
+from sqlalchemy import ARRAY, ColumnElement, Select, Text, func, literal, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bookmarks.api import wire
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.highlights.rules import Highlight
@@ -50,6 +51,26 @@ def _folder_rank(folder_ids: list[str]) -> Any:
     return first_known.scalar_subquery()
 
 
+class Document(NamedTuple):
+    """A bookmark's or a highlight's JSON text as PostgreSQL rendered it (api/wire.py), by bookmark id."""
+
+    client_bookmark_id: str
+    text: str
+
+
+class _OfBookmark(Protocol):
+    @property
+    def client_bookmark_id(self) -> str: ...
+
+
+B = TypeVar("B", bound=_OfBookmark)
+H = TypeVar("H", bound=_OfBookmark)
+
+
+def document_of(row: Mapping[str, Any]) -> Document:
+    return Document(row["client_bookmark_id"], row["document"])
+
+
 async def bookmark_batches(
     session: AsyncSession,
     owner: uuid.UUID,
@@ -58,45 +79,79 @@ async def bookmark_batches(
     *,
     annotated_only: bool = False,
 ) -> AsyncIterator[list[Bookmark]]:
-    statement = bookmarks_statement(owner, folder_ids, annotated_only=annotated_only).execution_options(
-        yield_per=batch_size
-    )
-    result = await session.stream(statement)
-    async for rows in result.mappings().partitions(batch_size):
+    statement = bookmarks_statement(owner, folder_ids, annotated_only=annotated_only)
+    async for rows in _partitions(session, statement, batch_size):
         yield [Bookmark.from_row(r) for r in rows]
 
 
-def highlights_statement(owner: uuid.UUID, bookmark_ids: Sequence[str]) -> Select[Any]:
-    """The live highlights of ``bookmark_ids``, grouped by bookmark in that order, each bookmark's in
-    reading order (unanchored last), then oldest first."""
+async def document_batches(
+    session: AsyncSession, owner: uuid.UUID, batch_size: int, *, is_pro: bool
+) -> AsyncIterator[list[Document]]:
+    """Live bookmarks, oldest first, as their export documents (``wire.sql_portable_bookmark``, still open)."""
+    document = wire.sql_portable_bookmark(bookmarks, is_pro).label("document")
+    statement = bookmarks_statement(owner, None).with_only_columns(bookmarks.c.client_bookmark_id, document)
+    async for rows in _partitions(session, statement, batch_size):
+        yield [document_of(r) for r in rows]
+
+
+async def _partitions(
+    session: AsyncSession, statement: Select[Any], batch_size: int
+) -> AsyncIterator[Sequence[Mapping[str, Any]]]:
+    result = await session.stream(statement.execution_options(yield_per=batch_size))
+    async for rows in result.mappings().partitions(batch_size):
+        yield rows
+
+
+def highlights_statement(
+    owner: uuid.UUID, bookmark_ids: Sequence[str], columns: Sequence[ColumnElement[Any]] = ()
+) -> Select[Any]:
+    """The live highlights of ``bookmark_ids`` (their ``columns``, else whole), grouped by bookmark in that
+    order, each bookmark's in reading order (unanchored last), then oldest first."""
     ids = func.unnest(literal(list(bookmark_ids), ARRAY(Text))).table_valued("id", with_ordinality="n")
     ids = ids.render_derived("ids")
     h = highlights.c
     return (
-        select(highlights)
+        select(*columns or [highlights])
         .select_from(ids.join(highlights, h.client_bookmark_id == ids.c.id))
         .where(h.owner_uid == owner, h.deleted_at.is_(None))
         .order_by(ids.c.n, h.quote_start.asc().nulls_last(), h.created_at, h.highlight_id)
     )
 
 
-async def with_highlights(
+def with_highlights(
     session: AsyncSession, owner: uuid.UUID, batch: Sequence[Bookmark], batch_size: int
 ) -> AsyncIterator[list[tuple[Bookmark, list[Highlight]]]]:
-    """``batch`` in order, each bookmark with its live highlights, in pieces of about ``batch_size``
-    highlights (a piece ends with a bookmark): highlights stream through a server-side cursor, so memory
-    holds one piece and one bookmark's highlights at most."""
-    statement = highlights_statement(owner, [b.client_bookmark_id for b in batch]).execution_options(
-        yield_per=batch_size
-    )
-    result = await session.stream(statement)
-    piece: list[tuple[Bookmark, list[Highlight]]] = []
+    """``batch`` in order, each bookmark with its live highlights as records (:func:`_pieces`)."""
+    return _pieces(session, highlights_statement(owner, [b.client_bookmark_id for b in batch]), batch,
+                   Highlight.from_row, batch_size)  # fmt: skip
+
+
+def with_highlight_documents(
+    session: AsyncSession, owner: uuid.UUID, batch: Sequence[Document], batch_size: int
+) -> AsyncIterator[list[tuple[Document, list[Document]]]]:
+    """``batch`` in order, each bookmark document with its live highlights' documents (``wire.sql_highlight``)."""
+    columns = (highlights.c.client_bookmark_id, wire.sql_highlight(highlights).label("document"))
+    statement = highlights_statement(owner, [b.client_bookmark_id for b in batch], columns)
+    return _pieces(session, statement, batch, document_of, batch_size)
+
+
+async def _pieces(
+    session: AsyncSession,
+    statement: Select[Any],
+    batch: Sequence[B],
+    read: Callable[[Mapping[str, Any]], H],
+    batch_size: int,
+) -> AsyncIterator[list[tuple[B, list[H]]]]:
+    """``batch`` in order, each with its highlights (``statement``'s rows read by ``read``), in pieces of
+    about ``batch_size`` highlights (a piece ends with a bookmark): highlights stream through a server-side
+    cursor, so memory holds one piece and one bookmark's highlights at most."""
+    piece: list[tuple[B, list[H]]] = []
     held = 0
     index = 0
-    current: list[Highlight] = []
-    async for rows in result.mappings().partitions(batch_size):
+    current: list[H] = []
+    async for rows in _partitions(session, statement, batch_size):
         for row in rows:
-            record = Highlight.from_row(row)
+            record = read(row)
             while batch[index].client_bookmark_id != record.client_bookmark_id:
                 piece.append((batch[index], current))
                 held += len(current)

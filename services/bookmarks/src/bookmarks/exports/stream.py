@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.exports import queries as export_queries
 from bookmarks.exports.folders import FolderTree
-from bookmarks.exports.formats import ExportWriter, writer_for
+from bookmarks.exports.formats import ExportWriter, JsonWriter, writer_for
 from bookmarks.store import lookups
 from common.db import SessionFactory
 
@@ -30,7 +30,7 @@ class Export:
     session: AsyncSession
     owner: uuid.UUID
     tree: FolderTree
-    writer: ExportWriter
+    writer: ExportWriter | JsonWriter
     exported_at: datetime
     batch_rows: int = BATCH_ROWS
 
@@ -42,22 +42,32 @@ class Export:
         """The file: head, one chunk per batch of rows, tail. The snapshot ends with the stream."""
         try:
             yield self.writer.head().encode()
-            folder_ids = self.tree.ids() if self.writer.by_folder else None
-            writer = self.writer
-            batches = export_queries.bookmark_batches(
-                self.session, self.owner, folder_ids, self.batch_rows, annotated_only=writer.annotated_only
-            )
-            async for batch in batches:
-                if not writer.highlights:
-                    if chunk := writer.batch(batch):
-                        yield chunk.encode()
-                    continue
-                async for items in export_queries.with_highlights(self.session, self.owner, batch, self.batch_rows):
-                    if chunk := writer.annotated(items):
-                        yield chunk.encode()
+            parts = self._documents(self.writer) if isinstance(self.writer, JsonWriter) else self._records(self.writer)
+            async for chunk in parts:
+                if chunk:
+                    yield chunk.encode()
             yield self.writer.tail().encode()
         finally:
             await self.session.close()
+
+    async def _records(self, writer: ExportWriter) -> AsyncIterator[str]:
+        folder_ids = self.tree.ids() if writer.by_folder else None
+        batches = export_queries.bookmark_batches(
+            self.session, self.owner, folder_ids, self.batch_rows, annotated_only=writer.annotated_only
+        )
+        async for batch in batches:
+            if not writer.highlights:
+                yield writer.batch(batch)
+                continue
+            async for items in export_queries.with_highlights(self.session, self.owner, batch, self.batch_rows):
+                yield writer.annotated(items)
+
+    async def _documents(self, writer: JsonWriter) -> AsyncIterator[str]:
+        batches = export_queries.document_batches(self.session, self.owner, self.batch_rows, is_pro=writer.is_pro)
+        async for batch in batches:
+            pieces = export_queries.with_highlight_documents(self.session, self.owner, batch, self.batch_rows)
+            async for items in pieces:
+                yield writer.documents(items)
 
 
 async def open_export(sessions: SessionFactory, owner: uuid.UUID, fmt: str, *, batch_rows: int = BATCH_ROWS) -> Export:

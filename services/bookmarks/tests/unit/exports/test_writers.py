@@ -14,6 +14,7 @@ from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.exports.folders import FolderTree
 from bookmarks.exports.formats import CsvWriter, JsonWriter, NetscapeWriter, safe_cell
+from bookmarks.exports.queries import Document
 
 OWNER = uuid.uuid4()
 T0 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -138,19 +139,21 @@ def test_csv_rows_quote_commas_and_newlines() -> None:
     assert rows[1][:6] == ["https://x.example/", 'a, "b"\nc', "", "", "t1|t2", "A, B"]
 
 
-def test_json_writer_is_valid_json_with_and_without_rows() -> None:
+def test_json_writer_joins_the_documents_into_valid_json_with_and_without_rows() -> None:
     tree = FolderTree.of([col("a", "A")])
-    for batches in ([], [[bm("x")]], [[bm("x"), bm("y")], [], [bm("z")]]):
+
+    def doc(bid: str) -> Document:
+        return Document(bid, json.dumps({"clientBookmarkId": bid, "title": 'a "b"'})[:-1])  # still open
+
+    mark = Document("y", '{"id":"h1","quote":"q"}')
+    for batches in ([], [[(doc("x"), [])]], [[(doc("x"), []), (doc("y"), [mark, mark])], [], [(doc("z"), [])]]):
         writer = JsonWriter(tree, is_pro=False, exported_at=T0)
-        data = json.loads(writer.head() + "".join(writer.batch(b) for b in batches) + writer.tail())
-        assert [b["clientBookmarkId"] for b in data["bookmarks"]] == [x.client_bookmark_id for b in batches for x in b]
-        assert "ownerUid" not in str(data) and data["collections"][0]["id"] == "a"
-
-
-def test_json_writer_hides_save_why_from_free_users() -> None:
-    record = bm("x", save_why="because")
-    assert JsonWriter(FolderTree.of([]), is_pro=False, exported_at=T0).bookmark(record)["saveWhy"] is None
-    assert JsonWriter(FolderTree.of([]), is_pro=True, exported_at=T0).bookmark(record)["saveWhy"] == "because"
+        data = json.loads(writer.head() + "".join(writer.documents(b) for b in batches) + writer.tail())
+        assert [b["clientBookmarkId"] for b in data["bookmarks"]] == [
+            d.client_bookmark_id for b in batches for d, _ in b
+        ]
+        assert all(b["title"] == 'a "b"' for b in data["bookmarks"]) and data["collections"][0]["id"] == "a"
+        assert [len(b["highlights"]) for b in data["bookmarks"]] == [len(hs) for b in batches for _, hs in b]
 
 
 def test_csv_columns_cover_every_declared_field_and_a_new_one_follows_under_its_own_name() -> None:
