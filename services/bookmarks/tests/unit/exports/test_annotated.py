@@ -8,8 +8,10 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from bookmarks.domain.model import Bookmark
@@ -72,6 +74,14 @@ def test_a_text_fragment_with_context_and_encoded_syntax() -> None:
     assert url == (
         "https://a.example/p#:~:text=saw%20the%20many-,cats%2C%20dogs%20%26%20well%2Dknown%20birds,-in%20the%20park"
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(exclude_categories=["Cs"]), max_size=200))
+def test_a_directive_term_is_the_text_percent_encoded_as_urllib_does_with_the_dash_too(text: str) -> None:
+    url = text_fragment_url("https://a.example/", f"x {text} y")
+    words = " ".join(f"x {text} y".split())
+    assert url == "https://a.example/#:~:text=" + quote(words, safe="").replace("-", "%2D")
 
 
 def test_a_text_fragment_without_context_and_after_an_existing_fragment() -> None:
