@@ -44,7 +44,8 @@ SEED_SQL = text("""
 INSERT INTO bookmarks (owner_uid, client_bookmark_id, url, normalized_url, domain, title, description, tags,
                        user_tags, collection_ids, created_at, updated_at, enrichment_status, snapshot_status,
                        wire_document)
-SELECT :owner, 'b' || g, 'https://site' || (g % 97) || '.example/p/' || g, 'https://site' || (g % 97) || '.example/p/' || g,
+SELECT :owner, 'b' || g, 'https://site' || (g % 97) || '.example/p/' || g,
+       'https://site' || (g % 97) || '.example/p/' || g,
        'site' || (g % 97) || '.example', 'A title ' || g, 'A description long enough to look real ' || g,
        ARRAY['ai', 'web', 'tag' || (g % 13)], ARRAY['mine', 'read'], ARRAY['c' || (g % 30), 'c1'],
        now(), now() + g * interval '1 microsecond', 'completed', 'ready', ''

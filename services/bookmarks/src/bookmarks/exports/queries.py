@@ -13,7 +13,6 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from sqlalchemy import ARRAY, ColumnElement, Select, Text, func, literal, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bookmarks.api import wire
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.highlights.rules import Highlight
@@ -85,11 +84,11 @@ async def bookmark_batches(
 
 
 async def document_batches(
-    session: AsyncSession, owner: uuid.UUID, batch_size: int, *, is_pro: bool
+    session: AsyncSession, owner: uuid.UUID, batch_size: int, document: ColumnElement[str]
 ) -> AsyncIterator[list[Document]]:
-    """Live bookmarks, oldest first, as their export documents (``wire.sql_portable_bookmark``, still open)."""
-    document = wire.sql_portable_bookmark(bookmarks, is_pro).label("document")
-    statement = bookmarks_statement(owner, None).with_only_columns(bookmarks.c.client_bookmark_id, document)
+    """Live bookmarks, oldest first, as ``document`` renders them (an expression over the bookmarks table)."""
+    columns = (bookmarks.c.client_bookmark_id, document.label("document"))
+    statement = bookmarks_statement(owner, None).with_only_columns(*columns)
     async for rows in _partitions(session, statement, batch_size):
         yield [document_of(r) for r in rows]
 
@@ -127,10 +126,11 @@ def with_highlights(
 
 
 def with_highlight_documents(
-    session: AsyncSession, owner: uuid.UUID, batch: Sequence[Document], batch_size: int
+    session: AsyncSession, owner: uuid.UUID, batch: Sequence[Document], batch_size: int, document: ColumnElement[str]
 ) -> AsyncIterator[list[tuple[Document, list[Document]]]]:
-    """``batch`` in order, each bookmark document with its live highlights' documents (``wire.sql_highlight``)."""
-    columns = (highlights.c.client_bookmark_id, wire.sql_highlight(highlights).label("document"))
+    """``batch`` in order, each bookmark document with its live highlights as ``document`` renders them
+    (an expression over the highlights table)."""
+    columns = (highlights.c.client_bookmark_id, document.label("document"))
     statement = highlights_statement(owner, [b.client_bookmark_id for b in batch], columns)
     return _pieces(session, statement, batch, document_of, batch_size)
 

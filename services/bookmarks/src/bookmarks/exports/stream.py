@@ -15,10 +15,12 @@ from typing import Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bookmarks.api import wire
 from bookmarks.exports import queries as export_queries
 from bookmarks.exports.folders import FolderTree
 from bookmarks.exports.formats import ExportWriter, JsonWriter, writer_for
 from bookmarks.store import lookups
+from bookmarks.store.tables import bookmarks, highlights
 from common.db import SessionFactory
 
 BATCH_ROWS: Final = 1000
@@ -63,10 +65,12 @@ class Export:
                 yield writer.annotated(items)
 
     async def _documents(self, writer: JsonWriter) -> AsyncIterator[str]:
-        batches = export_queries.document_batches(self.session, self.owner, self.batch_rows, is_pro=writer.is_pro)
-        async for batch in batches:
-            pieces = export_queries.with_highlight_documents(self.session, self.owner, batch, self.batch_rows)
-            async for items in pieces:
+        """Each bookmark and highlight as the wire plans render them in SQL
+        (docs/decisions/0157-json-export-from-rendered-documents.md)."""
+        bookmark, highlight = wire.sql_portable_bookmark(bookmarks, writer.is_pro), wire.sql_highlight(highlights)
+        session, owner, rows = self.session, self.owner, self.batch_rows
+        async for batch in export_queries.document_batches(session, owner, rows, bookmark):
+            async for items in export_queries.with_highlight_documents(session, owner, batch, rows, highlight):
                 yield writer.documents(items)
 
 
