@@ -1,7 +1,8 @@
 """The export formats made of highlights (docs/api-guide.md, section 13), as incremental writers (pure):
 ``markdown`` (a reading-notes document) and ``annotations`` (a W3C Web Annotation ``AnnotationCollection``).
 
-Both take ``annotated(items)``: each bookmark with its live highlights, in export order. User text is
+Both take ``annotated(items)``: each bookmark with highlights or notes (its link, title and notes only:
+:class:`Annotating`) with its live highlights, in export order. User text is
 never markup: Markdown escapes what CommonMark would read as syntax, and every link target is a URL the
 service stored (http or https), percent-encoded where Markdown would end it.
 """
@@ -12,17 +13,17 @@ import re
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import quote
 
 from bookmarks.api import wire
-from bookmarks.domain.model import Bookmark
 from bookmarks.exports.folders import FolderTree
 from bookmarks.highlights.rules import Highlight
 
 __all__ = [
     "ANNOTATION_CONTEXT",
     "Annotated",
+    "Annotating",
     "AnnotationsWriter",
     "MarkdownWriter",
     "annotation",
@@ -31,7 +32,21 @@ __all__ = [
     "text_fragment_url",
 ]
 
-Annotated = Sequence[tuple[Bookmark, Sequence[Highlight]]]
+
+class Annotating(Protocol):
+    """What these formats show of a bookmark (a ``Bookmark`` record, or the export's narrow read of one)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def notes(self) -> str | None: ...
+
+
+Annotated = Sequence[tuple[Annotating, Sequence[Highlight]]]
 
 # --- URL text fragments (https://wicg.github.io/scroll-to-text-fragment/) ---------------------------------
 
@@ -129,9 +144,6 @@ class MarkdownWriter:
 
     media_type = "text/markdown; charset=utf-8"
     extension = "md"
-    by_folder = False
-    highlights = True
-    annotated_only = True
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         del tree, is_pro
@@ -140,9 +152,6 @@ class MarkdownWriter:
     def head(self) -> str:
         return f"# Highlights\n\nExported {wire.iso(self._exported_at)}.\n\n"
 
-    def batch(self, bookmarks: Sequence[Bookmark]) -> str:
-        return self.annotated([(b, ()) for b in bookmarks])
-
     def annotated(self, items: Annotated) -> str:
         return "".join(self.section(b, hs) for b, hs in items if hs or (b.notes or "").strip())
 
@@ -150,7 +159,7 @@ class MarkdownWriter:
         return ""
 
     @staticmethod
-    def section(bookmark: Bookmark, highlights: Sequence[Highlight]) -> str:
+    def section(bookmark: Annotating, highlights: Sequence[Highlight]) -> str:
         title = _inline(bookmark.title or "") or _inline(bookmark.url)
         parts = [f"## [{title}]({link_destination(bookmark.url)})\n\n", _paragraphs(bookmark.notes or "")]
         for h in highlights:
@@ -173,7 +182,7 @@ def annotation_id(highlight: Highlight) -> str:
     return f"urn:uuid:{uuid.uuid5(_IDS, f'{highlight.owner_uid}/{highlight.highlight_id}')}"
 
 
-def annotation(bookmark: Bookmark, highlight: Highlight) -> dict[str, Any]:
+def annotation(bookmark: Annotating, highlight: Highlight) -> dict[str, Any]:
     """One highlight as an Annotation: its target the bookmark's URL with a TextQuoteSelector (and a
     TextPositionSelector when it has offsets in the page's readable text; selectors are alternatives),
     its note a TextualBody."""
@@ -204,9 +213,6 @@ class AnnotationsWriter:
 
     media_type = "application/ld+json"
     extension = "jsonld"
-    by_folder = False
-    highlights = True
-    annotated_only = True
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         del tree, is_pro
@@ -225,9 +231,6 @@ class AnnotationsWriter:
         page = {"id": f"urn:uuid:{uuid.uuid5(self._id, 'page-0')}", "type": "AnnotationPage", "startIndex": 0}
         # Both objects are written open: the page's "items" array is streamed, then closed by tail().
         return wire.dumps(collection).decode()[:-1] + ',"first":' + wire.dumps(page).decode()[:-1] + ',"items":['
-
-    def batch(self, bookmarks: Sequence[Bookmark]) -> str:
-        return ""
 
     def annotated(self, items: Annotated) -> str:
         lines = [wire.dumps(annotation(b, h)).decode() for b, hs in items for h in hs]

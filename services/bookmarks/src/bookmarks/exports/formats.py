@@ -1,10 +1,16 @@
 """The export formats of docs/api-guide.md, section 13 as incremental writers (pure: text in, text out).
 
-A writer turns the library into text piece by piece: ``head()`` once, ``batch(bookmarks)`` per batch of
-rows, oldest first or by folder (``by_folder``) (a writer with ``highlights``: ``annotated(items)``, each bookmark with
-its live highlights), ``tail()`` once; nothing is kept between calls except where the Netscape writer is
-in the folder tree. The JSON writer takes ``documents(items)`` instead: each bookmark's and highlight's
-JSON text as PostgreSQL rendered it. Markdown and Web Annotations are in :mod:`bookmarks.exports.annotated`.
+A writer turns the library into text piece by piece: ``head()`` once, then its batches, ``tail()`` once;
+nothing is kept between calls except where the Netscape writer is in the folder tree. Three kinds, by
+what they are given:
+
+- CSV and Netscape (:class:`RecordWriter`): ``batch(bookmarks)``, whole records, oldest first or grouped
+  by folder (``by_folder``);
+- Markdown and Web Annotations (:mod:`bookmarks.exports.annotated`): ``annotated(items)``, each bookmark
+  with highlights or notes (its link, title and notes) with its live highlights;
+- JSON (:class:`JsonWriter`): ``documents(items)``, each bookmark's and highlight's JSON text as
+  PostgreSQL rendered it.
+
 docs/decisions/0048-exports-from-one-snapshot.md explains the choices.
 """
 
@@ -19,26 +25,26 @@ from typing import Any, Final, Protocol
 
 from bookmarks.api import wire
 from bookmarks.domain.model import BOOKMARK_FIELDS, Bookmark
-from bookmarks.exports.annotated import Annotated, AnnotationsWriter, MarkdownWriter
+from bookmarks.exports.annotated import AnnotationsWriter, MarkdownWriter
 from bookmarks.exports.folders import Folder, FolderTree, first_folder
 from bookmarks.exports.queries import Document
 from bookmarks.imports.formats.jsonformat import EXPORT_VERSION
 
-__all__ = ["FORMATS", "CsvWriter", "ExportWriter", "JsonWriter", "NetscapeWriter", "safe_cell", "writer_for"]
+__all__ = [
+    "FORMATS", "CsvWriter", "ExportWriter", "JsonWriter", "NetscapeWriter", "RecordWriter", "safe_cell", "writer_for",
+]  # fmt: skip
 
 
-class ExportWriter(Protocol):
+class RecordWriter(Protocol):
+    """A format written from whole records (CSV, Netscape)."""
+
     media_type: str
     extension: str
     by_folder: bool  # rows must come grouped by Netscape folder (pre-order rank), not oldest first
-    highlights: bool  # rows come with their live highlights, to annotated() instead of batch()
-    annotated_only: bool  # only bookmarks with highlights or notes
 
     def head(self) -> str: ...
 
     def batch(self, bookmarks: Sequence[Bookmark]) -> str: ...
-
-    def annotated(self, items: Annotated) -> str: ...
 
     def tail(self) -> str: ...
 
@@ -54,9 +60,6 @@ class JsonWriter:
 
     media_type = "application/json"
     extension = "json"
-    by_folder = False
-    highlights = True
-    annotated_only = False
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         self._tree, self.is_pro, self._exported_at = tree, is_pro, exported_at
@@ -120,8 +123,6 @@ class CsvWriter:
     media_type = "text/csv; charset=utf-8"
     extension = "csv"
     by_folder = False
-    highlights = False
-    annotated_only = False
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         del is_pro, exported_at
@@ -133,9 +134,6 @@ class CsvWriter:
 
     def batch(self, bookmarks: Sequence[Bookmark]) -> str:
         return self._rows([[safe_cell(v) for v in self.row(b)] for b in bookmarks]) if bookmarks else ""
-
-    def annotated(self, items: Annotated) -> str:
-        return self.batch([b for b, _ in items])
 
     def tail(self) -> str:
         return ""
@@ -220,8 +218,6 @@ class NetscapeWriter:
     media_type = "text/html; charset=utf-8"
     extension = "html"
     by_folder = True
-    highlights = False
-    annotated_only = False
 
     def __init__(self, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> None:
         del is_pro, exported_at
@@ -242,9 +238,6 @@ class NetscapeWriter:
                     parts.append(self._advance())
             parts.append(self._link(b, len(self._open) + 1))
         return "".join(parts)
-
-    def annotated(self, items: Annotated) -> str:
-        return self.batch([b for b, _ in items])
 
     def tail(self) -> str:
         parts = [self._advance() for _ in range(self._next, len(self._folders))]
@@ -298,6 +291,7 @@ def _text(value: str) -> str:
     return html.escape(value, quote=False).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "&#10;")
 
 
+ExportWriter = RecordWriter | MarkdownWriter | AnnotationsWriter | JsonWriter
 _Writers = type[JsonWriter] | type[CsvWriter] | type[NetscapeWriter] | type[MarkdownWriter] | type[AnnotationsWriter]
 FORMATS: Final[dict[str, _Writers]] = {
     "netscape": NetscapeWriter,
@@ -308,5 +302,5 @@ FORMATS: Final[dict[str, _Writers]] = {
 }
 
 
-def writer_for(fmt: str, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> ExportWriter | JsonWriter:
+def writer_for(fmt: str, tree: FolderTree, *, is_pro: bool, exported_at: datetime) -> ExportWriter:
     return FORMATS[fmt](tree, is_pro=is_pro, exported_at=exported_at)

@@ -70,17 +70,31 @@ def document_of(row: Mapping[str, Any]) -> Document:
     return Document(row["client_bookmark_id"], row["document"])
 
 
+class Annotatable(NamedTuple):
+    """What the highlight formats show of a bookmark (``exports.annotated.Annotating``)."""
+
+    client_bookmark_id: str
+    url: str
+    title: str | None
+    notes: str | None
+
+
 async def bookmark_batches(
-    session: AsyncSession,
-    owner: uuid.UUID,
-    folder_ids: list[str] | None,
-    batch_size: int,
-    *,
-    annotated_only: bool = False,
+    session: AsyncSession, owner: uuid.UUID, folder_ids: list[str] | None, batch_size: int
 ) -> AsyncIterator[list[Bookmark]]:
-    statement = bookmarks_statement(owner, folder_ids, annotated_only=annotated_only)
-    async for rows in _partitions(session, statement, batch_size):
+    async for rows in _partitions(session, bookmarks_statement(owner, folder_ids), batch_size):
         yield [Bookmark.from_row(r) for r in rows]
+
+
+async def annotatable_batches(
+    session: AsyncSession, owner: uuid.UUID, batch_size: int
+) -> AsyncIterator[list[Annotatable]]:
+    """Live bookmarks with notes or live highlights, oldest first, only the columns those formats show:
+    a fifth of the row's decoding and no record to build."""
+    columns = [bookmarks.c[name] for name in Annotatable._fields]
+    statement = bookmarks_statement(owner, None, annotated_only=True).with_only_columns(*columns)
+    async for rows in _partitions(session, statement, batch_size):
+        yield [Annotatable(**r) for r in rows]
 
 
 async def document_batches(
@@ -118,8 +132,8 @@ def highlights_statement(
 
 
 def with_highlights(
-    session: AsyncSession, owner: uuid.UUID, batch: Sequence[Bookmark], batch_size: int
-) -> AsyncIterator[list[tuple[Bookmark, list[Highlight]]]]:
+    session: AsyncSession, owner: uuid.UUID, batch: Sequence[Annotatable], batch_size: int
+) -> AsyncIterator[list[tuple[Annotatable, list[Highlight]]]]:
     """``batch`` in order, each bookmark with its live highlights as records (:func:`_pieces`)."""
     return _pieces(session, highlights_statement(owner, [b.client_bookmark_id for b in batch]), batch,
                    Highlight.from_row, batch_size)  # fmt: skip

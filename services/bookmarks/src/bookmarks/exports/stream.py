@@ -17,8 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bookmarks.api import wire
 from bookmarks.exports import queries as export_queries
+from bookmarks.exports.annotated import AnnotationsWriter, MarkdownWriter
 from bookmarks.exports.folders import FolderTree
-from bookmarks.exports.formats import ExportWriter, JsonWriter, writer_for
+from bookmarks.exports.formats import ExportWriter, JsonWriter, RecordWriter, writer_for
 from bookmarks.store import lookups
 from bookmarks.store.tables import bookmarks, highlights
 from common.db import SessionFactory
@@ -32,7 +33,7 @@ class Export:
     session: AsyncSession
     owner: uuid.UUID
     tree: FolderTree
-    writer: ExportWriter | JsonWriter
+    writer: ExportWriter
     exported_at: datetime
     batch_rows: int = BATCH_ROWS
 
@@ -44,24 +45,30 @@ class Export:
         """The file: head, one chunk per batch of rows, tail. The snapshot ends with the stream."""
         try:
             yield self.writer.head().encode()
-            parts = self._documents(self.writer) if isinstance(self.writer, JsonWriter) else self._records(self.writer)
-            async for chunk in parts:
+            async for chunk in self._parts():
                 if chunk:
                     yield chunk.encode()
             yield self.writer.tail().encode()
         finally:
             await self.session.close()
 
-    async def _records(self, writer: ExportWriter) -> AsyncIterator[str]:
+    def _parts(self) -> AsyncIterator[str]:
+        writer = self.writer
+        if isinstance(writer, JsonWriter):
+            return self._documents(writer)
+        if isinstance(writer, MarkdownWriter | AnnotationsWriter):
+            return self._annotated(writer)
+        return self._records(writer)
+
+    async def _records(self, writer: RecordWriter) -> AsyncIterator[str]:
         folder_ids = self.tree.ids() if writer.by_folder else None
-        batches = export_queries.bookmark_batches(
-            self.session, self.owner, folder_ids, self.batch_rows, annotated_only=writer.annotated_only
-        )
-        async for batch in batches:
-            if not writer.highlights:
-                yield writer.batch(batch)
-                continue
-            async for items in export_queries.with_highlights(self.session, self.owner, batch, self.batch_rows):
+        async for batch in export_queries.bookmark_batches(self.session, self.owner, folder_ids, self.batch_rows):
+            yield writer.batch(batch)
+
+    async def _annotated(self, writer: MarkdownWriter | AnnotationsWriter) -> AsyncIterator[str]:
+        session, owner, rows = self.session, self.owner, self.batch_rows
+        async for batch in export_queries.annotatable_batches(session, owner, rows):
+            async for items in export_queries.with_highlights(session, owner, batch, rows):
                 yield writer.annotated(items)
 
     async def _documents(self, writer: JsonWriter) -> AsyncIterator[str]:
