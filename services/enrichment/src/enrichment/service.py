@@ -601,15 +601,12 @@ async def housekeeping(*, sessions: SessionFactory, job_retention_seconds: int) 
 
 
 async def apply_bookmarks_saved(session: AsyncSession, events: Sequence[BookmarkSaved]) -> None:
-    """:func:`apply_bookmark_saved` for a batch, in two statements: one reads which users are deleted,
-    one executemany applies the projection (its position guard makes the order of one bookmark's
-    changes irrelevant). A batch with a bookmark an import created goes event by event: that path
-    reads and writes more than the projection, in event order."""
-    if any(event.source == "import" and event.created for event in events):
-        for event in events:
-            await apply_bookmark_saved(session, event)
-        return
-    await _project(session, [_saved_row(event) for event in events])
+    """Saved bookmarks, a batch at a time: one statement reads which users are deleted, one executemany
+    applies the projection (its position guard makes the order of one bookmark's changes irrelevant),
+    then the bookmarks an import created get their enrichment (:func:`enrich_imported`)."""
+    deleted = await _project(session, [_saved_row(event) for event in events])
+    imported = [event for event in events if event.source == "import" and event.created]
+    await enrich_imported(session, [event for event in imported if event.userId not in deleted])
 
 
 def _saved_row(event: BookmarkSaved) -> dict[str, Any]:
@@ -632,42 +629,48 @@ def _deleted_row(event: BookmarkDeleted) -> dict[str, Any]:
     )
 
 
-async def _project(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
+async def _project(session: AsyncSession, rows: list[dict[str, Any]]) -> set[uuid.UUID]:
     """Apply projection rows (``repository.bookmark_url_row``) except those of deleted users (late events
-    must not resurrect them); how many were applied."""
+    must not resurrect them); the deleted users left out."""
     deleted = await queries.deleted_users(session, {row["u"] for row in rows})
-    live = [row for row in rows if row["u"] not in deleted]
-    await repository.upsert_bookmark_urls(session, live)
-    return len(live)
+    await repository.upsert_bookmark_urls(session, [row for row in rows if row["u"] not in deleted])
+    return deleted
 
 
 async def apply_bookmark_saved(session: AsyncSession, event: BookmarkSaved) -> None:
-    if not await _project(session, [_saved_row(event)]):
-        return  # the user is deleted
-    if event.source == "import" and event.created:
-        await enrich_imported(session, event)
+    await apply_bookmarks_saved(session, [event])
 
 
-async def enrich_imported(session: AsyncSession, event: BookmarkSaved) -> None:
-    """A bookmark an import created: the cached result at once, else bulk work for Pro users with useAi.
+async def enrich_imported(session: AsyncSession, events: Sequence[BookmarkSaved]) -> None:
+    """Bookmarks an import created, in event order: the cached result at once, else bulk work for Pro
+    users with useAi. What decides it (the bookmarks' enrichment rows, the users, the cached results) is
+    read in three statements for the whole batch.
 
     Idempotent: a redelivered event finds the bookmark's enrichment row and does nothing more."""
-    if await queries.enrichment(session, event.userId, event.clientBookmarkId) is not None:
+    if not events:
         return
-    user = await queries.user_projection(session, event.userId)
-    cached = await queries.cached_result(session, event.normalizedUrl)
-    action = import_action(
-        known=user is not None,
-        use_ai=bool(user and user["use_ai"]),
-        is_pro=bool(user and user["is_pro"]),
-        cached=cached is not None,
-    )
-    target = _Target(session, event.userId, event.clientBookmarkId, event.normalizedUrl, None)
-    if action == "cache" and cached is not None:
-        CACHE_LOOKUPS.labels("hit").inc()
-        await target.apply_result(cached)
-    elif action == "bulk":
-        await _bulk_job(session, target, event.url)
+    enriched = await queries.enriched_bookmarks(session, [(e.userId, e.clientBookmarkId) for e in events])
+    users = await queries.user_projections(session, {e.userId for e in events})
+    cached = await queries.cached_results(session, {e.normalizedUrl for e in events})
+    for event in events:
+        if (event.userId, event.clientBookmarkId) in enriched:
+            continue
+        user, hit = users.get(event.userId), cached.get(event.normalizedUrl)
+        action = import_action(
+            known=user is not None,
+            use_ai=bool(user and user["use_ai"]),
+            is_pro=bool(user and user["is_pro"]),
+            cached=hit is not None,
+        )
+        target = _Target(session, event.userId, event.clientBookmarkId, event.normalizedUrl, None)
+        if action == "cache" and hit is not None:
+            CACHE_LOOKUPS.labels("hit").inc()
+            await target.apply_result(hit)
+        elif action == "bulk":
+            await _bulk_job(session, target, event.url)
+        else:
+            continue
+        enriched.add((event.userId, event.clientBookmarkId))
 
 
 async def _bulk_job(session: AsyncSession, target: _Target, url: str) -> None:

@@ -14,6 +14,7 @@ from enrichment_support import Api, AuthUsers, User, publish
 
 from common.events import BookmarkSaved, EnrichmentResult
 from devstack.testing import eventually
+from enrichment import service
 from enrichment.store import repository
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -147,3 +148,33 @@ async def test_interactive_jobs_are_claimed_before_older_bulk_jobs(api: Api, use
     async with api.db.sessions() as session, session.begin():
         due = await repository.next_due_job(session)
     assert due is not None and due["priority"] == 0 and due["id"] != bulk_job
+
+
+async def test_a_batch_of_imported_creations_reads_once_and_decides_each_as_alone(
+    api: Api, users: AuthUsers, infra: Any
+) -> None:
+    """One consumer batch: cache hits applied, Pro work queued once per bookmark even when an event is
+    delivered twice in the batch, free users' misses left alone; a second delivery of the batch adds nothing."""
+    pro, free = await users.create(is_pro=True), await users.create()
+    await known(api, pro, use_ai=True, is_pro=True)
+    await known(api, free, use_ai=True, is_pro=False)
+    hit_url = page("batch-hit")
+    await seed_cache(api, hit_url)
+    pro_hit, pro_miss = imported(pro, hit_url), imported(pro, page("batch-miss"))
+    free_hit, free_miss = imported(free, hit_url), imported(free, page("batch-free"))
+    batch = [pro_hit, pro_miss, free_miss, pro_miss, free_hit, pro_hit]
+    for _ in range(2):
+        async with api.db.sessions() as session, session.begin():
+            await service.apply_bookmarks_saved(session, batch)
+
+    for event in (pro_hit, free_hit):
+        row = await enrichment_row(api, event)
+        assert row["status"] == "completed" and row["cache_hit"] is True and row["job_id"] is None
+    missed = await enrichment_row(api, pro_miss)
+    assert missed["status"] == "pending" and missed["priority"] == 1
+    assert await api.db.scalar("SELECT count(*) FROM jobs WHERE normalized_url = :n", n=pro_miss.normalizedUrl) == 1
+    assert await enrichment_row(api, free_miss) is None
+    completed = await api.db.events("enrichment.completed", normalizedUrl=hit_url)
+    assert sorted(e["clientBookmarkId"] for e in completed) == sorted(
+        [pro_hit.clientBookmarkId, free_hit.clientBookmarkId]
+    )

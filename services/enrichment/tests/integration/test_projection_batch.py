@@ -95,8 +95,9 @@ async def test_a_batch_of_deletes_gives_the_projection_that_event_by_event_gives
     assert await projection(api, gone) == []
 
 
-async def test_a_batch_holding_an_import_creation_goes_event_by_event(api: Api) -> None:
-    """Imported creations also look up the cache and may queue work: that path keeps event order."""
+async def test_a_batch_holding_an_import_creation_projects_every_event(api: Api) -> None:
+    """Imported creations also look up the cache and may queue work (test_imported_bookmarks.py); the
+    batch's projection is the same as for any other batch."""
     user = uuid.uuid4()
     events = [
         save(user, "i1", "https://e.example/imp", 1, source="import", created=True),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,12 @@ _IN_FLIGHT = "('pending', 'processing', 'retrying')"
 async def user_projection(session: AsyncSession, user_id: uuid.UUID) -> RowMapping | None:
     result = await session.execute(text("SELECT * FROM users WHERE user_id = :u"), {"u": user_id})
     return result.mappings().first()
+
+
+async def user_projections(session: AsyncSession, user_ids: Collection[uuid.UUID]) -> dict[uuid.UUID, RowMapping]:
+    """:func:`user_projection` of each of ``user_ids`` that has one (one statement for a batch of events)."""
+    result = await session.execute(text("SELECT * FROM users WHERE user_id = ANY(:ids)"), {"ids": list(user_ids)})
+    return {row["user_id"]: row for row in result.mappings()}
 
 
 async def quota_row(session: AsyncSession, user_id: uuid.UUID) -> RowMapping | None:
@@ -48,6 +54,30 @@ async def cached_result(session: AsyncSession, normalized_url: str) -> dict[str,
     )
     row = result.first()
     return dict(row.result) if row is not None else None
+
+
+async def cached_results(session: AsyncSession, normalized_urls: Collection[str]) -> dict[str, dict[str, Any]]:
+    """:func:`cached_result` of each of ``normalized_urls`` that has one (one statement for a batch)."""
+    result = await session.execute(
+        text("SELECT normalized_url, result FROM results_cache WHERE normalized_url = ANY(:n) AND expires_at > now()"),
+        {"n": list(normalized_urls)},
+    )
+    return {row.normalized_url: dict(row.result) for row in result}
+
+
+async def enriched_bookmarks(
+    session: AsyncSession, bookmarks: Sequence[tuple[uuid.UUID, str]]
+) -> set[tuple[uuid.UUID, str]]:
+    """Which of ``bookmarks`` (user id, client bookmark id) have an enrichment row (one statement for a batch)."""
+    result = await session.execute(
+        text(
+            "SELECT be.user_id, be.client_bookmark_id FROM bookmark_enrichments be "
+            "JOIN unnest(CAST(:users AS uuid[]), CAST(:ids AS text[])) AS b(user_id, client_bookmark_id) "
+            "USING (user_id, client_bookmark_id)"
+        ),
+        {"users": [user for user, _ in bookmarks], "ids": [bookmark for _, bookmark in bookmarks]},
+    )
+    return {(row.user_id, row.client_bookmark_id) for row in result}
 
 
 async def enrichment(session: AsyncSession, user_id: uuid.UUID, client_bookmark_id: str) -> RowMapping | None:
