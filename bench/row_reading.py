@@ -18,17 +18,15 @@ Reports the client's CPU (user + system) per row, per way and round, as a table,
 from __future__ import annotations
 
 import argparse
-import asyncio
 import resource
 import sys
-import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from result_files import write_results  # bench/ is on sys.path when this script runs
+from inprocess import interleaved, on_private_postgres  # bench/ is on sys.path when this script runs
+from result_files import write_results
 from sqlalchemy import ARRAY, Text, select, text, type_coerce
 from sqlmodel import SQLModel
 
@@ -36,8 +34,6 @@ from bookmarks.domain.model import _ENUM_SLOTS, Bookmark, _row_plan
 from bookmarks.store.columns import Strings
 from bookmarks.store.tables import BOOKMARK_COLUMNS, bookmarks
 from common.db import SessionFactory, create_engine, create_session_factory
-from devstack.postgres import EmbeddedPostgres
-from devstack.stack import free_port
 
 OWNER = uuid.UUID("00000000-0000-4000-8000-000000000001")
 SEED_SQL = text("""
@@ -96,14 +92,7 @@ async def run(dsn: str, rows: int, rounds: int) -> dict[str, list[float]]:
         async with engine.begin() as conn:
             await conn.run_sync(SQLModel.metadata.create_all, tables=[bookmarks])
             await conn.execute(SEED_SQL, {"owner": OWNER, "rows": rows})
-        every = ways(create_session_factory(engine))
-        for read in every.values():  # warm-up: pool, compiled caches, prepared statements
-            await measure(read, rows)
-        results: dict[str, list[float]] = {name: [] for name in every}
-        for n in range(rounds):  # interleaved, the order turned every round
-            for name in list(every)[n % 2 :] + list(every)[: n % 2]:
-                results[name].append(await measure(every[name], rows))
-        return results
+        return await interleaved(ways(create_session_factory(engine)), lambda read: measure(read, rows), rounds)
     finally:
         await engine.dispose()
 
@@ -113,10 +102,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-rows-") as data_dir:
-        with EmbeddedPostgres(Path(data_dir), free_port(), durable=False) as pg:
-            pg.ensure_databases(["bench"])
-            results = asyncio.run(run(pg.dsn("bench"), args.rows, args.rounds))
+    results = on_private_postgres("bench-rows-", lambda dsn: run(dsn, args.rows, args.rounds))
     print(f"{'way':<8} {'client CPU per row (us), each round':>44} {'median':>8}")
     for name, figures in results.items():
         median = sorted(figures)[len(figures) // 2]

@@ -17,24 +17,20 @@ writes ``bench/results/unit-of-work-<timestamp>.json``. PostgreSQL's own CPU is 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import resource
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from result_files import write_results  # bench/ is on sys.path when this script runs
+from inprocess import interleaved, on_private_postgres  # bench/ is on sys.path when this script runs
+from result_files import write_results
 from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from common.db import SessionFactory, create_engine, create_session_factory, transaction
-from devstack.postgres import EmbeddedPostgres
-from devstack.stack import free_port
 
 metadata = MetaData()
 rows = Table("unit_of_work_rows", metadata, Column("id", Integer, primary_key=True), Column("v", String))
@@ -83,14 +79,9 @@ async def run(dsn: str, units: int, rounds: int) -> dict[str, list[dict[str, flo
     try:
         async with engine.begin() as conn:
             await conn.run_sync(metadata.create_all)
-        every = ways(engine, create_session_factory(engine))
-        for unit in every.values():  # warm-up: pool, compiled caches, prepared statements
-            await measure(unit, 200)
-        results: dict[str, list[dict[str, float]]] = {name: [] for name in every}
-        for _ in range(rounds):  # interleaved
-            for name, unit in every.items():
-                results[name].append(await measure(unit, units))
-        return results
+        return await interleaved(
+            ways(engine, create_session_factory(engine)), lambda unit: measure(unit, units), rounds
+        )
     finally:
         await engine.dispose()
 
@@ -100,10 +91,7 @@ def main() -> int:
     parser.add_argument("--units", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-uow-") as data_dir:
-        with EmbeddedPostgres(Path(data_dir), free_port(), durable=False) as pg:
-            pg.ensure_databases(["bench"])
-            results = asyncio.run(run(pg.dsn("bench"), args.units, args.rounds))
+    results = on_private_postgres("bench-uow-", lambda dsn: run(dsn, args.units, args.rounds))
     print(f"{'way':<11} {'client CPU per unit (us), each round':>38} {'wall per unit (us)':>22}")
     for name, rounds in results.items():
         cpu = ", ".join(str(r["cpu_us"]) for r in rounds)
