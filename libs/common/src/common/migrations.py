@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.autogenerate import render as alembic_render
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -23,6 +24,7 @@ from sqlalchemy import Index, MetaData, Table, pool, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import async_engine_from_config
 from sqlalchemy.schema import CreateIndex
+from sqlalchemy.types import TypeDecorator
 from sqlmodel.sql.sqltypes import AutoString
 
 from common.tables import INFRA_TABLES
@@ -133,10 +135,14 @@ class Schema:
 
 
 def _render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
-    # A model field without its own column type gets SQLModel's AutoString; a revision names plain
-    # SQLAlchemy instead, so it never imports more than SQLAlchemy and Alembic.
+    # A revision names plain SQLAlchemy types, so it never imports more than SQLAlchemy and Alembic: a model
+    # field without its own column type gets SQLModel's AutoString, written as sa.String; a column type of
+    # the models' own (a TypeDecorator, e.g. bookmarks' Strings) is written as the type it stores, by
+    # Alembic's own renderer.
     if type_ == "type" and isinstance(obj, AutoString):
         return "sa.String()" if obj.length is None else f"sa.String(length={obj.length})"
+    if type_ == "type" and isinstance(obj, TypeDecorator):
+        return alembic_render._repr_type(obj.impl_instance, autogen_context)
     return False
 
 

@@ -135,8 +135,8 @@ def with_highlights(
     session: AsyncSession, owner: uuid.UUID, batch: Sequence[Annotatable], batch_size: int
 ) -> AsyncIterator[list[tuple[Annotatable, list[Highlight]]]]:
     """``batch`` in order, each bookmark with its live highlights as records (:func:`_pieces`)."""
-    return _pieces(session, highlights_statement(owner, [b.client_bookmark_id for b in batch]), batch,
-                   Highlight.from_row, batch_size)  # fmt: skip
+    statement = highlights_statement(owner, [b.client_bookmark_id for b in batch])
+    return _pieces(session, statement, batch, Highlight.from_row, batch_size)
 
 
 def with_highlight_documents(
