@@ -224,6 +224,16 @@ async def transaction(sessions: SessionFactory) -> AsyncIterator[AsyncSession]:
             raise
 
 
+@asynccontextmanager
+async def single_statements(sessions: SessionFactory) -> AsyncIterator[AsyncSession]:
+    """A unit of work whose statements each commit on their own (the connection in autocommit): no BEGIN
+    and no COMMIT round trip, for a unit that is one statement. Deadlines, the gate and a failed unit's
+    connection are as in :func:`transaction`."""
+    async with transaction(sessions) as session:
+        await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        yield session
+
+
 def asyncpg_dsn(url: str) -> str:
     """The plain libpq DSN of a SQLAlchemy asyncpg URL (for LISTEN connections and tools)."""
     return url.replace("postgresql+asyncpg://", "postgresql://", 1)

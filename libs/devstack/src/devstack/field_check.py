@@ -127,7 +127,7 @@ SELECTION = (
         (
             f"{_INTEGRATION}/test_bookmarks_api.py",
             f"{_INTEGRATION}/test_write_fast_path.py::test_a_put_is_answered_through_the_fast_path_as_fastapi_answers_it",
-            f"{_INTEGRATION}/test_write_path.py::test_create_update_and_delete_are_two_statements_each",
+            f"{_INTEGRATION}/test_write_path.py::test_a_put_is_one_round_trip_to_create_and_two_to_update",
         ),
     ),
     Selected(

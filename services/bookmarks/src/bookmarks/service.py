@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,7 +22,7 @@ from bookmarks.imports import store as imports_store
 from bookmarks.store import digests, lookups, repository
 from bookmarks.store.rows import PageText
 from common import anti_entropy
-from common.db import SessionFactory, transaction
+from common.db import SessionFactory, single_statements, transaction
 from common.events import (
     SEARCH_TEXT_MAX_BYTES,
     BookmarkDeleted,
@@ -160,9 +160,14 @@ async def upsert_bookmark(
     *, sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
 ) -> BookmarkView:
     """Create or merge a bookmark (present fields overwrite, absent keep; a deleted one is revived).
-    Two statements: open the stream (user check, position, pending enrichment) reading the row under
-    lock, then store the record together with its outbox row. A create that meets a row created meanwhile
+    Usually one statement for a new bookmark and two for an existing one, each committed on its own
+    (:func:`_upsert_at_head`). Otherwise, the locked way: two statements in a transaction, opening the
+    stream (user check, position, pending enrichment) reading the row under lock, then storing the record
+    together with its outbox row. A create that meets a row created meanwhile
     (``repository.open_stream``) reads it and merges instead."""
+    done = await _upsert_at_head(sessions, owner, client_bookmark_id, write)
+    if done is not None:
+        return done
     async with transaction(sessions) as session:
         slot = await _open(session, owner, client_bookmark_id, take_pending=True)
         if slot.bookmark is None:
@@ -179,6 +184,48 @@ async def upsert_bookmark(
         event = _saved_event(merged, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted)
         await repository.put_bookmark(session, merged, event=event)
         return BookmarkView(merged, slot.is_pro)
+
+
+# A draft's position: the store's single statements put the position they take in every field holding it.
+_UNPOSITIONED = datetime.fromtimestamp(0, UTC)
+_FIELDS = tuple(f.name for f in fields(Bookmark))
+
+
+def _positioned(draft: Bookmark) -> tuple[str, ...]:
+    return tuple(name for name in _FIELDS if getattr(draft, name) is _UNPOSITIONED)
+
+
+async def _upsert_at_head(
+    sessions: SessionFactory, owner: uuid.UUID, client_bookmark_id: str, write: BookmarkWrite
+) -> BookmarkView | None:
+    """The usual PUT without a transaction: a new bookmark (with no early enrichment result waiting) is one
+    statement that stores it with its event and position (``repository.create_at_head``); an existing one
+    is that statement's unlocked read, the merge, and one statement that replaces the row if no other
+    write changed it meanwhile (``repository.merge_at_head``). None when any of that did not apply, and
+    the caller writes the locked way."""
+    draft = rules.new_bookmark(owner, client_bookmark_id, write, _UNPOSITIONED)
+    async with single_statements(sessions) as session:
+        head = await repository.create_at_head(session, draft, _saved_event(draft, created=True), _positioned(draft))
+        if head.position is not None:
+            return BookmarkView(rules.new_bookmark(owner, client_bookmark_id, write, head.position), head.is_pro)
+        if head.existing is None or not head.live:
+            return None
+        return await _merge_at_head(session, head.existing, write, head.is_pro)
+
+
+async def _merge_at_head(
+    session: AsyncSession, existing: Bookmark, write: BookmarkWrite, is_pro: bool
+) -> BookmarkView | None:
+    draft = rules.merge_write(existing, write, _UNPOSITIONED)
+    if draft is None:  # a retried or redundant write, as the locked way answers it
+        return BookmarkView(existing, is_pro)
+    event = _saved_event(draft, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted)
+    position = await repository.merge_at_head(session, draft, event, _positioned(draft), existing.updated_at)
+    if position is None:
+        return None
+    merged = rules.merge_write(existing, write, position)
+    assert merged is not None
+    return BookmarkView(merged, is_pro)
 
 
 def _created(

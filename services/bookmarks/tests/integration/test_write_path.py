@@ -1,5 +1,6 @@
-"""The lean write path: every bookmark write is two statements in one transaction (open the
-stream reading the row under lock, store it with its outbox row), and nothing of the guarantees goes."""
+"""The lean write path: a PUT is one statement to create and two to update, each committed on its own
+(decision 0158); other writes, and a PUT that met another write, are two statements in one transaction
+(open the stream reading the row under lock, store it with its outbox row). No guarantee goes."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy import event, func, insert, select
+from pydantic import TypeAdapter
+from sqlalchemy import DateTime, event, func, insert, literal, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bookmarks import service
@@ -28,19 +31,31 @@ outbox = OutboxRow.__table__  # type: ignore[attr-defined]
 
 
 class Counted:
-    """Every statement the engine's connections send to PostgreSQL through SQLAlchemy (every statement of
-    the service does), transaction control (BEGIN, COMMIT) apart: SQLAlchemy sends that past its cursor."""
+    """Every round trip the engine's one pooled connection makes: the statements SQLAlchemy sends (every
+    statement of the service) and the transaction control (BEGIN, COMMIT) its asyncpg adapter sends past
+    its cursor, seen by asyncpg's query logger."""
 
     def __init__(self, engine: AsyncEngine) -> None:
-        self.statements: list[str] = []
+        self.engine, self.statements = engine, list[str]()
         event.listen(engine.sync_engine, "before_cursor_execute", self._seen)
+
+    async def __aenter__(self) -> Counted:
+        async with self.engine.connect() as conn:
+            driver = (await conn.get_raw_connection()).driver_connection
+            assert isinstance(driver, asyncpg.Connection)
+            driver.add_query_logger(lambda logged: self.statements.append(logged.query))
+        self.statements.clear()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        event.remove(self.engine.sync_engine, "before_cursor_execute", self._seen)
 
     def _seen(self, _connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
         self.statements.append(statement)
 
     def take(self) -> list[str]:
         taken, self.statements = self.statements, []
-        return taken
+        return [" ".join(s.split()[:2]) for s in taken]
 
 
 @pytest.fixture
@@ -65,17 +80,20 @@ async def _outbox_rows(engine: AsyncEngine, owner: uuid.UUID) -> int:
         return int((await conn.execute(select(func.count()).where(outbox.c.key == str(owner)))).scalar_one())
 
 
-async def test_create_update_and_delete_are_two_statements_each(engine: AsyncEngine) -> None:
+async def test_a_put_is_one_round_trip_to_create_and_two_to_update(engine: AsyncEngine) -> None:
+    """A new bookmark is one statement committed on its own, an update its read and its conditional
+    replace, a retry the read alone: no BEGIN or COMMIT. A delete is the locked way's unit of work."""
     sessions, owner = create_session_factory(engine), uuid.uuid4()
-    counted = Counted(engine)
-    await _put(sessions, owner, "b1", title="first")
-    assert len(counted.take()) == 2
-    await _put(sessions, owner, "b1", title="second")
-    assert len(counted.take()) == 2
-    await _put(sessions, owner, "b1", title="second")  # a retry: nothing to store
-    assert len(counted.take()) == 1
-    await service.delete_bookmark(sessions=sessions, owner=owner, client_bookmark_id="b1")
-    assert len(counted.take()) == 2
+    async with Counted(engine) as counted:
+        await _put(sessions, owner, "b1", title="first")
+        assert counted.take() == ["WITH alloc"]
+        await _put(sessions, owner, "b1", title="second")
+        assert counted.take() == ["WITH alloc", "WITH alloc"]
+        await _put(sessions, owner, "b1", title="second")  # a retry: nothing to store
+        assert counted.take() == ["WITH alloc"]
+        await service.delete_bookmark(sessions=sessions, owner=owner, client_bookmark_id="b1")
+        taken = counted.take()  # a statement is seen as it is sent, BEGIN once its answer came: any order
+        assert sorted(taken) == ["BEGIN ISOLATION", "COMMIT;", "WITH alloc", "WITH live_marks"]
     assert await _outbox_rows(engine, owner) == 3  # created, updated, deleted: one event each
 
 
@@ -128,23 +146,30 @@ async def test_a_pending_enrichment_is_taken_by_the_create_only(engine: AsyncEng
 
 
 @contextlib.asynccontextmanager
-async def _holding_a_create(url: str, owner: uuid.UUID, bid: str, **fields: Any) -> AsyncIterator[asyncio.Event]:
-    """Another device's create of ``bid``, stored but not committed yet: its unit of work (on an engine
-    and gate of its own) holds the user's stream row until the yielded event is set, then commits."""
+async def _holding_a_write(url: str, owner: uuid.UUID, bid: str, **fields: Any) -> AsyncIterator[asyncio.Event]:
+    """Another device's write of ``bid`` (a create, or a merge if it exists), stored but not committed yet:
+    its unit of work (the locked way, on an engine and gate of its own) holds the user's stream row until
+    the yielded event is set, then commits."""
     engine = create_engine(url, pool_size=1, max_overflow=0)
     stored, commit = asyncio.Event(), asyncio.Event()
 
-    async def create() -> None:
+    async def write() -> None:
         async with transaction(create_session_factory(engine)) as session:
             slot = await repository.open_stream(session, owner, bid, take_pending=True)
-            assert slot is not None and slot.bookmark is None
-            record = rules.new_bookmark(owner, bid, _write("https://example.com/a", **fields), slot.position)
-            created = service._saved_event(record, created=True)
-            assert await repository.put_bookmark(session, record, event=created, create=True)
+            assert slot is not None
+            sent = _write("https://example.com/a", **fields)
+            if slot.bookmark is None:
+                record = rules.new_bookmark(owner, bid, sent, slot.position)
+                event = service._saved_event(record, created=True)
+                assert await repository.put_bookmark(session, record, event=event, create=True)
+            else:
+                merged = rules.merge_write(slot.bookmark, sent, slot.position)
+                assert merged is not None
+                await repository.put_bookmark(session, merged, event=service._saved_event(merged))
             stored.set()
             await commit.wait()
 
-    task = asyncio.create_task(create())
+    task = asyncio.create_task(write())
     try:
         await asyncio.wait_for(stored.wait(), timeout=10)
         yield commit
@@ -176,7 +201,7 @@ async def test_a_write_that_waited_for_a_create_of_the_same_bookmark_sees_it(
     sessions, owner = create_session_factory(engine), uuid.uuid4()
     dsn = asyncpg_dsn(bookmarks_settings.database_url)
     await _put(sessions, owner, "other")  # the user's stream exists
-    async with _holding_a_create(bookmarks_settings.database_url, owner, "b1", title="first", notes="kept") as commit:
+    async with _holding_a_write(bookmarks_settings.database_url, owner, "b1", title="first", notes="kept") as commit:
         if second == "put":
             task = asyncio.create_task(_put(sessions, owner, "b1", title="second"))
         else:
@@ -217,3 +242,76 @@ async def test_a_create_that_meets_a_row_stores_nothing_with_or_without_its_even
                                            .where(bookmarks.c.owner_uid == owner))).all())  # fmt: skip
     assert titles == {"b1": "first", "b2": None}
     assert await _outbox_rows(engine, owner) == before
+
+
+async def test_an_update_that_meets_a_newer_write_merges_onto_it(engine: AsyncEngine, bookmarks_settings: Any) -> None:
+    """A PUT of an existing bookmark reads it without a lock. Another device's update commits before the
+    PUT replaces the row: the replace must not overwrite it. It stores nothing, and the locked way merges
+    onto the newer row (a PUT keeps the fields it does not send)."""
+    sessions, owner = create_session_factory(engine), uuid.uuid4()
+    dsn = asyncpg_dsn(bookmarks_settings.database_url)
+    await _put(sessions, owner, "b1", title="first")
+    async with _holding_a_write(bookmarks_settings.database_url, owner, "b1", notes="kept") as commit:
+        task = asyncio.create_task(_put(sessions, owner, "b1", title="second"))
+        await eventually(lambda: _waiting_for_a_lock(dsn), timeout=10)
+        commit.set()
+    view = await task
+    async with engine.connect() as conn:
+        row = (await conn.execute(select(bookmarks).where(bookmarks.c.owner_uid == owner))).one()
+        events = (await conn.execute(select(outbox.c.payload).where(outbox.c.key == str(owner))
+                                     .order_by(outbox.c.id))).scalars().all()  # fmt: skip
+    assert (row.title, row.notes) == (view.record.title, view.record.notes) == ("second", "kept")
+    assert [(e["created"], e["updatedAt"]) for e in events] == [
+        (True, events[0]["updatedAt"]),
+        (False, events[1]["updatedAt"]),
+        (False, _event_time(view.record.updated_at)),
+    ]
+    assert row.updated_at == view.record.updated_at
+
+
+def _event_time(moment: datetime) -> str:
+    return TypeAdapter(datetime).dump_python(moment, mode="json")  # type: ignore[no-any-return]
+
+
+def _without_identity(payload: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in payload.items() if k not in ("eventId", "occurredAt")}
+
+
+async def test_single_statement_writes_store_the_events_python_renders(engine: AsyncEngine) -> None:
+    """The statements of a create and an update set the event's ``updatedAt`` to the position they take
+    in SQL: every event equals the one Python renders of the record the PUT answered."""
+    sessions, owner = create_session_factory(engine), uuid.uuid4()
+    created = await _put(sessions, owner, "b1", title="first")
+    moved = await service.upsert_bookmark(
+        sessions=sessions, owner=owner, client_bookmark_id="b1", write=_write("https://example.com/b")
+    )
+    await service.delete_bookmark(sessions=sessions, owner=owner, client_bookmark_id="b1")
+    revived = await _put(sessions, owner, "b1", user_tags=("back",))
+    expected = [
+        service._saved_event(created.record, created=True),
+        service._saved_event(moved.record, url_changed=True),
+        service._saved_event(revived.record, url_changed=True, revived=True),
+    ]
+    async with engine.connect() as conn:
+        payloads = (await conn.execute(select(outbox.c.payload).where(outbox.c.key == str(owner))
+                                       .order_by(outbox.c.id))).scalars().all()  # fmt: skip
+    saved = [p for p in payloads if p["type"] == "bookmark.saved"]
+    assert [_without_identity(p) for p in saved] == [_without_identity(e.model_dump(mode="json")) for e in expected]
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC),
+        datetime(2026, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(2026, 6, 1, 0, 0, 0, 1, tzinfo=UTC),
+    ],
+)
+async def test_event_times_rendered_by_postgresql_are_pydantic_s(engine: AsyncEngine, moment: datetime) -> None:
+    async with engine.connect() as conn:
+        await conn.execute(text("SET TIME ZONE 'Europe/Paris'"))  # the session's zone plays no part
+        rendered = (
+            await conn.execute(select(repository.event_time(literal(moment, DateTime(timezone=True)))))
+        ).scalar_one()
+    assert rendered == _event_time(moment)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     CTE,
@@ -20,26 +20,30 @@ from sqlalchemy import (
     Select,
     Table,
     Text,
+    and_,
     bindparam,
+    case,
     cast,
     delete,
     distinct,
     exists,
+    false,
     func,
     literal,
     select,
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB, UUID, Insert, insert
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID, Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import ReturningInsert
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import Interval
 
 from bookmarks.domain.collections import Collection
 from bookmarks.domain.model import Bookmark
 from bookmarks.store import rows
-from bookmarks.store.rows import PageText, page_statement, put_parameters, put_statement
+from bookmarks.store.rows import PageText, page_statement, put_parameters, put_statement, put_values
 from bookmarks.store.tables import (
     BOOKMARK_COLUMNS,
     bookmarks,
@@ -109,12 +113,12 @@ _OWNER = bindparam("owner", type_=UUID(as_uuid=True))
 _PENDING_FOR = bindparam("pending_for", type_=Text())
 
 
-def _position_upsert() -> ReturningInsert[Any]:
+def _position_upsert(*conditions: ColumnElement[bool]) -> ReturningInsert[Any]:
     """The stream-head upsert of :func:`allocate_positions` (one position) for the bound ``owner``,
-    proposing no row at all for a deleted user: the same statement refuses a purged user and takes the
-    position."""
+    proposing no row at all for a deleted user (or unless ``conditions`` hold): the same statement refuses
+    a purged user and takes the position."""
     live = ~exists().where(deleted_users.c.owner_uid == _OWNER)
-    proposed = select(_OWNER, func.clock_timestamp()).where(live)
+    proposed = select(_OWNER, func.clock_timestamp()).where(live, *conditions)
     return (
         insert(user_streams)
         .from_select([user_streams.c.owner_uid, user_streams.c.last_position], proposed)
@@ -199,6 +203,132 @@ async def open_stream(
 def _slot(row: Mapping[str, Any]) -> StreamSlot:
     pending = row["pending"]
     return StreamSlot(row["last_position"], bool(row["is_pro"]), dict(pending) if pending else None)
+
+
+_CLIENT_ID = bindparam("client_bookmark_id", type_=bookmarks.c.client_bookmark_id.type)
+_SEEN = bindparam("seen_updated_at", type_=bookmarks.c.updated_at.type)
+
+
+def _of_the_bookmark(table: Table) -> ColumnElement[bool]:
+    return and_(table.c.owner_uid == _OWNER, table.c.client_bookmark_id == _CLIENT_ID)
+
+
+@dataclass(frozen=True, slots=True)
+class HeadWrite:
+    """What :func:`create_at_head` did and saw. ``position``: the new bookmark's, when it stored one.
+    Otherwise ``existing``: the bookmark as the statement's snapshot holds it, not locked (None: no row,
+    or one another write committed since the snapshot); ``live``: the user is not deleted."""
+
+    position: datetime | None
+    is_pro: bool
+    live: bool
+    existing: Bookmark | None
+
+
+class _PositionedWrite(NamedTuple):
+    alloc: CTE
+    saved: CTE
+    written: CTE
+
+    def position(self) -> Select[Any]:
+        """The position, when the record was stored (else no row)."""
+        return select(self.alloc.c.last_position).select_from(self.alloc.join(self.saved, true()))
+
+
+def _positioned_write(
+    positioned: tuple[str, ...], *conditions: ColumnElement[bool], where: ColumnElement[bool] | None = None
+) -> _PositionedWrite:
+    """Take the user's next position only if ``conditions`` hold (``alloc``), store the record with the
+    columns ``positioned`` set to that position (``saved``: :func:`put_statement`'s parameters; a create
+    without ``where``, else the conflict's update only ``where`` it holds), and its outbox row with the
+    event's ``updatedAt`` set to the stored one (``written``: :func:`_with_event`'s parameters)."""
+    alloc = _position_upsert(*conditions).cte("alloc")
+    values = put_values(tombstone=False) | dict.fromkeys(positioned, alloc.c.last_position)
+    upsert = rows.put_from(values, alloc, create=where is None, where=where)
+    saved = upsert.returning(bookmarks.c.updated_at).cte("saved")
+    payload = func.jsonb_set(
+        cast(bindparam("event_payload", type_=Text()), JSONB),
+        literal(["updatedAt"], ARRAY(Text())),
+        func.to_jsonb(event_time(saved.c.updated_at)),
+    )
+    event = select(
+        bindparam("event_topic", type_=Text()),
+        bindparam("event_key", type_=Text()),
+        payload,
+        cast(bindparam("event_headers", type_=Text()), JSONB),
+    ).select_from(saved)
+    columns = [outbox.c.topic, outbox.c.key, outbox.c.payload, outbox.c.headers]
+    written = insert(outbox).from_select(columns, event).returning(outbox.c.id).cte("written")
+    return _PositionedWrite(alloc, saved, written)
+
+
+def event_time(column: ColumnElement[datetime]) -> ColumnElement[str]:
+    """A ``timestamptz`` as an event's JSON writes a UTC time (pydantic's form): whole seconds without a
+    fraction, otherwise six digits, and ``Z``."""
+    utc = func.timezone("UTC", column)
+    whole = func.to_char(utc, 'YYYY-MM-DD"T"HH24:MI:SS')
+    fraction = case((func.date_trunc("second", utc) == utc, ""), else_=func.to_char(utc, ".US"))
+    return whole.op("||")(fraction).op("||")(literal("Z"))
+
+
+@functools.cache
+def _create_statement(positioned: tuple[str, ...]) -> Select[Any]:
+    """:func:`create_at_head`'s statement, built once per ``positioned``. The position is taken only if
+    the bookmark does not exist and no early enrichment result waits for it. A row another write committed
+    since the statement began is not replaced (``ON CONFLICT DO NOTHING``): nothing is stored, and the
+    position taken stays unused, a gap the stream allows. Beside what it stored, the statement reads the
+    bookmark as its snapshot holds it, the Pro flag and whether the user is deleted."""
+    absent = [~exists().where(_of_the_bookmark(t)) for t in (bookmarks, pending_enrichments)]
+    write = _positioned_write(positioned, *absent)
+    existing = select(*BOOKMARK_COLUMNS).where(_of_the_bookmark(bookmarks)).cte("existing")
+    is_pro = select(user_streams.c.is_pro).where(user_streams.c.owner_uid == _OWNER).scalar_subquery()
+    one = select(literal(1).label("one")).subquery("one")
+    return (
+        select(
+            write.position().scalar_subquery().label("position"),
+            func.coalesce(is_pro, false()).label("is_pro"),
+            (~exists().where(deleted_users.c.owner_uid == _OWNER)).label("live"),
+            *existing.c,
+        )
+        .select_from(one.outerjoin(existing, true()))
+        .add_cte(write.written)
+    )
+
+
+async def create_at_head(
+    session: AsyncSession, bookmark: Bookmark, event: Event, positioned: tuple[str, ...]
+) -> HeadWrite:
+    """Store a new bookmark and its outbox row, taking the user's next position, in one statement: on a
+    session in autocommit (:func:`common.db.single_statements`) the whole unit of work is one round trip.
+    ``bookmark`` and ``event`` are drafts: the statement sets the fields ``positioned`` and the event's
+    ``updatedAt`` to the position it takes. When it stores nothing (see :func:`_create_statement`) the
+    answer says why, with the bookmark as it exists."""
+    parameters = put_parameters(bookmark) | _event_parameters(event) | {"owner": bookmark.owner_uid}
+    row = (await session.execute(_create_statement(positioned), parameters)).mappings().one()
+    existing = Bookmark.from_row(row) if row["client_bookmark_id"] is not None else None
+    return HeadWrite(row["position"], bool(row["is_pro"]), bool(row["live"]), existing)
+
+
+@functools.cache
+def _merge_statement(positioned: tuple[str, ...]) -> Select[Any]:
+    """:func:`merge_at_head`'s statement, built once per ``positioned``: the position is taken only if the
+    bookmark's stored ``updated_at`` is still ``seen_updated_at``, and the row is replaced only if it
+    still is when the upsert locks it."""
+    unchanged = bookmarks.c.updated_at == _SEEN
+    write = _positioned_write(positioned, exists().where(_of_the_bookmark(bookmarks), unchanged), where=unchanged)
+    return write.position().add_cte(write.written)
+
+
+async def merge_at_head(
+    session: AsyncSession, bookmark: Bookmark, event: Event, positioned: tuple[str, ...], seen: datetime
+) -> datetime | None:
+    """Replace a bookmark read without a lock by ``bookmark`` (a draft as in :func:`create_at_head`) and
+    write its outbox row in one statement, unless another write changed it since it was read (its
+    ``updated_at`` is no longer ``seen``): optimistic, where the locked way takes two statements in a
+    transaction. The position, or None when nothing was stored."""
+    parameters = put_parameters(bookmark) | _event_parameters(event) | {"owner": bookmark.owner_uid}
+    stored = (await session.execute(_merge_statement(positioned), parameters | {"seen_updated_at": seen})).first()
+    return stored[0] if stored is not None else None
 
 
 def _upsert_statement(table: Table, values: dict[str, Any]) -> Insert:

@@ -96,19 +96,43 @@ _NAMES = tuple(f.name for f in dataclasses.fields(Bookmark))
 
 
 @functools.cache
+def put_values(tombstone: bool) -> dict[str, Any]:
+    """Every column :func:`put_statement` writes, by bound parameters (:func:`put_parameters`) and the
+    index's expressions of them."""
+    values: dict[str, Any] = {name: sa.bindparam(name, type_=bookmarks.c[name].type) for name in _NAMES}
+    return values | index().insert_values(tombstone)
+
+
 def put_statement(tombstone: bool, only_if_absent: bool = False) -> Any:
     """``INSERT … ON CONFLICT DO UPDATE`` of a record without page text (``tombstone``: a deleted one;
     ``only_if_absent``: ``ON CONFLICT DO NOTHING``, a create that must not replace a row it did not see).
     Parameters: every column of the record by its own name, plus the index's (:func:`put_parameters`)."""
-    values: dict[str, Any] = {name: sa.bindparam(name, type_=bookmarks.c[name].type) for name in _NAMES}
-    values |= index().insert_values(tombstone)
+    values = put_values(tombstone)
     statement = insert(bookmarks).values(values)
     if only_if_absent:
         return statement.on_conflict_do_nothing(index_elements=sorted(_KEYS))
+    return statement.on_conflict_do_update(index_elements=sorted(_KEYS), set_=_replaced(statement, values, tombstone))
+
+
+def _replaced(statement: Any, values: dict[str, Any], tombstone: bool) -> dict[str, Any]:
+    """What the upsert ``statement`` of a record without page text (``values``) sets on conflict: every
+    column proposed, the index's as it computes them from the stored page part."""
     excluded = statement.excluded
     updates: dict[str, Any] = {k: excluded[k] for k in values if k not in _KEYS}
-    updates |= index().conflict_updates(tombstone, excluded)
-    return statement.on_conflict_do_update(index_elements=sorted(_KEYS), set_=updates)
+    return updates | index().conflict_updates(tombstone, excluded)
+
+
+def put_from(values: dict[str, Any], source: FromClause, *, create: bool, where: Any = None) -> Any:
+    """:func:`put_statement` of a live record whose ``values`` (:func:`put_values`, some columns replaced
+    by expressions over ``source``) are selected from ``source``: nothing is proposed when ``source`` has
+    no row. ``create``: ``ON CONFLICT DO NOTHING``; otherwise the conflict's update, only ``where`` it
+    holds."""
+    proposed = sa.select(*(value.label(name) for name, value in values.items())).select_from(source)
+    statement = insert(bookmarks).from_select(list(values), proposed)
+    if create:
+        return statement.on_conflict_do_nothing(index_elements=sorted(_KEYS))
+    updates = _replaced(statement, values, False)
+    return statement.on_conflict_do_update(index_elements=sorted(_KEYS), set_=updates, where=where)
 
 
 def put_parameters(record: Bookmark) -> dict[str, Any]:
