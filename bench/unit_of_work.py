@@ -1,4 +1,4 @@
-"""Client CPU of one write's unit of work by the three ways this code base can send it to PostgreSQL.
+"""Client CPU of one write's unit of work by the ways this code base can send it to PostgreSQL.
 
 ``.venv/bin/python bench/unit_of_work.py [--units 3000] [--rounds 2]``
 
@@ -9,6 +9,11 @@ the other on a pooled connection. The statements are built once and take their v
   session     ``common.db.transaction`` (the write path's unit of work: a gated session, SQLAlchemy Core)
   connection  the same Core statements on an ``AsyncConnection`` (``engine.begin()``), no session
   driver      the same SQL on the pooled connection's asyncpg driver, in its own transaction
+
+and the shape of a PUT in autocommit (decision 0158): the upsert alone, committed on its own.
+
+  autocommit session   a gated session whose connection is in autocommit, the statement through it
+  single statement     ``common.db.single_statements`` (the PUT's way: the session's connection)
 
 Reports the client's CPU (user + system) and wall time per unit, per way and round, as a table, and
 writes ``bench/results/unit-of-work-<timestamp>.json``. PostgreSQL's own CPU is the same for the three.
@@ -30,7 +35,7 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, sele
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from common.db import SessionFactory, create_engine, create_session_factory, transaction
+from common.db import SessionFactory, create_engine, create_session_factory, single_statements, transaction
 
 metadata = MetaData()
 rows = Table("unit_of_work_rows", metadata, Column("id", Integer, primary_key=True), Column("v", String))
@@ -62,7 +67,17 @@ def ways(engine: AsyncEngine, sessions: SessionFactory) -> dict[str, Callable[[i
                 await raw.fetch(READ_SQL, n % 1000)
                 await raw.fetch(UPSERT_SQL, n % 1000, "new")
 
-    return {"session": session, "connection": connection, "driver": driver}
+    async def autocommit_session(n: int) -> None:
+        async with transaction(sessions) as unit:
+            await unit.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+            await unit.execute(UPSERT, {"id": n % 1000, "v": "new"})
+
+    async def single_statement(n: int) -> None:
+        async with single_statements(sessions) as conn:
+            await conn.execute(UPSERT, {"id": n % 1000, "v": "new"})
+
+    return {"session": session, "connection": connection, "driver": driver,
+            "autocommit session": autocommit_session, "single statement": single_statement}  # fmt: skip
 
 
 async def measure(unit: Callable[[int], Awaitable[None]], units: int) -> dict[str, float]:
@@ -92,11 +107,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     results = on_private_postgres("bench-uow-", lambda dsn: run(dsn, args.units, args.rounds))
-    print(f"{'way':<11} {'client CPU per unit (us), each round':>38} {'wall per unit (us)':>22}")
+    print(f"{'way':<18} {'client CPU per unit (us), each round':>38} {'wall per unit (us)':>22}")
     for name, rounds in results.items():
         cpu = ", ".join(str(r["cpu_us"]) for r in rounds)
         wall = ", ".join(str(r["wall_us"]) for r in rounds)
-        print(f"{name:<11} {cpu:>38} {wall:>22}")
+        print(f"{name:<18} {cpu:>38} {wall:>22}")
     report: dict[str, Any] = {"units": args.units, "at": datetime.now(UTC).isoformat(), "ways": results}
     path = write_results("unit-of-work", report)
     print(f"results written to {path}")

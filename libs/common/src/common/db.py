@@ -23,7 +23,7 @@ import asyncpg
 from sqlalchemy import Engine, event, text
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DisconnectionError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from common.metrics import DB_DEADLINES_EXCEEDED, initialise_deadline_series
@@ -225,13 +225,13 @@ async def transaction(sessions: SessionFactory) -> AsyncIterator[AsyncSession]:
 
 
 @asynccontextmanager
-async def single_statements(sessions: SessionFactory) -> AsyncIterator[AsyncSession]:
+async def single_statements(sessions: SessionFactory) -> AsyncIterator[AsyncConnection]:
     """A unit of work whose statements each commit on their own (the connection in autocommit): no BEGIN
-    and no COMMIT round trip, for a unit that is one statement. Deadlines, the gate and a failed unit's
-    connection are as in :func:`transaction`."""
+    and no COMMIT round trip, for a unit that is one statement. Core statements only, on the session's
+    connection (no ORM layer per execute). Deadlines, the gate and a failed unit's connection are as in
+    :func:`transaction`."""
     async with transaction(sessions) as session:
-        await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
-        yield session
+        yield await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
 
 
 def asyncpg_dsn(url: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from bookmarks.domain import collections as collection_rules
 from bookmarks.domain import model as rules
@@ -204,23 +204,23 @@ async def _upsert_at_head(
     write changed it meanwhile (``repository.merge_at_head``). None when any of that did not apply, and
     the caller writes the locked way."""
     draft = rules.new_bookmark(owner, client_bookmark_id, write, _UNPOSITIONED)
-    async with single_statements(sessions) as session:
-        head = await repository.create_at_head(session, draft, _saved_event(draft, created=True), _positioned(draft))
+    async with single_statements(sessions) as conn:
+        head = await repository.create_at_head(conn, draft, _saved_event(draft, created=True), _positioned(draft))
         if head.position is not None:
             return BookmarkView(rules.new_bookmark(owner, client_bookmark_id, write, head.position), head.is_pro)
         if head.existing is None or not head.live:
             return None
-        return await _merge_at_head(session, head.existing, write, head.is_pro)
+        return await _merge_at_head(conn, head.existing, write, head.is_pro)
 
 
 async def _merge_at_head(
-    session: AsyncSession, existing: Bookmark, write: BookmarkWrite, is_pro: bool
+    conn: AsyncConnection, existing: Bookmark, write: BookmarkWrite, is_pro: bool
 ) -> BookmarkView | None:
     draft = rules.merge_write(existing, write, _UNPOSITIONED)
     if draft is None:  # a retried or redundant write, as the locked way answers it
         return BookmarkView(existing, is_pro)
     event = _saved_event(draft, url_changed=rules.url_changed(existing, write), revived=existing.is_deleted)
-    position = await repository.merge_at_head(session, draft, event, _positioned(draft), existing.updated_at)
+    position = await repository.merge_at_head(conn, draft, event, _positioned(draft), existing.updated_at)
     if position is None:
         return None
     merged = rules.merge_write(existing, write, position)

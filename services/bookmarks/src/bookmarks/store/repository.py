@@ -35,7 +35,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID, Insert, insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.dml import ReturningInsert
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import Interval
@@ -296,7 +296,7 @@ def _create_statement(positioned: tuple[str, ...]) -> Select[Any]:
 
 
 async def create_at_head(
-    session: AsyncSession, bookmark: Bookmark, event: Event, positioned: tuple[str, ...]
+    conn: AsyncConnection, bookmark: Bookmark, event: Event, positioned: tuple[str, ...]
 ) -> HeadWrite:
     """Store a new bookmark and its outbox row, taking the user's next position, in one statement: on a
     session in autocommit (:func:`common.db.single_statements`) the whole unit of work is one round trip.
@@ -304,7 +304,7 @@ async def create_at_head(
     ``updatedAt`` to the position it takes. When it stores nothing (see :func:`_create_statement`) the
     answer says why, with the bookmark as it exists."""
     parameters = put_parameters(bookmark) | _event_parameters(event) | {"owner": bookmark.owner_uid}
-    row = (await session.execute(_create_statement(positioned), parameters)).mappings().one()
+    row = (await conn.execute(_create_statement(positioned), parameters)).mappings().one()
     existing = Bookmark.from_row(row) if row["client_bookmark_id"] is not None else None
     return HeadWrite(row["position"], bool(row["is_pro"]), bool(row["live"]), existing)
 
@@ -320,14 +320,14 @@ def _merge_statement(positioned: tuple[str, ...]) -> Select[Any]:
 
 
 async def merge_at_head(
-    session: AsyncSession, bookmark: Bookmark, event: Event, positioned: tuple[str, ...], seen: datetime
+    conn: AsyncConnection, bookmark: Bookmark, event: Event, positioned: tuple[str, ...], seen: datetime
 ) -> datetime | None:
     """Replace a bookmark read without a lock by ``bookmark`` (a draft as in :func:`create_at_head`) and
     write its outbox row in one statement, unless another write changed it since it was read (its
     ``updated_at`` is no longer ``seen``): optimistic, where the locked way takes two statements in a
     transaction. The position, or None when nothing was stored."""
     parameters = put_parameters(bookmark) | _event_parameters(event) | {"owner": bookmark.owner_uid}
-    stored = (await session.execute(_merge_statement(positioned), parameters | {"seen_updated_at": seen})).first()
+    stored = (await conn.execute(_merge_statement(positioned), parameters | {"seen_updated_at": seen})).first()
     return stored[0] if stored is not None else None
 
 
