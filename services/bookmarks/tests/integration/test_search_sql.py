@@ -23,6 +23,7 @@ from bookmarks.search.folding import fold, fold_function_sql
 from bookmarks.search.query import Query, parse_query
 from bookmarks.search.snippet import headline_document, render_snippet, snippet_window
 from bookmarks.search.sql import (
+    BODY_TIER,
     MID_TIER,
     SearchColumns,
     SearchDocument,
@@ -501,3 +502,22 @@ async def test_the_middle_tier_is_a_plain_read_of_the_index_of_the_a_and_b_lexem
     assert "Bitmap Index Scan on ix_search_probe_ab" in plan, plan
     assert "Index Cond: (ts_filter(search_vector, '{a,b}'::\"char\"[]) @@ '''quokka'''::tsquery)" in plan, plan
     assert ":AB" not in plan, plan
+
+
+async def test_a_word_s_other_vector_tests_run_only_on_the_rows_its_filters_keep(engine: AsyncEngine) -> None:
+    """A GIN read fetches every row holding the word. Its other tests read the row's whole vector (not in
+    the title, not in the fields: a toasted page's vector for some), so they come after the query's
+    filters in a ``CASE``, which PostgreSQL evaluates in its order: a ``domain:`` keeping few of those rows
+    saves reading most vectors. The filters also stay conditions of their own."""
+    query = parse_query("quokka -wombat domain:h7.example.com")
+    async with engine.connect() as conn:
+        match = await text_match(conn, query)
+        statement = tier_page(query, match, COLUMNS, [probe.c.client_bookmark_id], owner=DAVE, tier=BODY_TIER,
+                              after=None, limit=20)  # fmt: skip
+        sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+        plan = "\n".join(row[0] for row in await conn.exec_driver_sql("EXPLAIN " + sql))
+    conditions = next(line for line in plan.splitlines() if "CASE WHEN" in line)
+    guarded = conditions[conditions.index("CASE WHEN") :]
+    tests = [guarded.index(t) for t in ("search_vector @@ '''wombat", "search_head @@", "quokka'':AB")]
+    assert guarded.index("domain") < guarded.index(" THEN ") < min(tests), plan
+    assert "(domain = 'h7.example.com'::text)" in conditions[: conditions.index("CASE WHEN")], plan
