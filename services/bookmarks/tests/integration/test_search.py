@@ -273,6 +273,25 @@ async def test_the_body_tier_is_read_from_the_gin_index_only_when_the_ranked_tie
     assert read == [TOP_TIER, MID_TIER, BODY_TIER]
 
 
+@pytest.mark.parametrize("window", [0, 1_000_000], ids=["from-the-gin-index", "bounded-walk"])
+async def test_the_body_tier_leaves_out_the_middle_tier_by_its_ids_or_by_its_test(
+    http: httpx.AsyncClient, user: Any, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """Read from the GIN index, a page that read the whole middle tier leaves its rows out of the body tier
+    by their ids; a page that starts inside the middle tier (a cursor) by the weighted test. Every row
+    once, in tier order, whichever way and page size."""
+    from bookmarks.search import queries as search_queries
+
+    monkeypatch.setattr(search_queries, "WINDOWS", dict.fromkeys(search_queries.WINDOWS, window))
+    await put(http, user, "q-notes", title="Misc", notes="a quokka", clientSavedAt="2025-03-01T10:00:00Z")
+    await put(http, user, "q-desc", title="Island", description="quokka smiles", clientSavedAt="2025-02-01T10:00:00Z")
+    await put(http, user, "q-desc-2", title="Rottnest", description="the quokka", clientSavedAt="2025-01-01T10:00:00Z")
+    await put(http, user, "q-title", title="Quokka facts", clientSavedAt="2024-01-01T10:00:00Z")
+    expected = ["q-title", "q-desc", "q-desc-2", "q-notes"]
+    assert [r["bookmark"]["clientBookmarkId"] for r in await search(http, user, "quokka", limit=100)] == expected
+    assert await ids(http, user, "quokka") == expected  # the second page starts in the middle tier
+
+
 async def test_a_search_plans_every_statement_for_its_values_and_never_reads_the_table_whole(
     large_library: Any,
 ) -> None:

@@ -144,13 +144,20 @@ _STATEMENTS: LRUCache[tuple[Any, ...], Executable] = LRUCache(128)
 
 
 def _statement(
-    query: Query, match: TextMatch, owner: uuid.UUID, reads: Sequence[TierRead], limit: int, *, window_reads: bool
+    query: Query,
+    match: TextMatch,
+    owner: uuid.UUID,
+    reads: Sequence[TierRead],
+    limit: int,
+    *,
+    window_reads: bool,
+    middle_tier: Sequence[str] | None = None,
 ) -> tuple[Executable, dict[str, Any]]:
     """The statement of ``reads`` and its values (``search_values``): window reads in one ``UNION ALL``
     that also sets the bitmap-only scans for the statements after it, or GIN reads (the filter-only walk)
     in result order. Built once per shape: a search of the same shape executes the same statement object,
     whose cache key SQLAlchemy keeps, with its own values."""
-    values = search_values(query, match, owner=owner, limit=limit, reads=reads)
+    values = search_values(query, match, owner=owner, limit=limit, reads=reads, middle_tier=middle_tier)
     shape = (window_reads, search_shape(query, match, reads))
     statement = _STATEMENTS.get(shape)
     if statement is None:
@@ -191,11 +198,21 @@ async def _read_tiers(
         from_gin.append((tier, tier_after, None))
     rows: list[sa.Row[Any]] = []
     for group in _gin_groups(from_gin):
-        statement, values = _statement(query, match, owner, group, limit - len(rows), window_reads=False)
+        middle = _whole_middle_tier(from_gin, rows) if group[0][0] == BODY_TIER else None
+        statement, values = _statement(query, match, owner, group, limit - len(rows), window_reads=False,
+                                       middle_tier=middle)  # fmt: skip
         rows += (await conn.execute(statement, values)).all()
         if len(rows) >= limit:
             return rows
     return (rows + last)[:limit]
+
+
+def _whole_middle_tier(from_gin: Sequence[TierRead], ranked: Sequence[sa.Row[Any]]) -> list[str] | None:
+    """The ids of every row of the middle tier, when the ranked tiers' GIN read returned all of them: it
+    read that tier from its start and left the page short. None otherwise."""
+    if (MID_TIER, None, None) not in from_gin:
+        return None
+    return [row.search_id for row in ranked if row.search_rank == MID_TIER]
 
 
 def _gin_groups(reads: Sequence[TierRead]) -> list[Sequence[TierRead]]:
