@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from bookmarks.search.snippet import (
     MAX_SNIPPET_CHARS,
     START,
     STOP,
+    _Prefixes,
     headline_document,
     render_snippet,
     snippet_window,
@@ -139,3 +142,18 @@ def test_the_window_finds_phrases_by_their_first_word_and_falls_back_to_the_star
 def test_a_hit_is_found_only_at_the_start_of_a_word() -> None:
     text = ("prefixpython " * 500) + "python here"
     assert "python here" in snippet_window(text, ["python"], size=60)
+
+
+_ALPHABET = st.sampled_from(list("ab_ 1-é.\u0301ßX"))
+
+
+@settings(max_examples=400, deadline=None)
+@example(["a-b", "b"], "xa-b")  # a word starts inside a match that does not start one
+@given(st.lists(st.text(_ALPHABET, min_size=1, max_size=3), min_size=1, max_size=3), st.text(_ALPHABET, max_size=40))
+def test_a_word_starting_like_a_term_is_found_where_the_lookbehind_pattern_finds_it(
+    prefixes: list[str], text: str
+) -> None:
+    """The plain search plus a check of the character before finds the same first position as one
+    regular expression with a lookbehind per prefix."""
+    reference = re.compile("|".join(rf"(?<!\w){re.escape(p)}" for p in prefixes)).search(text)
+    assert _Prefixes(prefixes).search(text) == (reference.start() if reference else None)
