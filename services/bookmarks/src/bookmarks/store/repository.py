@@ -246,20 +246,9 @@ def _positioned_write(
     values = put_values(tombstone=False) | dict.fromkeys(positioned, alloc.c.last_position)
     upsert = rows.put_from(values, alloc, create=where is None, where=where)
     saved = upsert.returning(bookmarks.c.updated_at).cte("saved")
-    payload = func.jsonb_set(
-        cast(bindparam("event_payload", type_=Text()), JSONB),
-        literal(["updatedAt"], ARRAY(Text())),
-        func.to_jsonb(event_time(saved.c.updated_at)),
-    )
-    event = select(
-        bindparam("event_topic", type_=Text()),
-        bindparam("event_key", type_=Text()),
-        payload,
-        cast(bindparam("event_headers", type_=Text()), JSONB),
-    ).select_from(saved)
-    columns = [outbox.c.topic, outbox.c.key, outbox.c.payload, outbox.c.headers]
-    written = insert(outbox).from_select(columns, event).returning(outbox.c.id).cte("written")
-    return _PositionedWrite(alloc, saved, written)
+    stored_time = func.to_jsonb(event_time(saved.c.updated_at))
+    payload = func.jsonb_set(_EVENT_PAYLOAD, literal(["updatedAt"], ARRAY(Text())), stored_time)
+    return _PositionedWrite(alloc, saved, _outbox_rows(saved, payload).cte("written"))
 
 
 def event_time(column: ColumnElement[datetime]) -> ColumnElement[str]:
@@ -303,10 +292,14 @@ async def create_at_head(
     ``bookmark`` and ``event`` are drafts: the statement sets the fields ``positioned`` and the event's
     ``updatedAt`` to the position it takes. When it stores nothing (see :func:`_create_statement`) the
     answer says why, with the bookmark as it exists."""
-    parameters = put_parameters(bookmark) | _event_parameters(event) | {"owner": bookmark.owner_uid}
-    row = (await conn.execute(_create_statement(positioned), parameters)).mappings().one()
+    row = (await conn.execute(_create_statement(positioned), _head_parameters(bookmark, event))).mappings().one()
     existing = Bookmark.from_row(row) if row["client_bookmark_id"] is not None else None
     return HeadWrite(row["position"], bool(row["is_pro"]), bool(row["live"]), existing)
+
+
+def _head_parameters(bookmark: Bookmark, event: Event) -> dict[str, Any]:
+    """The values :func:`_positioned_write`'s statements bind: the draft's row, its event, the owner."""
+    return put_parameters(bookmark) | _event_parameters(event) | {"owner": bookmark.owner_uid}
 
 
 @functools.cache
@@ -326,8 +319,8 @@ async def merge_at_head(
     write its outbox row in one statement, unless another write changed it since it was read (its
     ``updated_at`` is no longer ``seen``): optimistic, where the locked way takes two statements in a
     transaction. The position, or None when nothing was stored."""
-    parameters = put_parameters(bookmark) | _event_parameters(event) | {"owner": bookmark.owner_uid}
-    stored = (await conn.execute(_merge_statement(positioned), parameters | {"seen_updated_at": seen})).first()
+    parameters = _head_parameters(bookmark, event) | {"seen_updated_at": seen}
+    stored = (await conn.execute(_merge_statement(positioned), parameters)).first()
     return stored[0] if stored is not None else None
 
 
@@ -339,16 +332,24 @@ def _upsert_statement(table: Table, values: dict[str, Any]) -> Insert:
     )
 
 
+_EVENT_PAYLOAD = cast(bindparam("event_payload", type_=Text()), JSONB)
+
+
 def _with_event(upsert: Insert, table: Table) -> ReturningInsert[Any]:
     """``upsert`` (one row of ``table``) and its outbox row in one statement (a data-modifying CTE): one
     round trip, same transaction. The event is bound: ``event_topic``, ``event_key``, ``event_payload``,
     ``event_headers``. It returns the outbox row's id, or nothing when the upsert stored nothing (an
     ``ON CONFLICT DO NOTHING`` that met a row), and then no event is written either."""
-    saved = upsert.returning(table.c.owner_uid).cte("saved")
+    return _outbox_rows(upsert.returning(table.c.owner_uid).cte("saved"))
+
+
+def _outbox_rows(saved: CTE, payload: ColumnElement[Any] = _EVENT_PAYLOAD) -> ReturningInsert[Any]:
+    """The bound event's outbox row (:func:`_with_event`) for each row ``saved`` returned, with ``payload``
+    (the bound one, or an expression of it)."""
     row = select(
         bindparam("event_topic", type_=Text()),
         bindparam("event_key", type_=Text()),
-        cast(bindparam("event_payload", type_=Text()), JSONB),
+        payload,
         cast(bindparam("event_headers", type_=Text()), JSONB),
     ).select_from(saved)
     columns = [outbox.c.topic, outbox.c.key, outbox.c.payload, outbox.c.headers]
