@@ -39,6 +39,14 @@ POLICY = LinkPolicy(interval=timedelta(days=30), retry=timedelta(hours=24))
 MONTH = timedelta(days=31)
 
 
+def link_config(**changes: Any) -> LinkCheckConfig:
+    """The checker's settings in these tests. A rate so high that its slot rounds to no time: only the
+    tests of the rate meet it. The timeout is generous: a loaded machine must not turn a probe of the
+    local site into a timeout (the test of timeouts shortens it)."""
+    settings: dict[str, Any] = {"policy": POLICY, "rate_per_second": 1e9, "timeout_seconds": 10.0}
+    return LinkCheckConfig(**(settings | changes))
+
+
 # --- the outside world ----------------------------------------------------------------------------------
 
 
@@ -160,8 +168,7 @@ async def checker(db: Db, link_site: LinkSite) -> AsyncIterator[Checker]:
                 sessions=db.sessions,
                 fetcher=fetcher,
                 clock=clock,
-                # A rate so high that its slot rounds to no time: only the tests of the rate meet it.
-                config=LinkCheckConfig(policy=POLICY, rate_per_second=1e9, timeout_seconds=0.5),
+                config=link_config(),
                 worker_id="link-tests",
                 jitter=lambda: 0.5,
             ),
@@ -316,6 +323,7 @@ async def test_a_host_that_stops_resolving_is_gone(checker: Checker, link_site: 
 
 
 async def test_a_timeout_twice_is_unreachable(checker: Checker, link_site: LinkSite) -> None:
+    checker.loop.config = link_config(timeout_seconds=0.5)
     url = link_site.url("slow", "/hang")
     _, bookmark = await checker.save(url)
     await checker.run_at(T0 + MONTH)
@@ -402,7 +410,7 @@ async def test_one_host_is_asked_once_at_a_time_two_seconds_apart(checker: Check
 
 
 async def test_the_global_rate_spaces_checks_of_different_hosts(checker: Checker, link_site: LinkSite) -> None:
-    checker.loop.config = LinkCheckConfig(policy=POLICY, rate_per_second=0.5, timeout_seconds=0.5)
+    checker.loop.config = link_config(rate_per_second=0.5)
     for host in ("h1", "h2", "h3"):
         await checker.save(link_site.url(host, "/s/r"))
     start = T0 + MONTH
@@ -432,9 +440,7 @@ async def test_one_idle_slot_polls_and_a_poll_that_finds_due_checks_wakes_the_ot
     """With nothing due, one of the four slots polls every ``poll_seconds`` (four would ask the database
     four times as often for the same nothing); checks that come due are found by that poll and run."""
     claims = CallCount(monkeypatch, link_service, "claim")
-    checker.loop.config = LinkCheckConfig(
-        policy=POLICY, rate_per_second=1e9, timeout_seconds=0.5, concurrency=4, poll_seconds=0.2
-    )
+    checker.loop.config = link_config(concurrency=4, poll_seconds=0.2)
     urls = [link_site.url(f"idle{i}", "/s/i") for i in range(3)]
     for url in urls:
         await checker.save(url)  # first checks due mid-interval
