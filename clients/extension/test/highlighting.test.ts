@@ -156,6 +156,27 @@ test("coming back to a saved page draws its highlights; an unsaved page or one w
   assert.equal(page.draws().length, 1);
 });
 
+test("coming back draws the local copy at once, then again only when the sync changed what the page shows", async () => {
+  const { server, deps, page } = await setup(true);
+  await deps.highlights.put(highlight("a", "first"));
+  const delta = (highlights: Highlight[], highlightTombstones: { id: string; deletedAt: string }[] = []) =>
+    json(200, { data: { cursor: null, nextCursor: null, bookmarks: [], collections: [], collectionTombstones: [], highlights, highlightTombstones } });
+  server.on("GET /v1/bookmarks/delta", () => delta([highlight("bb", "from the phone", { color: "green" })]));
+  assert.deepEqual(await redraw(deps, 7, URL_), { found: [0, 1], missing: [] });
+  const drawn = page.draws().map((d) => (d.type === "draw" ? d.items.map((i) => i.quote) : []));
+  assert.deepEqual(drawn, [["first"], ["first", "from the phone"]]);
+
+  server.on("GET /v1/bookmarks/delta", () => delta([highlight("a", "first", { note: "a note is not drawn" })]));
+  await redraw(deps, 7, URL_);
+  assert.equal(page.draws().length, 3); // the local copy again; the note changed nothing drawn
+
+  server.on("GET /v1/bookmarks/delta", () => delta([], [{ id: "a", deletedAt: "t" }, { id: "bb", deletedAt: "t" }]));
+  assert.equal(await redraw(deps, 7, URL_), null);
+  const last = page.draws().at(-1);
+  assert.deepEqual(last?.type === "draw" ? last.items : null, []); // the marks of the deleted ones are removed
+  assert.equal(server.count("GET /v1/bookmarks/delta"), 3); // every load asks
+});
+
 test("the local copy follows the delta stream: highlights in, tombstones out, cursor kept", async () => {
   const { server, deps } = await setup(true);
   await deps.highlights.put(highlight("old", "old"));
@@ -166,7 +187,6 @@ test("the local copy follows the delta stream: highlights in, tombstones out, cu
   server.on("GET /v1/bookmarks/delta", (r) => json(200, { data: new URL(`http://x${r.path}`).searchParams.get("cursor") === "c1" ? pages[1] : pages[0] }));
   await deps.highlights.sync(deps.api);
   assert.deepEqual((await deps.highlights.of("bm")).map((h) => [h.id, h.color]), [["new", "blue"]]);
-  await deps.highlights.sync(deps.api, 60_000); // a recent sync is not repeated
   assert.equal(server.count("GET /v1/bookmarks/delta"), 2);
 });
 

@@ -23,8 +23,5 @@ export const DELTA_PAGE_LIMIT = 500;
 /** Minutes between two retries of the offline queue (the `alarms` API's smallest period is 1 minute in Firefox and in Chromium's packed builds). */
 export const QUEUE_RETRY_MINUTES = 1;
 
-/** A page loaded again within this long of the last highlight sync draws from the local copy as is. */
-export const HIGHLIGHT_SYNC_MAX_AGE_MS = 30_000;
-
 export const BADGE_SAVED_TEXT = "✓";
 export const BADGE_SAVED_COLOR = "#1a7f37";

@@ -8,7 +8,6 @@ import { ApiError, OfflineError } from "./errors.ts";
 import { type HighlightStore, type PageHighlights, drawItems, highlightWrite, linesOf, localHighlight } from "./highlights.ts";
 import { type DrawReply, HIGHLIGHT_CSS, type PageRequest, type SelectionReply } from "./marks.ts";
 import { isSaveableUrl } from "./server.ts";
-import { HIGHLIGHT_SYNC_MAX_AGE_MS } from "./config.ts";
 
 export interface PageChannel {
   /** The content script's answer in the tab's top frame; it is injected first when it is not there. */
@@ -101,19 +100,23 @@ export async function pageHighlights(deps: HighlightDeps, url: string, tabId?: n
   return { bookmarkId: bookmark.clientBookmarkId, lines: linesOf(highlights, drawn) };
 }
 
-/** A page loaded again: its bookmark's highlights drawn, if it has any. Returns what was drawn. */
+/** A page loaded again: its bookmark's highlights drawn from the local copy at once, then drawn again
+ * when a sync (the other devices' changes) changed what the page shows. Returns what was drawn last. */
 export async function redraw(deps: HighlightDeps, tabId: number, url: string): Promise<DrawReply | null> {
   const bookmark = await knownBookmark(deps, url);
   if (!bookmark) return null;
-  await syncQuietly(deps, HIGHLIGHT_SYNC_MAX_AGE_MS);
-  const highlights = await deps.highlights.of(bookmark.clientBookmarkId);
-  if (highlights.length === 0) return null;
-  return drawOn(deps, tabId, highlights);
+  const before = await deps.highlights.of(bookmark.clientBookmarkId);
+  const drawn = before.length === 0 ? null : await drawOn(deps, tabId, before);
+  await syncQuietly(deps);
+  const after = await deps.highlights.of(bookmark.clientBookmarkId);
+  if (JSON.stringify(drawItems(after)) === JSON.stringify(drawItems(before))) return drawn;
+  const redrawn = await drawOn(deps, tabId, after); // none left: drawing nothing removes the marks
+  return after.length === 0 ? null : redrawn;
 }
 
-async function syncQuietly(deps: HighlightDeps, maxAgeMs = 0): Promise<void> {
+async function syncQuietly(deps: HighlightDeps): Promise<void> {
   try {
-    await deps.highlights.sync(deps.api, maxAgeMs);
+    await deps.highlights.sync(deps.api);
   } catch (error) {
     if (!(error instanceof OfflineError) && !(error instanceof ApiError)) throw error;
     // Offline, or a refused sync: the local copy is drawn.

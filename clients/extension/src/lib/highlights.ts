@@ -109,21 +109,15 @@ export function linesOf(highlights: readonly Highlight[], drawn: { found: number
 export class HighlightStore {
   private readonly local: KeyValue;
   private readonly lock: LockRunner;
-  private readonly now: () => number;
-  private syncedAt = -Infinity;
 
-  constructor(local: KeyValue, lock: LockRunner, now: () => number = Date.now) {
+  constructor(local: KeyValue, lock: LockRunner) {
     this.local = local;
     this.lock = lock;
-    this.now = now;
   }
 
-  /** Applies every delta page newer than the stored cursor, unless the last sync of this process is
-   * younger than ``maxAgeMs`` (a page loaded again soon after does not ask the server each time). */
-  sync(api: ApiClient, maxAgeMs = 0): Promise<void> {
-    if (this.now() - this.syncedAt < maxAgeMs) return Promise.resolve();
+  /** Applies every delta page newer than the stored cursor. */
+  sync(api: ApiClient): Promise<void> {
     return this.lock(LOCK, async () => {
-      this.syncedAt = this.now();
       const copy = await this.load();
       let cursor = copy.cursor;
       for (;;) {
@@ -164,7 +158,6 @@ export class HighlightStore {
   }
 
   async clear(): Promise<void> {
-    this.syncedAt = -Infinity;
     await this.local.remove(KEY);
   }
 
