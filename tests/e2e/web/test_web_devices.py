@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 from playwright.async_api import expect
-from web_support import add_link, expect_status, open_library, pair, row, seed_session, titles
+from web_support import add_link, expect_status, open_library, pair, row, save_link, seed_session, titles
 
 from bookmark_client import BookmarkClient
 from devstack.testing import LocalJwksServer, eventually
@@ -98,8 +98,7 @@ async def test_two_browsers_and_the_python_client_converge_after_offline_edits(
 
 async def test_offline_the_app_opens_from_its_worker_and_searches_locally(new_device: Any) -> None:
     page = await new_device()
-    await add_link(page, "https://offline.example/notes")
-    await expect_status(page, "Synced")
+    await save_link(page, "https://offline.example/notes")
     # The worker has taken control after the first visit.
     # (Polled from here: the page's policy forbids the eval a string predicate would need.)
     assert await eventually(lambda: page.evaluate("() => navigator.serviceWorker.controller !== null"), timeout=20)
@@ -121,8 +120,7 @@ async def test_offline_the_app_opens_from_its_worker_and_searches_locally(new_de
 
 async def test_pairing_brings_a_second_browser_into_the_library(new_device: Any) -> None:
     first = await new_device()
-    await add_link(first, "https://pairing.example/kept")
-    await expect_status(first, "Synced")
+    await save_link(first, "https://pairing.example/kept")
     second = await new_device()
     await add_link(second, "https://pairing.example/local-only")
     code_text = await pair(first, second)
@@ -145,8 +143,7 @@ async def test_sign_out_ends_the_session_on_the_server_and_clears_the_device(
     new_device: Any, http: httpx.AsyncClient
 ) -> None:
     page = await new_device()
-    await add_link(page, "https://signout.example/a")
-    await expect_status(page, "Synced")
+    await save_link(page, "https://signout.example/a")
     refresh_token = await page.evaluate(
         """() => new Promise((resolve) => {
             const open = indexedDB.open("bookmarks");
@@ -184,8 +181,7 @@ async def test_reloads_in_the_middle_of_token_refreshes_keep_the_session(new_dev
         await page.evaluate("() => { void window.bookmarksDevice.session.refresh(null); }")
         await page.reload()
         await open_library(page)
-    await add_link(page, "https://reload.example/still-signed-in")
-    await expect_status(page, "Synced")
+    await save_link(page, "https://reload.example/still-signed-in")
     await expect(page.get_by_role("button", name="Start a new library")).to_have_count(0)
 
 

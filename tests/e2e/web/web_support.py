@@ -41,6 +41,14 @@ async def add_link(page: Any, url: str) -> None:
     await page.get_by_role("button", name="Save").click()
 
 
+async def save_link(page: Any, url: str) -> None:
+    """Adds ``url`` and waits until the server has it. The row shows first (the write is queued with it),
+    so the "Synced" that follows is the one after the write, not the one before the click."""
+    await add_link(page, url)
+    await expect(row(page, url.split("://", 1)[1])).to_have_count(1)
+    await expect_status(page, "Synced")
+
+
 async def axe_violations(page: Any, context: str | None = None) -> list[dict[str, Any]]:
     """axe-core's violations of impact serious or critical on the page as it is now."""
     # The app's CSP refuses inline scripts: axe is evaluated through the DevTools protocol instead.
