@@ -4,11 +4,13 @@ Per page: the query's stems and the owner's Pro flag (:func:`context`); the tier
 statements at most, :func:`_read_tiers`); one ``SELECT`` of every result's ``ts_headline``.
 
 Each tier with words is read in two ways, cheapest first. First the owner's newest :data:`WINDOWS` rows
-(a bounded walk of the newest-first index): if they hold a whole page of the tier, that ends the page,
-found in a few milliseconds whatever the word. Otherwise the tier has few matches, and they are read from
-the GIN index and sorted, with only bitmap scans allowed for this statement (``planner_settings``, set by
-the window statement itself). Every tier's window read is one ``UNION ALL``; the ranked tiers' GIN reads
-another, and the body tier's a third, only when the page is still short.
+(a bounded walk of the newest-first index), when PostgreSQL's statistics say the window should hold a
+whole page of the tier (search/estimates.py): if it does, that ends the page, found in a few
+milliseconds whatever the word. Otherwise the tier has few matches, and they are read from the GIN index
+and sorted, with only bitmap scans allowed (``planner_settings``, set by the window statement itself).
+Every walked tier's window read is one ``UNION ALL``; the ranked tiers' GIN reads another (the middle
+tier's only if the title tier leaves the page short), and the body tier's a third, only when the page is
+still short.
 
 Why not let PostgreSQL choose: it cannot estimate how many rows a word matches (a word is an OR of its
 exact token and its stem in every language, and a lexeme it does not track is estimated from the least
@@ -32,6 +34,7 @@ from sqlalchemy.sql.base import Executable
 from sqlalchemy.util import LRUCache
 
 from bookmarks.domain.model import Bookmark
+from bookmarks.search import estimates
 from bookmarks.search.cursor import SearchPosition
 from bookmarks.search.query import DomainFilter, Query
 from bookmarks.search.snippet import best_field, headline_document, render_snippet
@@ -180,8 +183,9 @@ async def _read_tiers(
     holds a whole page ends the page (every later tier is below it); each tier before it is read from the
     GIN index: the ranked tiers in one ``UNION ALL``, then the body tier only if they leave the page short
     (its GIN read is the costly one: every row holding the words, page text included)."""
+    counts = await estimates.tier_counts(conn)
     windowed: list[TierRead] = [(tier, after, WINDOWS[tier or BODY_TIER]) for tier, after in reads
-                                if WINDOWS[tier or BODY_TIER] > 0]  # fmt: skip
+                                if _windowed(match, tier, counts, limit)]  # fmt: skip
     found: dict[float | None, list[sa.Row[Any]]] = {tier: [] for tier, _ in reads}
     if windowed:
         statement, values = _statement(query, match, owner, windowed, limit, window_reads=True)
@@ -205,6 +209,14 @@ async def _read_tiers(
         if len(rows) >= limit:
             return rows
     return (rows + last)[:limit]
+
+
+def _windowed(match: TextMatch, tier: float | None, counts: estimates.TierCounts, limit: int) -> bool:
+    """Whether a tier is read from its window first: it has one, and the window is expected to hold a page
+    of it (:func:`estimates.window_fills`); otherwise its GIN read comes at once."""
+    tier = BODY_TIER if tier is None else tier
+    window = WINDOWS[tier]
+    return window > 0 and estimates.window_fills(match, tier, counts, window=window, limit=limit)
 
 
 def _whole_middle_tier(from_gin: Sequence[TierRead], ranked: Sequence[sa.Row[Any]]) -> list[str] | None:

@@ -63,7 +63,7 @@ def _sanitized(char: str) -> str:
 
 def headline_document(text: str) -> str:
     """The text given to ``ts_headline``: folded like the index, no sentinels, no ``<`` (character-wise)."""
-    return _FoldMap(text).document
+    return _fold_map(text).document
 
 
 def split_headline(headline: str) -> list[Segment]:
@@ -119,6 +119,8 @@ class _FoldMap:
 
     def to_original(self, folded_offset: int) -> int:
         """The first character whose (non-empty) folded form starts at or after ``folded_offset``."""
+        if not self._irregular:  # every character folded to exactly one: the offsets are the same
+            return max(0, min(folded_offset, len(self.original)))
         low, high = 0, len(self.original)
         while low < high:
             middle = (low + high) // 2
@@ -131,9 +133,16 @@ class _FoldMap:
         return low
 
 
+@functools.lru_cache(maxsize=64)
+def _fold_map(text: str) -> _FoldMap:
+    """A text's fold map, kept for the page: built for its ``ts_headline`` document, used again to restore
+    the original spelling of the headline."""
+    return _FoldMap(text)
+
+
 def _restore_original(segments: list[Segment], original: str) -> list[Segment]:
     """The same segments in the original spelling, or ``segments`` if the fragment is not found."""
-    fold_map = _FoldMap(original)
+    fold_map = _fold_map(original)
     begin = fold_map.document.find("".join(s.text for s in segments))
     if begin < 0:
         return segments

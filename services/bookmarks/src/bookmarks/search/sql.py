@@ -341,6 +341,11 @@ def _quote_lexeme(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def tsquery_lexemes(text: str) -> list[str]:
+    """The lexemes of a tsquery's text form, in order (the inverse of :func:`_quote_lexeme` on each operand)."""
+    return [re.sub(r"\\(.)", r"\1", operand[1:-1].replace("''", "'")) for operand in _OPERAND.findall(text)]
+
+
 def _word_query(exact: str, stems: Mapping[str, Sequence[str]]) -> str:
     alternatives = [f"( {exact} )"] if exact.strip() else []
     for config, lexemes in stems.items():
@@ -814,13 +819,20 @@ def reads_statement(
 def in_result_order(branches: Sequence[sa.Select[Any]], limit: int) -> sa.Select[Any] | sa.CompoundSelect[Any]:
     """The first ``limit`` rows of the ``UNION ALL`` of :func:`tier_page` statements, in result order (no
     subquery around the union: its dozens of column proxies cost more Python than the rest). ``limit`` is
-    bound as the branches' (``search_limit``)."""
+    bound as the branches' (``search_limit``).
+
+    The first branch is a ``WITH`` query the others count: when it holds a whole page, their condition on
+    that count is false before any row is read (a ``One-Time Filter``), so a tier below a full one costs
+    nothing (a word's middle tier: every row holding it in a title or description)."""
     if len(branches) == 1:
         return branches[0]
-    merged = sa.union_all(*branches)
+    bound = sa.bindparam("search_limit", limit, type_=sa.Integer())
+    first = branches[0].cte("search_first")
+    short = sa.select(sa.func.count()).select_from(first).scalar_subquery() < bound
+    merged = sa.union_all(sa.select(first), *(branch.where(short) for branch in branches[1:]))
     keys = ("search_rank", "search_sort_time", "search_id")
     ordered = merged.order_by(*(merged.selected_columns[k].desc() for k in keys))
-    return ordered.limit(sa.bindparam("search_limit", limit, type_=sa.Integer()))
+    return ordered.limit(bound)
 
 
 def with_planner_settings(
@@ -839,6 +851,7 @@ def with_planner_settings(
 _SCAN_SETTINGS: Final = ("enable_indexscan", "enable_seqscan")
 
 
+@functools.cache
 def planner_settings(*, bitmap_only: bool) -> sa.Select[Any]:
     """``set_config`` for the rest of the transaction: plain index and sequential scans off (only bitmap
     scans, i.e. the GIN indexes) for a tier with few matches, on (the newest-first walk) otherwise."""
@@ -911,6 +924,7 @@ __all__ = [
     "search_values",
     "tier_page",
     "tiers_to_read",
+    "tsquery_lexemes",
     "with_planner_settings",
     "search_tags",
     "stems_statement",

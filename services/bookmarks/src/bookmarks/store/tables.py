@@ -114,7 +114,7 @@ def ab_lexemes(vector: ColumnElement[Any]) -> ColumnElement[Any]:
 # Search's middle tier (bookmarks.search.sql, migration 0019): every word as written in the fields at weight A
 # or B is a plain GIN read of the A and B lexemes of search_vector, without the page text's and notes' rows
 # holding the words (ix_bookmarks_search keeps no weights: a ``:AB`` tsquery rechecks every such row).
-Index("ix_bookmarks_search_ab", ab_lexemes(bookmarks.c.search_vector), postgresql_using="gin")
+SEARCH_AB_INDEX = Index("ix_bookmarks_search_ab", ab_lexemes(bookmarks.c.search_vector), postgresql_using="gin")
 
 # Search's domain: filter (bookmarks.search.sql) reads ix_bookmarks_live_domain, made by migration 0018 and
 # not declared here (autogenerate cannot compare an index expression with a COLLATE; bookmarks.migrate lists
