@@ -30,6 +30,7 @@ _BLOCK_CHARS: Final = 2_000
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SENTINEL = re.compile(f"([{START}{STOP}])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +72,14 @@ def split_headline(headline: str) -> list[Segment]:
     segments: list[Segment] = []
     marked = False
     current: list[str] = []
-    for char in headline:
-        if char in (START, STOP):
-            opens = char == START
+    for piece in _SENTINEL.split(headline):  # text and sentinels in turn
+        if piece in (START, STOP):
+            opens = piece == START
             if opens != marked:
                 segments.append(Segment("".join(current), marked))
                 current, marked = [], opens
             continue
-        current.append(char)
+        current.append(piece)
     segments.append(Segment("".join(current), marked))
     return [s for s in segments if s.text]
 

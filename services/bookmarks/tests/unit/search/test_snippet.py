@@ -16,6 +16,7 @@ from bookmarks.search.snippet import (
     headline_document,
     render_snippet,
     snippet_window,
+    split_headline,
 )
 
 
@@ -67,6 +68,15 @@ def test_sentinels_in_user_text_cannot_inject_markup() -> None:
 def test_stray_or_nested_sentinels_are_ignored() -> None:
     headline = f"a {STOP}b {START}c {START}d{STOP} e{STOP} f"
     assert render_snippet(headline) == "a b <mark>c d</mark> e f"
+
+
+@given(st.text(alphabet=["a", " ", "é", START, STOP], max_size=30))
+def test_a_headline_s_segments_keep_all_its_text_and_mark_only_what_sentinels_open(headline: str) -> None:
+    segments = split_headline(headline)
+    assert "".join(s.text for s in segments) == headline.replace(START, "").replace(STOP, "")
+    assert all(s.text for s in segments)
+    if START not in headline:
+        assert not any(s.marked for s in segments)
 
 
 def test_unfound_fragment_falls_back_to_the_headline() -> None:
