@@ -87,14 +87,14 @@ def tier_rows(match: TextMatch, tier: float, counts: LexemeCounts) -> float:
     return min(term_rows(exact, stems, counts, exact_only=exact_only) for exact, stems in match.required_terms)
 
 
-def window_fills(match: TextMatch, tier: float, counts: TierCounts | None, *, window: int, limit: int) -> bool:
-    """Whether a window of ``window`` rows is expected to hold ``limit`` matches of ``tier``: the share of
-    the table's rows its GIN read would fetch, times the window. When it is not, the window only delays
-    the GIN read that finds them. Without statistics (a table never analyzed) every window is tried."""
-    tier_counts = None if counts is None else counts.tiers.get(tier)
+def window_matches(match: TextMatch, tier: float, counts: TierCounts, *, window: int) -> float | None:
+    """How many matches of ``tier`` a window of ``window`` rows is expected to hold: the share of the
+    table's rows its GIN read would fetch, times the window. None without statistics (a table never
+    analyzed)."""
+    tier_counts = counts.tiers.get(tier)
     if tier_counts is None:
-        return True
-    return tier_rows(match, tier, tier_counts) / tier_counts.rows * window >= limit
+        return None
+    return tier_rows(match, tier, tier_counts) / tier_counts.rows * window
 
 
 def _statistics_statement() -> sa.Select[Any]:
@@ -150,4 +150,4 @@ def forget_counts() -> None:
     _CACHE.clear()
 
 
-__all__ = ["LexemeCounts", "TierCounts", "counts_of", "tier_counts", "window_fills"]
+__all__ = ["LexemeCounts", "TierCounts", "counts_of", "tier_counts", "window_matches"]

@@ -183,9 +183,7 @@ async def _read_tiers(
     holds a whole page ends the page (every later tier is below it); each tier before it is read from the
     GIN index: the ranked tiers in one ``UNION ALL``, then the body tier only if they leave the page short
     (its GIN read is the costly one: every row holding the words, page text included)."""
-    counts = await estimates.tier_counts(conn)
-    windowed: list[TierRead] = [(tier, after, WINDOWS[tier or BODY_TIER]) for tier, after in reads
-                                if _windowed(match, tier, counts, limit)]  # fmt: skip
+    windowed = _walks(match, reads, await estimates.tier_counts(conn), limit)
     found: dict[float | None, list[sa.Row[Any]]] = {tier: [] for tier, _ in reads}
     if windowed:
         statement, values = _statement(query, match, owner, windowed, limit, window_reads=True)
@@ -211,12 +209,30 @@ async def _read_tiers(
     return (rows + last)[:limit]
 
 
-def _windowed(match: TextMatch, tier: float | None, counts: estimates.TierCounts, limit: int) -> bool:
-    """Whether a tier is read from its window first: it has one, and the window is expected to hold a page
-    of it (:func:`estimates.window_fills`); otherwise its GIN read comes at once."""
-    tier = BODY_TIER if tier is None else tier
-    window = WINDOWS[tier]
-    return window > 0 and estimates.window_fills(match, tier, counts, window=window, limit=limit)
+# A walked tier whose window is expected to hold this many pages ends the walks: the tiers below it are
+# read only if it falls short, and then from their GIN indexes.
+SURE_PAGES: Final = 2
+
+
+def _walks(
+    match: TextMatch,
+    reads: Sequence[tuple[float | None, SearchPosition | None]],
+    counts: estimates.TierCounts,
+    limit: int,
+) -> list[TierRead]:
+    """The window reads of a page: each tier's whose window is expected to hold a page of it
+    (:func:`estimates.window_matches`; the others' GIN reads come at once; without statistics every
+    tier's), down to the first whose window is expected to hold :data:`SURE_PAGES` pages."""
+    walks: list[TierRead] = []
+    for tier, after in reads:
+        window = WINDOWS[BODY_TIER if tier is None else tier]
+        expected = estimates.window_matches(match, BODY_TIER if tier is None else tier, counts, window=window)
+        if window <= 0 or (expected is not None and expected < limit):
+            continue
+        walks.append((tier, after, window))
+        if expected is not None and expected >= SURE_PAGES * limit:
+            break
+    return walks
 
 
 def _whole_middle_tier(from_gin: Sequence[TierRead], ranked: Sequence[sa.Row[Any]]) -> list[str] | None:

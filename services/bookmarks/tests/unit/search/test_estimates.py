@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookmarks.search.estimates import LexemeCounts, TierCounts, counts_of, term_rows, tier_rows, window_fills
+from bookmarks.search.estimates import LexemeCounts, TierCounts, counts_of, term_rows, tier_rows, window_matches
 from bookmarks.search.query import parse_query
 from bookmarks.search.sql import BODY_TIER, MID_TIER, TOP_TIER, TextMatch, _quote_lexeme, tsquery_lexemes
 
@@ -35,15 +35,15 @@ def test_every_required_term_bounds_a_tier_and_the_middle_tier_counts_exact_toke
     assert tier_rows(match, MID_TIER, COUNTS) == pytest.approx(1_000)
 
 
-def test_a_window_is_walked_when_it_is_expected_to_hold_a_page() -> None:
+def test_a_window_is_expected_to_hold_the_tier_s_share_of_its_rows() -> None:
     rows = [{"term": 0, "config": "english", "exact": "'at'", "lexemes": ["at"]}]
     common = TextMatch.build(parse_query("at"), rows)
     rare = TextMatch.build(parse_query("zebra"), [{"term": 0, "config": None, "exact": "'zebra'", "lexemes": None}])
     counts = TierCounts({TOP_TIER: COUNTS, MID_TIER: COUNTS}, read_at=0.0)
-    assert window_fills(common, TOP_TIER, counts, window=500, limit=21)  # ~10 % of 500 ≥ 21
-    assert not window_fills(rare, TOP_TIER, counts, window=500, limit=21)  # 0.1 % of 500 < 21
-    assert window_fills(rare, BODY_TIER, counts, window=500, limit=21)  # no statistics: walked
-    assert window_fills(rare, TOP_TIER, None, window=500, limit=21)
+    assert window_matches(common, TOP_TIER, counts, window=500) == pytest.approx(50.5)  # 10 % + its stem
+    assert window_matches(common, MID_TIER, counts, window=1_000) == pytest.approx(100)  # exact token: 10 %
+    assert window_matches(rare, TOP_TIER, counts, window=500) == pytest.approx(0.5)  # the floor: 0.1 %
+    assert window_matches(rare, BODY_TIER, counts, window=500) is None  # no statistics of that vector
 
 
 def test_the_statistics_rows_become_counts_with_the_least_kept_frequency_as_floor() -> None:
