@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bookmarks.search.sql import BODY_TIER, MID_TIER, STEM_TAG_SEPARATOR, TOP_TIER, TextMatch, tsquery_lexemes
@@ -130,12 +131,12 @@ def counts_of(rows: Sequence[Mapping[str, Any]], read_at: float) -> TierCounts:
 
 
 # Per database (the engine's URL): the last statistics read.
-_CACHE: dict[str, TierCounts] = {}
+_CACHE: dict[URL, TierCounts] = {}
 
 
 async def tier_counts(conn: AsyncConnection) -> TierCounts:
     """The statistics of the search vectors, read again when older than :data:`STATS_SECONDS`."""
-    key = conn.engine.url.render_as_string(hide_password=True)
+    key = conn.engine.url
     now = time.monotonic()
     kept = _CACHE.get(key)
     if kept is not None and now - kept.read_at < STATS_SECONDS:

@@ -225,8 +225,9 @@ def _walks(
     tier's), down to the first whose window is expected to hold :data:`SURE_PAGES` pages."""
     walks: list[TierRead] = []
     for tier, after in reads:
-        window = WINDOWS[BODY_TIER if tier is None else tier]
-        expected = estimates.window_matches(match, BODY_TIER if tier is None else tier, counts, window=window)
+        tested = BODY_TIER if tier is None else tier  # a filter-only walk is windowed like the body tier
+        window = WINDOWS[tested]
+        expected = estimates.window_matches(match, tested, counts, window=window)
         if window <= 0 or (expected is not None and expected < limit):
             continue
         walks.append((tier, after, window))
