@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from bookmarks.api import wire
 from bookmarks.api.deps import AppSettings, CurrentUser, Sessions
@@ -24,7 +24,7 @@ async def search_bookmarks(
     q: Annotated[str | None, Query(description="The query (docs/api-guide.md, section 12).")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
-) -> dict[str, Any]:
+) -> Response:
     """Full-text search of the caller's live bookmarks: ranked results with ``<mark>`` snippets."""
     page = await service.search(
         sessions=sessions,
@@ -35,4 +35,6 @@ async def search_bookmarks(
         cursor_secret=settings.cursor_secret,
     )
     results = [{"bookmark": wire.bookmark(r.record, is_pro=page.is_pro), "snippet": r.snippet} for r in page.results]
-    return {"data": {"results": results, "nextCursor": page.next_cursor}}
+    # Already wire-shaped: serialised once, without validating it again against SearchEnvelope.
+    payload = {"data": {"results": results, "nextCursor": page.next_cursor}}
+    return Response(wire.dumps(payload), media_type="application/json")
