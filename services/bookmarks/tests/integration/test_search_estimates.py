@@ -31,10 +31,12 @@ def record(n: int) -> Bookmark:
     # table: 10 in a window of 1,000); "zebra" in three titles; "walrus" in 30 titles and 400 descriptions.
     title = " ".join(["common"] * (n % 3 == 0) + ["zebra"] * (n in (5, 1_500, 2_999)) + ["walrus"] * (n < 30)
                      + [f"item{n}"])  # fmt: skip
+    # Domains: mid.example on every fiftieth row (2 %), rare.example on three, e.example on the rest.
     description = " ".join(["middling"] * (n % 100 == 0) + ["walrus"] * (30 <= n < 430) + ["text"])
     when = SAVED + timedelta(minutes=n)
-    return Bookmark(owner_uid=OWNER, client_bookmark_id=f"bm-{n:05}", url=f"https://e.example/{n}",
-                    normalized_url=f"https://e.example/{n}", domain="e.example", created_at=when, updated_at=when,
+    domain = "mid.example" if n % 50 == 0 else "rare.example" if n in (7, 1_234, 2_900) else "e.example"
+    return Bookmark(owner_uid=OWNER, client_bookmark_id=f"bm-{n:05}", url=f"https://{domain}/{n}",
+                    normalized_url=f"https://{domain}/{n}", domain=domain, created_at=when, updated_at=when,
                     client_saved_at=when, title=title, description=description)  # fmt: skip
 
 
@@ -73,6 +75,11 @@ def windows(library: Library) -> int:
     return sum(statement.count("OFFSET") for statement in library.statements)
 
 
+def reads(library: Library) -> int:
+    """How many statements of the last page read the bookmarks table."""
+    return sum("FROM bookmarks" in statement for statement in library.statements)
+
+
 async def test_the_statistics_of_every_tier_s_vector_are_read(analyzed: Library) -> None:
     async with analyzed.engine.connect() as conn:
         counts = await estimates.tier_counts(conn)
@@ -80,6 +87,8 @@ async def test_the_statistics_of_every_tier_s_vector_are_read(analyzed: Library)
     top = counts.tiers[TOP_TIER]
     assert top.rows == ROWS and top.rows_of("common") == pytest.approx(1_000, rel=0.2)
     assert top.rows_of("zebra") == pytest.approx(3, abs=1) and top.rows_of("absent") == top.floor * ROWS
+    assert counts.domains is not None and counts.domains.share_of("mid.example") == pytest.approx(0.02)
+    assert counts.domains.share_of("example") == pytest.approx(1)  # every kept domain is a subdomain
 
 
 @pytest.mark.parametrize(
@@ -95,6 +104,23 @@ async def test_a_tier_is_walked_only_when_its_window_is_expected_to_fill(
     monkeypatch.setattr(estimates, "window_matches", lambda *args, **kwargs: None)  # as without statistics
     assert await page_ids(analyzed, q) == found  # the same page as with every window walked
     assert windows(analyzed) >= 2
+
+
+@pytest.mark.parametrize(
+    ("q", "walked"),
+    # mid.example: 2 % of the rows, ~2,100 of the newest hold two pages; rare.example: its index at once.
+    [("domain:mid.example", 1), ("domain:rare.example", 0), ("domain:e.example", 1)],
+)
+async def test_a_domain_filter_walks_a_window_sized_to_its_share_or_reads_its_index_at_once(
+    analyzed: Library, monkeypatch: pytest.MonkeyPatch, q: str, walked: int
+) -> None:
+    found = await page_ids(analyzed, q)
+    assert found and windows(analyzed) == walked, q
+    if q == "domain:mid.example":
+        assert len(found) == 20 and reads(analyzed) == 1  # the window alone held the page
+    monkeypatch.setattr(estimates, "domain_window", lambda *args, **kwargs: None)  # as without statistics
+    assert await page_ids(analyzed, q) == found  # the same page as with the body tier's window
+    assert windows(analyzed) == 1
 
 
 async def test_a_tier_below_a_full_one_in_the_same_statement_is_never_read(analyzed: Library) -> None:

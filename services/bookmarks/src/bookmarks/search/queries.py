@@ -183,7 +183,7 @@ async def _read_tiers(
     holds a whole page ends the page (every later tier is below it); each tier before it is read from the
     GIN index: the ranked tiers in one ``UNION ALL``, then the body tier only if they leave the page short
     (its GIN read is the costly one: every row holding the words, page text included)."""
-    windowed = _walks(match, reads, await estimates.tier_counts(conn), limit)
+    windowed = _walks(query, match, reads, await estimates.tier_counts(conn), limit)
     found: dict[float | None, list[sa.Row[Any]]] = {tier: [] for tier, _ in reads}
     if windowed:
         statement, values = _statement(query, match, owner, windowed, limit, window_reads=True)
@@ -215,6 +215,7 @@ SURE_PAGES: Final = 2
 
 
 def _walks(
+    query: Query,
     match: TextMatch,
     reads: Sequence[tuple[float | None, SearchPosition | None]],
     counts: estimates.TierCounts,
@@ -222,18 +223,32 @@ def _walks(
 ) -> list[TierRead]:
     """The window reads of a page: each tier's whose window is expected to hold a page of it
     (:func:`estimates.window_matches`; the others' GIN reads come at once; without statistics every
-    tier's), down to the first whose window is expected to hold :data:`SURE_PAGES` pages."""
+    tier's), down to the first whose window is expected to hold :data:`SURE_PAGES` pages. A filter-only
+    read's window is its ``domain:`` filter's (:func:`_domain_window`)."""
     walks: list[TierRead] = []
     for tier, after in reads:
-        tested = BODY_TIER if tier is None else tier  # a filter-only walk is windowed like the body tier
-        window = WINDOWS[tested]
-        expected = estimates.window_matches(match, tested, counts, window=window)
+        if tier is None:  # a domain: filter's walk, sized to the domain's share of the rows
+            window = _domain_window(query, counts, limit)
+            return [(tier, after, window)] if window else []
+        window = WINDOWS[tier]
+        expected = estimates.window_matches(match, tier, counts, window=window)
         if window <= 0 or (expected is not None and expected < limit):
             continue
         walks.append((tier, after, window))
         if expected is not None and expected >= SURE_PAGES * limit:
             break
     return walks
+
+
+def _domain_window(query: Query, counts: estimates.TierCounts, limit: int) -> int:
+    """The window of a filter-only read with a ``domain:`` filter: long enough for :data:`SURE_PAGES`
+    pages of its domain, none when its index is cheaper, the body tier's without statistics."""
+    hosts = [c.filter.host for c in query.conditions if isinstance(c.filter, DomainFilter) and not c.negated]
+    sizes = [estimates.domain_window(host, counts, limit=limit, pages=SURE_PAGES) for host in hosts]
+    known = [size for size in sizes if size is not None]
+    if not known:
+        return WINDOWS[BODY_TIER]
+    return 0 if 0 in known else max(known)  # the rows hold every domain: at most the rarest one's
 
 
 def _whole_middle_tier(from_gin: Sequence[TierRead], ranked: Sequence[sa.Row[Any]]) -> list[str] | None:

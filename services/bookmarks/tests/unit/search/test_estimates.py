@@ -6,7 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookmarks.search.estimates import LexemeCounts, TierCounts, counts_of, term_rows, tier_rows, window_matches
+from bookmarks.search.estimates import (
+    DomainCounts,
+    LexemeCounts,
+    TierCounts,
+    counts_of,
+    domain_window,
+    term_rows,
+    tier_rows,
+    window_matches,
+)
 from bookmarks.search.query import parse_query
 from bookmarks.search.sql import BODY_TIER, MID_TIER, TOP_TIER, TextMatch, _quote_lexeme, tsquery_lexemes
 
@@ -58,3 +67,30 @@ def test_the_statistics_rows_become_counts_with_the_least_kept_frequency_as_floo
     counts = counts_of(rows, read_at=1.0)
     assert set(counts.tiers) == {TOP_TIER}
     assert counts.tiers[TOP_TIER].rows_of("b") == pytest.approx(200) and counts.tiers[TOP_TIER].rows_of("z") == 200
+
+
+DOMAINS = DomainCounts({"github.com": 0.1, "docs.python.org": 0.02, "python.org": 0.01, "blog.example.org": 0.002},
+                       floor=0.002)  # fmt: skip
+
+
+def test_a_domain_s_share_is_its_own_and_its_kept_subdomains_and_an_unkept_one_is_at_most_the_floor() -> None:
+    assert DOMAINS.share_of("python.org") == pytest.approx(0.03)
+    assert DOMAINS.share_of("org") == pytest.approx(0.034)  # "org" itself is not kept: the floor, plus three
+    assert DOMAINS.share_of("notpython.org") == pytest.approx(0.002)
+    assert DOMAINS.share_of("github.com") == pytest.approx(0.1)
+
+
+def test_a_domain_window_holds_the_pages_asked_for_within_bounds_or_is_none() -> None:
+    counts = TierCounts({}, read_at=0.0, domains=DOMAINS)
+    assert domain_window("github.com", counts, limit=21, pages=2) == 500  # 420 rows would do: the shortest
+    assert domain_window("python.org", counts, limit=21, pages=2) == 1_400
+    assert domain_window("blog.example.org", counts, limit=21, pages=2) == 0  # 21,000 rows: read its index
+    assert domain_window("python.org", TierCounts({}, read_at=0.0), limit=21, pages=2) is None
+
+
+def test_the_domain_column_s_statistics_become_shares_with_the_least_as_floor() -> None:
+    rows = [{"tablename": "bookmarks", "attname": "domain", "lexemes": None, "frequencies": None,
+             "values": ["a.example", "b.example"], "value_frequencies": [0.3, 0.05], "rows": 1_000.0}]  # fmt: skip
+    domains = counts_of(rows, read_at=1.0).domains
+    assert domains is not None and domains.share_of("a.example") == 0.3 and domains.floor == 0.05
+    assert counts_of([], read_at=1.0).domains is None
