@@ -4,7 +4,7 @@ are in its folder (delta in ``sync/``, search in ``search/``)."""
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 from pydantic.alias_generators import to_snake
@@ -32,10 +32,6 @@ router = APIRouter(prefix="/v1/bookmarks", tags=["bookmarks"], responses=ERROR_R
 collections_router = APIRouter(prefix="/v1/collections", tags=["collections"], responses=ERROR_RESPONSES)
 
 
-def _json(payload: dict[str, Any]) -> Response:
-    return Response(wire.dumps(payload), media_type="application/json")
-
-
 @router.get("/lookup", response_model=BookmarkEnvelope)
 async def lookup_bookmark(
     user: CurrentUser,
@@ -48,7 +44,7 @@ async def lookup_bookmark(
         view = await service.lookup_bookmark(sessions=sessions, owner=user.user_id, url=url)
     except InvalidUrlError as exc:
         raise InvalidUrl(str(exc)) from exc
-    return _json({"data": wire.bookmark(view.record, is_pro=view.is_pro)})
+    return wire.json_response({"data": wire.bookmark(view.record, is_pro=view.is_pro)})
 
 
 @router.put("/{clientBookmarkId}", response_model=BookmarkEnvelope)
@@ -67,7 +63,7 @@ async def put_bookmark(
     view = await service.upsert_bookmark(
         sessions=sessions, owner=user.user_id, client_bookmark_id=clientBookmarkId, write=write
     )
-    return _json({"data": wire.bookmark(view.record, is_pro=view.is_pro)})
+    return wire.json_response({"data": wire.bookmark(view.record, is_pro=view.is_pro)})
 
 
 @router.delete("/{clientBookmarkId}", status_code=204)
@@ -106,7 +102,7 @@ async def put_collection(
     record = await service.upsert_collection(
         sessions=sessions, owner=user.user_id, collection_id=collectionId, write=write
     )
-    return _json({"data": wire.collection(record)})
+    return wire.json_response({"data": wire.collection(record)})
 
 
 @collections_router.delete("/{collectionId}", status_code=204)

@@ -28,6 +28,7 @@ from pydantic.alias_generators import to_snake
 from pydantic_core import to_json
 from sqlalchemy import ColumnElement, Table, Text, case, cast, func, literal, null
 from sqlalchemy.dialects.postgresql import asyncpg
+from starlette.responses import Response
 
 from bookmarks.api import schemas
 from bookmarks.domain.collections import Collection
@@ -198,6 +199,12 @@ def document_function_sql() -> str:
 def dumps(payload: Any) -> bytes:
     """JSON of an already wire-shaped payload, serialised once (pydantic-core's Rust encoder)."""
     return to_json(payload)
+
+
+def json_response(payload: Any) -> Response:
+    """The answer of a route whose payload is already wire-shaped: :func:`dumps`, without FastAPI
+    validating it again against the route's response model (which still documents it)."""
+    return Response(dumps(payload), media_type="application/json")
 
 
 def bookmark(record: Bookmark, *, is_pro: bool) -> dict[str, Any]:

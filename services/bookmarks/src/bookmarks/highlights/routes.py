@@ -76,7 +76,7 @@ async def put_highlight(
     record = await service.put_highlight(
         sessions=sessions, owner=user.user_id, highlight_id=highlightId, write=body.to_write()
     )
-    return Response(wire.dumps({"data": wire.highlight(record)}), media_type="application/json")
+    return wire.json_response({"data": wire.highlight(record)})
 
 
 @router.delete("/{highlightId}", status_code=204)

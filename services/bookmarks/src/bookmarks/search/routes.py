@@ -35,6 +35,4 @@ async def search_bookmarks(
         cursor_secret=settings.cursor_secret,
     )
     results = [{"bookmark": wire.bookmark(r.record, is_pro=page.is_pro), "snippet": r.snippet} for r in page.results]
-    # Already wire-shaped: serialised once, without validating it again against SearchEnvelope.
-    payload = {"data": {"results": results, "nextCursor": page.next_cursor}}
-    return Response(wire.dumps(payload), media_type="application/json")
+    return wire.json_response({"data": {"results": results, "nextCursor": page.next_cursor}})
