@@ -129,13 +129,14 @@ DOMAIN_WINDOW_MAX: Final = 4_000
 DOMAIN_WINDOW_MIN: Final = 500
 
 
-def domain_window(host: str, counts: TierCounts, *, limit: int, pages: int) -> int | None:
-    """How many of the newest rows a ``domain:`` filter's walk should look at to find ``pages`` pages of
-    ``limit`` rows: 0 when that would be more than :data:`DOMAIN_WINDOW_MAX` (the domain's index is read at
-    once), None without statistics."""
-    if counts.domains is None:
+def domain_window(hosts: Sequence[str], counts: TierCounts, *, limit: int, pages: int) -> int | None:
+    """How many of the newest rows a walk with ``domain:`` filters on ``hosts`` should look at to find
+    ``pages`` pages of ``limit`` rows (the rows hold every host: at most the rarest one's share): 0 when
+    that would be more than :data:`DOMAIN_WINDOW_MAX` (the domain's index is read at once), None without
+    statistics or hosts."""
+    if counts.domains is None or not hosts:
         return None
-    share = counts.domains.share_of(host)
+    share = min(counts.domains.share_of(host) for host in hosts)
     wanted = pages * limit / share if share > 0 else float("inf")
     return 0 if wanted > DOMAIN_WINDOW_MAX else max(DOMAIN_WINDOW_MIN, math.ceil(wanted))
 

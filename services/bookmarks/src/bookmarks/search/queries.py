@@ -244,11 +244,8 @@ def _domain_window(query: Query, counts: estimates.TierCounts, limit: int) -> in
     """The window of a filter-only read with a ``domain:`` filter: long enough for :data:`SURE_PAGES`
     pages of its domain, none when its index is cheaper, the body tier's without statistics."""
     hosts = [c.filter.host for c in query.conditions if isinstance(c.filter, DomainFilter) and not c.negated]
-    sizes = [estimates.domain_window(host, counts, limit=limit, pages=SURE_PAGES) for host in hosts]
-    known = [size for size in sizes if size is not None]
-    if not known:
-        return WINDOWS[BODY_TIER]
-    return 0 if 0 in known else max(known)  # the rows hold every domain: at most the rarest one's
+    window = estimates.domain_window(hosts, counts, limit=limit, pages=SURE_PAGES)
+    return WINDOWS[BODY_TIER] if window is None else window
 
 
 def _whole_middle_tier(from_gin: Sequence[TierRead], ranked: Sequence[sa.Row[Any]]) -> list[str] | None:

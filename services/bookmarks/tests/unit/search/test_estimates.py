@@ -82,10 +82,10 @@ def test_a_domain_s_share_is_its_own_and_its_kept_subdomains_and_an_unkept_one_i
 
 def test_a_domain_window_holds_the_pages_asked_for_within_bounds_or_is_none() -> None:
     counts = TierCounts({}, read_at=0.0, domains=DOMAINS)
-    assert domain_window("github.com", counts, limit=21, pages=2) == 500  # 420 rows would do: the shortest
-    assert domain_window("python.org", counts, limit=21, pages=2) == 1_400
-    assert domain_window("blog.example.org", counts, limit=21, pages=2) == 0  # 21,000 rows: read its index
-    assert domain_window("python.org", TierCounts({}, read_at=0.0), limit=21, pages=2) is None
+    assert domain_window(["github.com"], counts, limit=21, pages=2) == 500  # 420 rows would do: the shortest
+    assert domain_window(["python.org"], counts, limit=21, pages=2) == 1_400
+    assert domain_window(["blog.example.org"], counts, limit=21, pages=2) == 0  # 21,000 rows: read its index
+    assert domain_window(["python.org"], TierCounts({}, read_at=0.0), limit=21, pages=2) is None
 
 
 def test_the_domain_column_s_statistics_become_shares_with_the_least_as_floor() -> None:
