@@ -24,6 +24,7 @@ from bookmarks.imports import store as import_store
 from bookmarks.migrate import MIGRATIONS_DIR, schema
 from bookmarks.search.folding import fold_function_sql
 from bookmarks.store import lookups, repository
+from bookmarks.store.tables import UNCOMPRESSED
 from bookmarks.sync import documents, queries
 from bookmarks.wire_migration import latest_function_sql, write_revision
 from common.migrations import alembic_config, head_and_previous, next_revision_id
@@ -51,6 +52,18 @@ async def test_an_empty_database_upgraded_to_head_is_what_the_models_describe(da
         "bookmark_wire_document": _body(wire.document_function_sql()),
         "search_fold": _body(fold_function_sql()),
     }
+    # Storage is not in what SQLAlchemy compares either: the columns marked UNCOMPRESSED are EXTERNAL.
+    marked = {
+        (table.name, c.name) for table in schema().metadata.tables.values() for c in table.c if c.info == UNCOMPRESSED
+    }
+    (rows,) = await execute(
+        database,
+        "SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND a.attstorage = 'e'",
+    )
+    assert {tuple(row) for row in rows} == marked
+    assert ("bookmarks", "search_vector") in marked
 
 
 def _body(function_sql: str) -> str:

@@ -13,8 +13,10 @@ docs/decisions/0049-search-inside-postgresql.md)::
     search_config       regconfig  the page language's configuration, 'simple' when unknown
     search_tags         text[]     folded tags + userTags (for tag:)
 
-Every text reaching PostgreSQL is folded in Python first (:func:`bookmarks.search.folding.fold`). Fields
-are separated by :data:`GAP_WORD` runs, deleted afterwards, so a phrase never spans two fields.
+The two large vectors are stored out of line without compression (decision 0161): a row test reads the
+whole vector. Every text reaching PostgreSQL is folded in Python first
+(:func:`bookmarks.search.folding.fold`). Fields are separated by :data:`GAP_WORD` runs, deleted
+afterwards, so a phrase never spans two fields.
 
 Query: each required word ``t`` is the constant tsquery ``exact(t) | french:stem(t) | german:stem(t) …``
 (one alternative per configuration), so the GIN index answers it exactly: a French stem exists only in
