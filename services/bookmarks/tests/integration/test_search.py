@@ -401,6 +401,11 @@ async def test_page_text_is_searchable_once_enrichment_is_visible_and_survives_l
     assert await ids(http, user, "aufgebaut") == ["page"]
     await put(http, user, "page", title="Renamed article", notes="mine")
     assert await ids(http, user, "haus renamed") == ["page"]  # page text and German stems kept
+    # Phrases of the page and of the new fields; none spans the notes and the page.
+    assert await ids(http, user, '"wieder aufgebaut"') == ["page"]
+    assert await ids(http, user, '"renamed article"') == ["page"]
+    assert await ids(http, user, '"aufgebaut wieder"') == []
+    assert await ids(http, user, '"mine die"') == []
 
 
 async def _search_rows(bookmarks_app: Any, owner: uuid.UUID) -> int:
