@@ -30,7 +30,7 @@ def schema() -> Schema:
     )
     return Schema.of(
         (*own, *import_tables.metadata.tables.values()),
-        # The search index's SQL (revision 0004) and the stored wire document's trigger (0006 and later).
+        # The search index's SQL (revisions 0004 and 0021) and the stored wire document's trigger (0006 and later).
         functions=INFRA_FUNCTIONS
         | {
             "search_fold",
@@ -38,6 +38,7 @@ def schema() -> Schema:
             "search_fields_vector",
             "search_head_vector",
             "search_page_vector",
+            "search_full_vector",
             "bookmark_wire_document",
         },
         triggers=INFRA_TRIGGERS | {"bookmarks.bookmarks_wire_document"},

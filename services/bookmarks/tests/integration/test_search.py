@@ -450,3 +450,44 @@ async def test_put_on_the_id_search_is_a_bookmark(http: httpx.AsyncClient, user:
     data = await put(http, user, "search", title="Named search")
     assert data["clientBookmarkId"] == "search"
     assert await ids(http, user, "named") == ["search"]
+
+
+def _hangul_words(count: int, first: int) -> str:
+    """``count`` characters of three-syllable Hangul words, word ``first`` and the ones after it, each
+    different (so no two parts of a vector share a lexeme). Folding splits every syllable into three
+    letters, so the indexed text is about three times the characters kept."""
+    words = [
+        chr(0xAC01 + (n * 28) % 11172) + chr(0xAC01 + (n // 399 * 28 + 1) % 11172) + chr(0xAC02 + n % 27)
+        for n in range(first, first + count // 4 + 1)
+    ]
+    return " ".join(words)[:count]
+
+
+async def test_texts_that_together_pass_what_one_index_value_holds_are_saved_and_stay_searchable(
+    http: httpx.AsyncClient, user: Any, publish: Publish
+) -> None:
+    """A page text and highlights within their limits can together index more than PostgreSQL keeps in
+    one search vector (1 MB). Every write still succeeds: the page text's part is left out of the
+    vector (then the highlights'), and the bookmark is found by its own fields and its highlights."""
+    notes = {"description": _hangul_words(10_000, 0), "notes": _hangul_words(10_000, 3_000)}
+    await put(http, user, "wide", title="Tidepool atlas", **notes)
+    await enrich(http, publish, user, "wide", "seaweed " + _hangul_words(32_000, 6_000), "en", title=None)
+    assert await ids(http, user, "seaweed") == ["wide"]
+    for number in range(7):  # 35,000 characters: the index keeps the first 32,000
+        quote = f"barnacle{number} " + _hangul_words(4_980, 20_000 + number * 1_300)
+        body = {"bookmarkId": "wide", "quote": quote}
+        response = await http.put(f"/v1/highlights/h{number}", json=body, headers=user.headers)
+        assert response.status_code == 200, response.text
+    await put(http, user, "wide", title="Tidepool atlas, revised", **notes)
+    assert await ids(http, user, "revised barnacle0") == ["wide"]
+    assert await ids(http, user, "seaweed") == []  # the page's part did not fit beside the rest
+    # The other order: the enrichment result comes last, and is applied.
+    await put(http, user, "wide-2", title="Rock pool atlas", **notes)
+    for number in range(7):
+        quote = f"limpet{number} " + _hangul_words(4_980, 20_000 + number * 1_300)
+        body = {"bookmarkId": "wide-2", "quote": quote}
+        response = await http.put(f"/v1/highlights/k{number}", json=body, headers=user.headers)
+        assert response.status_code == 200, response.text
+    await enrich(http, publish, user, "wide-2", "kelp " + _hangul_words(32_000, 6_000), "en", title=None)
+    assert await ids(http, user, "rock limpet6") == ["wide-2"]
+    assert await ids(http, user, "kelp") == []

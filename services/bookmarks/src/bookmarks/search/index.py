@@ -63,9 +63,9 @@ def _empty() -> ColumnElement[Any]:
 _NO_HIGHLIGHTS: dict[str, Any] = {"search_highlight_texts": [], "search_highlight_vector": _empty()}
 
 
-def _stored_parts() -> ColumnElement[Any]:
-    """What a write of the own fields keeps of the row's vector: its highlights' part, then its page's."""
-    return sa.func.tsvector_concat(bookmarks.c.search_highlight_vector, bookmarks.c.search_page_vector)
+def _with_stored_parts(fields: ColumnElement[Any]) -> ColumnElement[Any]:
+    """``search_vector`` from new own fields and what the row keeps: its highlights' part and its page's."""
+    return full_vector(fields, bookmarks.c.search_highlight_vector, bookmarks.c.search_page_vector)
 
 
 def _tombstone_values() -> dict[str, Any]:
@@ -82,12 +82,12 @@ def index_values(
         return _tombstone_values()
     config = regconfig(config_for_language(page.language) if page is not None else SIMPLE)
     document = document_of(record)
-    if page_part is None:
-        page_part = page_vector(page.text, config) if page is not None else _empty()
+    if page_part is None and page is not None:
+        page_part = page_vector(page.text, config)
     values = {
         "search_tags": search_tags(record.tags, record.user_tags),
         "search_head": head_vector(document, config),
-        "search_vector": full_vector(fields_vector(document, config), page_part),
+        "search_vector": full_vector(fields_vector(document, config), page=page_part),
     }
     if page is not None:
         values |= {"search_config": config, "search_page_text": page.text, "search_page_vector": page_part}
@@ -102,16 +102,16 @@ def index_updates(record: Bookmark, page: PageText | None, excluded: Any) -> dic
         return {name: excluded[name] for name in values}
     if page is not None:
         config = regconfig(config_for_language(page.language))
-        highlights_and_page = sa.func.tsvector_concat(bookmarks.c.search_highlight_vector, excluded.search_page_vector)
+        fields = fields_vector(document_of(record), config)
         return {name: excluded[name] for name in values} | {
-            "search_vector": full_vector(fields_vector(document_of(record), config), highlights_and_page)
+            "search_vector": full_vector(fields, bookmarks.c.search_highlight_vector, excluded.search_page_vector)
         }
     config = bookmarks.c.search_config
     document = document_of(record)
     return {
         "search_tags": excluded.search_tags,
         "search_head": head_vector(document, config),
-        "search_vector": full_vector(fields_vector(document, config), _stored_parts()),
+        "search_vector": _with_stored_parts(fields_vector(document, config)),
     }
 
 
@@ -134,7 +134,7 @@ class SearchIndex:
         return {
             "search_tags": sa.bindparam("search_tags", type_=bookmarks.c.search_tags.type),
             "search_head": head_vector_of(simple, _A),
-            "search_vector": full_vector(fields_vector_of(simple, _A, _B, _C), _empty()),
+            "search_vector": full_vector(fields_vector_of(simple, _A, _B, _C)),
         }
 
     def conflict_updates(self, tombstone: bool, excluded: Any) -> dict[str, Any]:
@@ -143,7 +143,7 @@ class SearchIndex:
         config = bookmarks.c.search_config  # the stored page part and language stay
         return {
             "search_head": head_vector_of(config, _A),
-            "search_vector": full_vector(fields_vector_of(config, _A, _B, _C), _stored_parts()),
+            "search_vector": _with_stored_parts(fields_vector_of(config, _A, _B, _C)),
         }
 
     def parameters(self, record: Bookmark) -> dict[str, Any]:
@@ -170,7 +170,7 @@ class SearchIndex:
         return {
             "search_tags": rows.c.search_tags,
             "search_head": head_vector_of(config, a),
-            "search_vector": full_vector(fields_vector_of(config, a, b, c), _stored_parts()),
+            "search_vector": _with_stored_parts(fields_vector_of(config, a, b, c)),
         }
 
     def recordset_insert_values(self, tombstone: bool, rows: Any) -> dict[str, Any]:
@@ -181,7 +181,7 @@ class SearchIndex:
         return {
             "search_tags": rows.c.search_tags,
             "search_head": head_vector_of(simple, a),
-            "search_vector": full_vector(fields_vector_of(simple, a, b, c), _empty()),
+            "search_vector": full_vector(fields_vector_of(simple, a, b, c)),
         }
 
     def page_values(self, record: Bookmark, page: PageText) -> tuple[FromClause, dict[str, Any]]:
@@ -226,9 +226,7 @@ def highlights_statement() -> Any:
         .values(
             search_highlight_texts=rows.c.search_highlight_texts,
             search_highlight_vector=part,
-            search_vector=full_vector(
-                fields_vector_of(config, a, b, c), sa.func.tsvector_concat(part, bookmarks.c.search_page_vector)
-            ),
+            search_vector=full_vector(fields_vector_of(config, a, b, c), part, bookmarks.c.search_page_vector),
         )
     )
 

@@ -212,6 +212,7 @@ def index_functions_sql() -> str:
     positions and weights, gap words between them deleted, then the stems; ``search_head_vector(cfg,
     a)``: the same for A alone; ``search_page_vector(cfg, p)``: page text at weight C after a gap. Being
     functions, a write sends four texts and PostgreSQL does the rest (nothing to build per write).
+    ``search_full_vector(fields, highlights, page)`` (migration 0021): :func:`full_vector`.
     """
     gap = f"to_tsvector('simple', '{_GAP}')"
     exact = "setweight(to_tsvector('simple', {t}), '{w}')"
@@ -235,6 +236,23 @@ def index_functions_sql() -> str:
         "CREATE OR REPLACE FUNCTION search_page_vector(cfg regconfig, p text) RETURNS tsvector",
         "LANGUAGE sql STABLE PARALLEL SAFE AS $f$",
         f"  SELECT ts_delete({gap} || {exact.format(t='p', w='C')}, '{GAP_WORD}') || {stems.format(t='p')}",
+        "$f$;",
+        "CREATE OR REPLACE FUNCTION search_full_vector(fields tsvector, highlights tsvector, page tsvector)",
+        "RETURNS tsvector LANGUAGE plpgsql IMMUTABLE AS $f$",  # a subtransaction: never in a parallel query
+        "BEGIN",
+        "  IF highlights = ''::tsvector AND page = ''::tsvector THEN",
+        "    RETURN fields;",
+        "  END IF;",
+        "  BEGIN",
+        "    RETURN fields || highlights || page;",
+        "  EXCEPTION WHEN program_limit_exceeded THEN",
+        "    BEGIN",
+        "      RETURN fields || highlights;",
+        "    EXCEPTION WHEN program_limit_exceeded THEN",
+        "      RETURN fields;",
+        "    END;",
+        "  END;",
+        "END",
         "$f$;",
     ])  # fmt: skip
 
@@ -300,9 +318,22 @@ def highlight_vector_of(config: ColumnElement[Any], text: ColumnElement[Any] | s
     return sa.func.search_page_vector(config, text, type_=TSVECTOR)
 
 
-def full_vector(fields: ColumnElement[Any], page: ColumnElement[Any]) -> ColumnElement[Any]:
-    """``search_vector`` = own fields ‖ page text (the page's positions follow the fields')."""
-    return sa.func.tsvector_concat(fields, page, type_=TSVECTOR)
+def full_vector(
+    fields: ColumnElement[Any], highlights: ColumnElement[Any] | None = None, page: ColumnElement[Any] | None = None
+) -> ColumnElement[Any]:
+    """``search_vector`` = own fields ‖ highlights ‖ page text (each part's positions follow the one
+    before). PostgreSQL holds at most 1 MB of lexemes and positions in one tsvector: each text is within
+    its own limit, but folding can triple one (a Hangul syllable is three letters), and together they
+    can pass it. Then the vector leaves out the page's part, and if still too long the highlights' part
+    (``search_full_vector``, migration 0021), and the write succeeds. None: the part is known to be empty
+    (a new row has no highlights; a PUT brings no page)."""
+    if highlights is None and page is None:
+        return fields
+    return sa.func.search_full_vector(fields, _or_empty(highlights), _or_empty(page), type_=TSVECTOR)
+
+
+def _or_empty(part: ColumnElement[Any] | None) -> ColumnElement[Any]:
+    return _empty_vector() if part is None else part
 
 
 # --- the query -------------------------------------------------------------------------------------

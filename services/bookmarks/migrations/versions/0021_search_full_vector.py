@@ -1,0 +1,32 @@
+"""A search vector that always fits (bookmarks.search.sql, ``full_vector``): the index functions of
+``0021_search_functions.sql``, where ``search_full_vector(fields, highlights, page)`` is new. A row's
+texts are each within their limits, but folded and stemmed together they could pass the 1 MB that
+PostgreSQL keeps in one tsvector, and the write failed. The function leaves out the page's part, then the
+highlights', when the vector would not fit. No stored value changes: every stored vector fits.
+
+Revision ID: 0021
+Revises: 0020
+Create Date: 2026-11-29
+"""
+
+from pathlib import Path
+
+from alembic import op
+
+revision = "0021"
+down_revision = "0020"
+branch_labels = None
+depends_on = None
+
+INDEX_SQL = Path(__file__).with_name("0021_search_functions.sql")
+_FUNCTION_END = "$f$;"  # each function's body ends with this (asyncpg runs one statement at a time)
+
+
+def upgrade() -> None:
+    bind = op.get_bind()
+    for body in filter(str.strip, INDEX_SQL.read_text(encoding="utf-8").split(_FUNCTION_END)):
+        bind.exec_driver_sql(body.strip() + _FUNCTION_END)
+
+
+def downgrade() -> None:
+    op.execute("DROP FUNCTION IF EXISTS search_full_vector(tsvector, tsvector, tsvector)")
