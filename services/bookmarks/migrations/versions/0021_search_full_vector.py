@@ -1,5 +1,5 @@
-"""A search vector that always fits (bookmarks.search.sql, ``full_vector``): the index functions of
-``0021_search_functions.sql``, where ``search_full_vector(fields, highlights, page)`` is new. A row's
+"""A search vector that always fits (bookmarks.search.sql, ``full_vector``): the function of
+``0021_search_functions.sql``, ``search_full_vector(fields, highlights, page)``. A row's
 texts are each within their limits, but folded and stemmed together they could pass the 1 MB that
 PostgreSQL keeps in one tsvector, and the write failed. The function leaves out the page's part, then the
 highlights', when the vector would not fit. No stored value changes: every stored vector fits.
