@@ -18,14 +18,11 @@ down_revision = "0020"
 branch_labels = None
 depends_on = None
 
-INDEX_SQL = Path(__file__).with_name("0021_search_functions.sql")
-_FUNCTION_END = "$f$;"  # each function's body ends with this (asyncpg runs one statement at a time)
+INDEX_SQL = Path(__file__).with_name("0021_search_functions.sql")  # one statement
 
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    for body in filter(str.strip, INDEX_SQL.read_text(encoding="utf-8").split(_FUNCTION_END)):
-        bind.exec_driver_sql(body.strip() + _FUNCTION_END)
+    op.get_bind().exec_driver_sql(INDEX_SQL.read_text(encoding="utf-8").strip())
 
 
 def downgrade() -> None:
